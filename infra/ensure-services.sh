@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Make Postgres and Redis reachable for the stack and the tests. In order of preference:
+# already running; the machine's own packages (started, or installed with apt-get when missing
+# and we are root); embedded servers from Python packages (the zero-setup default elsewhere).
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/.." && pwd)"
+python="${PLAYTABLE_PYTHON:-$root/.venv/bin/python}"
+pg_host=127.0.0.1 pg_port=5432 redis_port=6379
+
+reachable() { "$python" - "$1" "$2" <<'PY'
+import socket, sys
+try:
+    socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=1).close()
+except OSError:
+    sys.exit(1)
+PY
+}
+
+wait_for() { for _ in $(seq 1 60); do reachable "$1" "$2" && return 0; sleep 0.5; done; return 1; }
+
+start_machine_postgres() {
+  if ! ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; then
+    [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null || return 1
+    echo "installing PostgreSQL from the machine's packages" >&2
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
+  fi
+  version="$(ls /etc/postgresql 2>/dev/null | sort -V | tail -1)"
+  [ -n "$version" ] || return 1
+  # trust auth on loopback, as the tests and the stack expect (a development machine)
+  hba="/etc/postgresql/$version/main/pg_hba.conf"
+  if ! grep -q "playtable" "$hba" 2>/dev/null; then
+    sed -i '1i host all all 127.0.0.1/32 trust # playtable\nhost all all ::1/128 trust # playtable\nlocal all all trust # playtable' "$hba"
+  fi
+  pg_ctlcluster --skip-systemctl-redirect "$version" main start || true
+  wait_for "$pg_host" "$pg_port"
+}
+
+start_machine_redis() {
+  if ! command -v redis-server >/dev/null; then
+    [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null || return 1
+    echo "installing Redis from the machine's packages" >&2
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null
+  fi
+  mkdir -p /var/lib/redis /var/log/redis 2>/dev/null || true
+  redis-server --daemonize yes --bind 127.0.0.1 --port "$redis_port" --save "" --appendonly no \
+    --dir /tmp --logfile /tmp/playtable-redis.log
+  wait_for 127.0.0.1 "$redis_port"
+}
+
+start_embedded() {
+  echo "starting embedded $1 from Python packages" >&2
+  "$python" -m pip install -q -e "$root[embedded]"
+  mkdir -p "$root/.stack"
+  nohup "$python" "$here/embedded.py" "$1" >"$root/.stack/embedded-$1.log" 2>&1 &
+  wait_for 127.0.0.1 "$2"
+}
+
+if [ -z "${DATABASE_URL:-}" ] && ! reachable "$pg_host" "$pg_port"; then
+  start_machine_postgres || start_embedded postgres "$pg_port"
+fi
+if [ -z "${REDIS_URL:-}" ] && ! reachable 127.0.0.1 "$redis_port"; then
+  start_machine_redis || start_embedded redis "$redis_port"
+fi
+echo "postgres and redis are reachable" >&2

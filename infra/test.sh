@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Install everything (with the test tools), make Postgres and Redis reachable, run all tests.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+bash "$here/install.sh" test
+bash "$here/ensure-services.sh"
+cd "$here/.."
+exec .venv/bin/python -m pytest "$@"

@@ -1,0 +1,219 @@
+"""``playtable bench``: engine playouts, moves through the running services, memory per match."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import statistics
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from shared.settings import Settings
+
+DEFAULT_PLAYERS = {"hanabi": 2, "carcassonne": 2, "dingo": 3, "breaking_news": 3}
+
+
+def run(args: argparse.Namespace, settings: Settings) -> int:
+    if args.bench == "engine":
+        return bench_engine(args.game, args.players, args.games, args.seed)
+    if args.bench == "api":
+        lobby = args.lobby or f"http://{settings.host}:{settings.lobby_port}"
+        match = args.match or f"http://{settings.host}:{settings.match_port}"
+        return asyncio.run(bench_api(lobby, match, args.matches, args.seconds))
+    if args.bench == "memory":
+        return asyncio.run(bench_memory(settings, args.matches))
+    raise SystemExit(f"unknown benchmark {args.bench}")
+
+
+# --- engine ----------------------------------------------------------------------------------
+
+
+def bench_engine(game_name: str, players: int | None, games: int, seed: int) -> int:
+    """Random games on one core, a uniform choice among the legal actions at every step."""
+    from services.rules.games import load_games
+    from services.rules.games.playout import random_playout
+
+    game = load_games()[game_name]
+    seats = players or DEFAULT_PLAYERS.get(game_name, game.min_players)
+    rng = random.Random(seed)
+    moves = 0
+    started = time.perf_counter()
+    for _ in range(games):
+        moves += random_playout(game, seats, rng)[2]
+    elapsed = time.perf_counter() - started
+    print(
+        f"{game_name}: {games} random {seats}-player games in {elapsed:.2f} s on one core: "
+        f"{games / elapsed:,.0f} games/s, {moves / elapsed:,.0f} moves/s "
+        f"({moves / games:.1f} moves per game)"
+    )
+    return 0
+
+
+# --- api -------------------------------------------------------------------------------------
+
+
+async def _new_match(client: Any, lobby: str, players: int) -> tuple[str, list[str]]:
+    created = await client.post(f"{lobby}/tables", json={"game": "hanabi", "seats": players})
+    created.raise_for_status()
+    table_id = created.json()["table_id"]
+    tokens = []
+    for seat in range(players):
+        joined = await client.post(
+            f"{lobby}/tables/{table_id}/seats", json={"name": f"bench{seat}"}
+        )
+        joined.raise_for_status()
+        tokens.append(joined.json()["token"])
+    started = await client.post(
+        f"{lobby}/tables/{table_id}/start", headers={"Authorization": f"Bearer {tokens[0]}"}
+    )
+    started.raise_for_status()
+    return started.json()["match_id"], tokens
+
+
+async def bench_api(lobby: str, match: str, concurrent: int, seconds: float) -> int:
+    """Moves/s and POST latency with ``concurrent`` matches in play, plus a trivial GET's rate."""
+    import httpx
+
+    limits = httpx.Limits(
+        max_connections=concurrent + 20, max_keepalive_connections=concurrent + 20
+    )
+    async with httpx.AsyncClient(timeout=30, limits=limits) as client:
+        latencies: list[float] = []
+        health_hits = 0
+        finished_matches = 0
+        stop_at = 0.0
+
+        async def player(index: int) -> None:
+            nonlocal finished_matches
+            rng = random.Random(index)
+            while time.perf_counter() < stop_at:
+                match_id, tokens = await _new_match(client, lobby, 2)
+                while time.perf_counter() < stop_at:
+                    state = await client.get(f"{match}/matches/{match_id}")
+                    if state.status_code == 404:
+                        await asyncio.sleep(0.01)
+                        continue
+                    info = state.json()
+                    if info["status"] == "finished":
+                        finished_matches += 1
+                        break
+                    seat = info["to_move"][0]
+                    auth = {"Authorization": f"Bearer {tokens[seat]}"}
+                    legal = await client.get(f"{match}/matches/{match_id}/actions", headers=auth)
+                    action = rng.choice(legal.json()["actions"])
+                    began = time.perf_counter()
+                    moved = await client.post(
+                        f"{match}/matches/{match_id}/actions",
+                        json={"expected_version": info["version"], "action": action},
+                        headers={**auth, "Idempotency-Key": uuid.uuid4().hex},
+                    )
+                    latencies.append(time.perf_counter() - began)
+                    if moved.status_code != 201:
+                        raise RuntimeError(f"move refused: {moved.status_code} {moved.text}")
+
+        async def health_probe() -> None:
+            nonlocal health_hits
+            while time.perf_counter() < stop_at:
+                (await client.get(f"{match}/health")).raise_for_status()
+                health_hits += 1
+
+        stop_at = time.perf_counter() + seconds
+        began = time.perf_counter()
+        await asyncio.gather(*(player(i) for i in range(concurrent)), health_probe())
+        elapsed = time.perf_counter() - began
+    latencies.sort()
+    p50 = statistics.median(latencies) * 1000
+    p99 = latencies[int(len(latencies) * 0.99) - 1] * 1000
+    print(
+        f"api: {len(latencies)} moves in {elapsed:.1f} s with {concurrent} concurrent matches: "
+        f"{len(latencies) / elapsed:,.0f} moves/s, POST action p50 {p50:.1f} ms, p99 {p99:.1f} ms; "
+        f"{finished_matches} matches finished; trivial GET /health on the match server in the "
+        f"same run: {health_hits / elapsed:,.0f} requests/s (one client loop)"
+    )
+    return 0
+
+
+# --- memory ----------------------------------------------------------------------------------
+
+
+def _service_pids() -> dict[str, list[int]]:
+    found: dict[str, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"services.cli" in argv and len(argv) > 2:
+            service = argv[argv.index(b"services.cli") + 1].decode()
+            if service in ("lobby", "match", "rules"):
+                found.setdefault(service, []).append(int(entry.name))
+    return found
+
+
+def _rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+async def bench_memory(settings: Settings, count: int) -> int:
+    """Create ``count`` live matches through the match service's command stream and touch each."""
+    import httpx
+    import msgspec
+    import redis.asyncio as redis_async
+
+    from shared.messages import CreateMatch, command
+
+    pids = _service_pids()
+    if "match" not in pids:
+        raise SystemExit("start the stack first (playtable stack)")
+    before = {name: sum(_rss_kib(pid) for pid in ids) for name, ids in pids.items()}
+    redis = redis_async.Redis.from_url(settings.redis_url)
+    match_ids = [uuid.uuid4().hex for _ in range(count)]
+    stream = settings.stream("commands:match")
+    for chunk in range(0, count, 500):
+        async with redis.pipeline(transaction=False) as pipe:
+            for match_id in match_ids[chunk : chunk + 500]:
+                create = CreateMatch(
+                    match_id=match_id,
+                    table_id="bench",
+                    game="hanabi",
+                    options={},
+                    seats=2,
+                    seat_token_hashes=[uuid.uuid4().hex, uuid.uuid4().hex],
+                    players=["a", "b"],
+                    seed=random.randrange(2**63),
+                )
+                pipe.xadd(stream, {b"m": msgspec.json.encode(command("CreateMatch", create))})
+            await pipe.execute()
+    await redis.aclose()
+    base = f"http://{settings.host}:{settings.match_port}"
+    async with httpx.AsyncClient(timeout=30) as client:
+        semaphore = asyncio.Semaphore(32)
+
+        async def touch(match_id: str) -> None:
+            async with semaphore:
+                for _ in range(600):
+                    if (await client.get(f"{base}/matches/{match_id}")).status_code == 200:
+                        return
+                    await asyncio.sleep(0.1)
+                raise RuntimeError(f"match {match_id} never appeared")
+
+        await asyncio.gather(*(touch(match_id) for match_id in match_ids))
+    after = {name: sum(_rss_kib(pid) for pid in ids) for name, ids in _service_pids().items()}
+    for name in sorted(after):
+        grown = after[name] - before.get(name, 0)
+        print(
+            f"{name}: resident {after[name] / 1024:.1f} MiB with {count} more live matches "
+            f"(+{grown / 1024:.1f} MiB, {grown * 1024 / count / 1000:.1f} KB per match; pids "
+            f"{','.join(map(str, pids.get(name, [])))})"
+        )
+    print(f"(process {os.getpid()} measured /proc VmRSS)")
+    return 0

@@ -1,0 +1,280 @@
+"""The lobby service: catalogue, tables and seats over HTTP; starts matches through Redis."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import msgspec
+from litestar import Controller, Litestar, Request, Response, delete, get, post
+from litestar.datastructures import State
+from litestar.params import Parameter
+
+from services.lobby import schemas as s
+from services.lobby.tables import Tables
+from shared import rules_api
+from shared.http import (
+    EXCEPTION_HANDLERS,
+    Problem,
+    bearer_token,
+    health_route,
+    not_found,
+    openapi_config,
+    problem_responses,
+)
+from shared.idempotency import check_key, recall, remember, request_fingerprint
+from shared.messages import Actor
+from shared.rpc import RulesUnavailable
+from shared.runtime import Runtime
+from shared.settings import Settings
+
+IdempotencyKey = Annotated[
+    str | None,
+    Parameter(
+        header="Idempotency-Key",
+        required=False,
+        description="Retrying with the same key returns the first answer and changes nothing twice",
+    ),
+]
+_json = msgspec.json.Encoder()
+
+
+class Lobby:
+    """The lobby's composition: its runtime, its tables, and the rules catalogue it caches."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        self.tables = Tables(runtime)
+        self._catalogue: dict[str, s.GameInfo] | None = None
+
+    async def catalogue(self) -> dict[str, s.GameInfo]:
+        if self._catalogue is None:
+            reply = await _ask_rules(self.runtime, rules_api.Catalogue(), list[s.GameInfo])
+            self._catalogue = {game.name: game for game in reply}
+        return self._catalogue
+
+    async def game(self, name: str) -> s.GameInfo:
+        games = await self.catalogue()
+        if name not in games:
+            raise not_found("game", name)
+        return games[name]
+
+    async def secret_options(self) -> dict[str, set[str]]:
+        return {
+            name: {option.name for option in game.options if option.secret}
+            for name, game in (await self.catalogue()).items()
+        }
+
+    async def once(
+        self, scope: str, key: str | None, fingerprint: str, work: Any, status: int
+    ) -> Response[Any]:
+        """Run ``work(conn) -> body`` in one transaction, at most once per Idempotency-Key."""
+        async with self.runtime.pool.connection() as conn, conn.transaction():
+            if key is not None:
+                recorded = await recall(conn, scope, key, fingerprint)
+                if recorded is not None:
+                    return _json_response(recorded.body, recorded.status)
+            body = _json.encode(await work(conn))
+            if key is not None:
+                await remember(conn, scope, key, fingerprint, status, body)
+        self.runtime.relay.wake()
+        return _json_response(body, status)
+
+
+async def _ask_rules(runtime: Runtime, request: Any, reply_type: Any) -> Any:
+    try:
+        reply = await runtime.rules.call(request, reply_type)
+    except RulesUnavailable as error:
+        raise Problem(503, "rules-unavailable", "Rules service unavailable", str(error)) from None
+    if isinstance(reply, rules_api.Rejected):
+        raise Problem(
+            422, reply.code.replace("_", "-"), "Rejected by the game's rules", reply.detail
+        )
+    return reply
+
+
+def _json_response(body: bytes, status: int) -> Response[Any]:
+    return Response(content=body, status_code=status, media_type="application/json")
+
+
+def _required_token(request: Request[Any, Any, Any]) -> str:
+    token = bearer_token(request)
+    if token is None:
+        raise Problem(
+            401, "token-required", "Seat token required", "send 'Authorization: Bearer <token>'"
+        )
+    return token
+
+
+class GamesController(Controller):
+    path = "/games"
+    tags = ["catalogue"]
+
+    @get(
+        "/",
+        operation_id="listGames",
+        summary="The games with their player counts and options",
+        responses=problem_responses(503),
+    )
+    async def list_games(self, lobby: Lobby) -> list[s.GameInfo]:
+        return list((await lobby.catalogue()).values())
+
+    @get(
+        "/{game:str}",
+        operation_id="getGame",
+        summary="One game's catalogue entry",
+        responses=problem_responses(404, 503),
+    )
+    async def get_game(self, lobby: Lobby, game: str) -> s.GameInfo:
+        return await lobby.game(game)
+
+
+class TablesController(Controller):
+    path = "/tables"
+    tags = ["tables"]
+
+    @post(
+        "/",
+        operation_id="createTable",
+        summary="Create a table for a game",
+        responses=problem_responses(400, 404, 422, 503),
+    )
+    async def create_table(
+        self, lobby: Lobby, data: s.CreateTable, idempotency_key: IdempotencyKey = None
+    ) -> Response[s.TableInfo]:
+        check_key(idempotency_key)
+        await lobby.game(data.game)
+        options = await _ask_rules(
+            lobby.runtime,
+            rules_api.ResolveOptions(game=data.game, options=data.options, seats=data.seats),
+            dict[str, Any],
+        )
+        secrets = await lobby.secret_options()
+
+        async def work(conn: Any) -> s.TableInfo:
+            table_id = await lobby.tables.create(conn, data, options, Actor(kind="player"))
+            return await lobby.tables.get(conn, table_id, secrets)
+
+        return await lobby.once(
+            "lobby:create-table",
+            idempotency_key,
+            request_fingerprint(_json.encode(data)),
+            work,
+            201,
+        )
+
+    @get(
+        "/",
+        operation_id="listTables",
+        summary="Tables, oldest first, a page at a time",
+        responses=problem_responses(400, 503),
+    )
+    async def list_tables(
+        self,
+        lobby: Lobby,
+        status: str | None = None,
+        game: str | None = None,
+        cursor: str | None = None,
+        limit: Annotated[int, Parameter(ge=1, le=200)] = 50,
+    ) -> s.TablePage:
+        secrets = await lobby.secret_options()
+        async with lobby.runtime.pool.connection() as conn:
+            return await lobby.tables.page(
+                conn, status=status, game=game, cursor=cursor, limit=limit, secret_options=secrets
+            )
+
+    @get(
+        "/{table_id:str}",
+        operation_id="getTable",
+        summary="One table with its seats",
+        responses=problem_responses(404, 503),
+    )
+    async def get_table(self, lobby: Lobby, table_id: str) -> s.TableInfo:
+        secrets = await lobby.secret_options()
+        async with lobby.runtime.pool.connection() as conn:
+            return await lobby.tables.get(conn, table_id, secrets)
+
+    @post(
+        "/{table_id:str}/seats",
+        operation_id="joinTable",
+        summary="Take a seat; the answer holds the seat's secret token (shown once)",
+        responses=problem_responses(400, 404, 409, 422, 503),
+    )
+    async def join_table(
+        self, lobby: Lobby, table_id: str, data: s.JoinTable, idempotency_key: IdempotencyKey = None
+    ) -> Response[s.Joined]:
+        check_key(idempotency_key)
+        secrets = await lobby.secret_options()
+
+        async def work(conn: Any) -> s.Joined:
+            seat, token = await lobby.tables.join(conn, table_id, data)
+            table = await lobby.tables.get(conn, table_id, secrets)
+            return s.Joined(seat=seat, token=token, table=table)
+
+        fingerprint = request_fingerprint(table_id, _json.encode(data))
+        return await lobby.once(f"lobby:join:{table_id}", idempotency_key, fingerprint, work, 201)
+
+    @delete(
+        "/{table_id:str}/seats/{seat:int}",
+        operation_id="leaveTable",
+        status_code=200,
+        summary="Give up a seat before the match starts (needs the seat's token)",
+        responses=problem_responses(401, 403, 404, 409, 503),
+    )
+    async def leave_table(
+        self, request: Request[Any, Any, Any], lobby: Lobby, table_id: str, seat: int
+    ) -> s.TableInfo:
+        token = _required_token(request)
+        secrets = await lobby.secret_options()
+        async with lobby.runtime.pool.connection() as conn, conn.transaction():
+            await lobby.tables.leave(conn, table_id, seat, token)
+            table = await lobby.tables.get(conn, table_id, secrets)
+        lobby.runtime.relay.wake()
+        return table
+
+    @post(
+        "/{table_id:str}/start",
+        operation_id="startTable",
+        summary="Start the match once every seat is taken (any seated player)",
+        responses=problem_responses(401, 403, 404, 409, 503),
+    )
+    async def start_table(
+        self,
+        request: Request[Any, Any, Any],
+        lobby: Lobby,
+        table_id: str,
+        idempotency_key: IdempotencyKey = None,
+    ) -> Response[s.TableInfo]:
+        token = _required_token(request)
+        check_key(idempotency_key)
+        secrets = await lobby.secret_options()
+
+        async def work(conn: Any) -> s.TableInfo:
+            await lobby.tables.start(conn, table_id, token)
+            return await lobby.tables.get(conn, table_id, secrets)
+
+        fingerprint = request_fingerprint(table_id, token)
+        return await lobby.once(f"lobby:start:{table_id}", idempotency_key, fingerprint, work, 200)
+
+
+def create_app(settings: Settings | None = None) -> Litestar:
+    """Compose the lobby: settings, runtime, domain and HTTP routes, in one place."""
+    settings = settings or Settings.from_env()
+    runtime = Runtime(settings)
+    lobby = Lobby(runtime)
+
+    async def provide_lobby() -> Lobby:
+        return lobby
+
+    return Litestar(
+        route_handlers=[
+            health_route("lobby", settings.instance_id),
+            GamesController,
+            TablesController,
+        ],
+        dependencies={"lobby": provide_lobby},
+        exception_handlers=EXCEPTION_HANDLERS,
+        on_startup=[runtime.start],
+        on_shutdown=[runtime.close],
+        state=State({"service": "lobby"}),
+        openapi_config=openapi_config("lobby"),
+    )

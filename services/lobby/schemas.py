@@ -1,0 +1,106 @@
+"""Request and response bodies of the lobby API, and the events of a table's stream."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import msgspec
+
+PlayerName = Annotated[str, msgspec.Meta(min_length=1, max_length=40)]
+
+
+class GameOption(msgspec.Struct, omit_defaults=True):
+    name: str
+    type: str
+    default: Any
+    description: str
+    choices: list[Any] | None = None
+    minimum: int | None = None
+    maximum: int | None = None
+    secret: bool = False
+
+
+class GameInfo(msgspec.Struct):
+    """A catalogue entry: enough for a client to build its setup screen."""
+
+    name: str
+    title: str
+    description: str
+    min_players: int
+    max_players: int
+    options: list[GameOption]
+    action_schema: dict[str, Any]
+
+
+class CreateTable(msgspec.Struct, forbid_unknown_fields=True):
+    game: str
+    seats: Annotated[int, msgspec.Meta(ge=1, le=12)]
+    options: dict[str, Any] = {}
+    name: Annotated[str, msgspec.Meta(max_length=80)] = ""
+    seed: Annotated[int, msgspec.Meta(ge=0, le=2**63 - 1)] | None = None
+    """Two tables with the same seed and options get the same deal (duplicate tournaments)."""
+
+
+class JoinTable(msgspec.Struct, forbid_unknown_fields=True):
+    name: PlayerName
+    seat: int | None = None
+    """A particular seat, or the first free one."""
+
+
+class SeatInfo(msgspec.Struct):
+    seat: int
+    player: str | None
+
+
+class TableInfo(msgspec.Struct):
+    table_id: str
+    game: str
+    name: str
+    options: dict[str, Any]
+    seeded: bool
+    status: str
+    """``open`` while seats are being taken, ``started`` once the match has been asked for."""
+    match_id: str | None
+    seats: list[SeatInfo]
+    version: int
+
+
+class TablePage(msgspec.Struct):
+    items: list[TableInfo]
+    next_cursor: str | None
+
+
+class Joined(msgspec.Struct):
+    seat: int
+    token: str
+    """The seat's secret: send it as ``Authorization: Bearer <token>``. Shown only once."""
+    table: TableInfo
+
+
+# --- events of a table-<id> stream -----------------------------------------------------------
+
+
+class TableCreated(msgspec.Struct, tag=True):
+    table_id: str
+    game: str
+    name: str
+    seats: int
+    options: dict[str, Any]
+    seeded: bool
+
+
+class SeatTaken(msgspec.Struct, tag=True):
+    seat: int
+    player: str
+
+
+class SeatLeft(msgspec.Struct, tag=True):
+    seat: int
+    player: str
+
+
+class TableStarted(msgspec.Struct, tag=True):
+    match_id: str
+
+
+TableEvent = TableCreated | SeatTaken | SeatLeft | TableStarted

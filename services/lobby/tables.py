@@ -1,0 +1,301 @@
+"""Tables: each is an event stream ``table-<id>`` plus a read model row, written together."""
+
+from __future__ import annotations
+
+import base64
+import secrets
+from typing import Any
+
+import msgspec
+from psycopg import AsyncConnection
+
+from services.lobby import schemas as s
+from shared import outbox
+from shared.eventstore import NewEvent
+from shared.http import Problem, hash_token, new_token, not_found
+from shared.messages import (
+    Actor,
+    CreateMatch,
+    EventEnvelope,
+    command,
+    metadata,
+    new_id,
+)
+from shared.runtime import Runtime
+
+_json = msgspec.json.Encoder()
+
+
+def table_stream(table_id: str) -> str:
+    return f"table-{table_id}"
+
+
+class Tables:
+    """The lobby's domain: create, join, leave and start tables; answers read queries."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        self.commands_topic = runtime.settings.stream("commands:match")
+        self.events_topic = runtime.settings.stream("lobby-events")
+
+    # --- reads -------------------------------------------------------------------------------
+
+    async def get(
+        self, conn: AsyncConnection, table_id: str, secret_options: dict[str, set[str]]
+    ) -> s.TableInfo:
+        row = await self._row(conn, table_id, lock=False)
+        return await self._info(conn, row, secret_options)
+
+    async def page(
+        self,
+        conn: AsyncConnection,
+        *,
+        status: str | None,
+        game: str | None,
+        cursor: str | None,
+        limit: int,
+        secret_options: dict[str, set[str]],
+    ) -> s.TablePage:
+        after_created, after_id = _decode_cursor(cursor) if cursor else ("-infinity", "")
+        result = await conn.execute(
+            f"select {_COLUMNS} from lobby_tables"
+            " where (created_at, table_id) > (%s::timestamptz, %s)"
+            " and (%s::text is null or status = %s) and (%s::text is null or game = %s)"
+            " order by created_at, table_id limit %s",
+            (after_created, after_id, status, status, game, game, limit + 1),
+        )
+        rows = await result.fetchall()
+        items = [await self._info(conn, row, secret_options) for row in rows[:limit]]
+        next_cursor = None
+        if len(rows) > limit:
+            last = rows[limit - 1]
+            next_cursor = _encode_cursor(last[-1].isoformat(), last[0])
+        return s.TablePage(items=items, next_cursor=next_cursor)
+
+    # --- commands ----------------------------------------------------------------------------
+
+    async def create(
+        self, conn: AsyncConnection, body: s.CreateTable, options: dict[str, Any], actor: Actor
+    ) -> str:
+        table_id = new_id()
+        seed = body.seed if body.seed is not None else secrets.randbits(63)
+        created = s.TableCreated(
+            table_id=table_id,
+            game=body.game,
+            name=body.name or f"{body.game} table",
+            seats=body.seats,
+            options=options,
+            seeded=body.seed is not None,
+        )
+        await conn.execute(
+            f"insert into lobby_tables ({_INSERT_COLUMNS})"
+            " values (%s, %s, %s, %s, %s, %s, %s, 'open', null, 0)",
+            (
+                table_id,
+                body.game,
+                created.name,
+                body.seats,
+                _json.encode(options),
+                seed,
+                created.seeded,
+            ),
+        )
+        await self._record(conn, table_id, 0, [created], actor)
+        return table_id
+
+    async def join(
+        self, conn: AsyncConnection, table_id: str, body: s.JoinTable
+    ) -> tuple[int, str]:
+        row = await self._row(conn, table_id, lock=True)
+        _require_open(row)
+        taken = await self._taken_seats(conn, table_id)
+        seats = row[3]
+        if body.seat is not None:
+            if not 0 <= body.seat < seats:
+                raise Problem(422, "no-such-seat", "No such seat", f"seats are 0 to {seats - 1}")
+            if body.seat in taken:
+                raise Problem(409, "seat-taken", "Seat taken", f"seat {body.seat} is taken")
+            seat = body.seat
+        else:
+            free = [number for number in range(seats) if number not in taken]
+            if not free:
+                raise Problem(409, "table-full", "Table full", "every seat is taken")
+            seat = free[0]
+        token = new_token()
+        await conn.execute(
+            "insert into lobby_seats (table_id, seat, player_name, token_hash)"
+            " values (%s, %s, %s, %s)",
+            (table_id, seat, body.name, hash_token(token)),
+        )
+        actor = Actor(kind="player", seat=seat, name=body.name)
+        await self._record(
+            conn, table_id, row[9], [s.SeatTaken(seat=seat, player=body.name)], actor
+        )
+        return seat, token
+
+    async def leave(self, conn: AsyncConnection, table_id: str, seat: int, token: str) -> None:
+        row = await self._row(conn, table_id, lock=True)
+        _require_open(row)
+        player = await self._seat_holder(conn, table_id, seat, token)
+        await conn.execute(
+            "delete from lobby_seats where table_id = %s and seat = %s", (table_id, seat)
+        )
+        actor = Actor(kind="player", seat=seat, name=player)
+        await self._record(conn, table_id, row[9], [s.SeatLeft(seat=seat, player=player)], actor)
+
+    async def start(self, conn: AsyncConnection, table_id: str, token: str) -> str:
+        row = await self._row(conn, table_id, lock=True)
+        _require_open(row)
+        holders = await self._holders(conn, table_id)
+        token_hash = hash_token(token)
+        seat = next(
+            (number for number, (_, hashed) in holders.items() if hashed == token_hash), None
+        )
+        if seat is None:
+            raise Problem(
+                403, "not-seated", "Not seated", "only a seated player may start the table"
+            )
+        if len(holders) < row[3]:
+            raise Problem(
+                409,
+                "table-not-full",
+                "Table not full",
+                f"{len(holders)} of {row[3]} seats are taken",
+            )
+        match_id = new_id()
+        await conn.execute(
+            "update lobby_tables set status = 'started', match_id = %s where table_id = %s",
+            (match_id, table_id),
+        )
+        actor = Actor(kind="player", seat=seat, name=holders[seat][0])
+        correlation = await self._record(
+            conn, table_id, row[9], [s.TableStarted(match_id=match_id)], actor
+        )
+        create = CreateMatch(
+            match_id=match_id,
+            table_id=table_id,
+            game=row[1],
+            options=msgspec.json.decode(row[4]),
+            seats=row[3],
+            seat_token_hashes=[holders[number][1] for number in range(row[3])],
+            players=[holders[number][0] for number in range(row[3])],
+            seed=row[5],
+        )
+        envelope = command("CreateMatch", create, correlation_id=correlation, actor=actor)
+        await outbox.enqueue(conn, [(self.commands_topic, _json.encode(envelope))])
+        return match_id
+
+    # --- helpers -----------------------------------------------------------------------------
+
+    async def _record(
+        self, conn: AsyncConnection, table_id: str, version: int, events: list[Any], actor: Actor
+    ) -> str:
+        """Append to the table's stream, bump the read model, queue the public events."""
+        correlation_id = new_id()
+        meta = metadata(correlation_id=correlation_id, actor=actor)
+        new_events = [NewEvent(type(e).__name__, _json.encode(e), meta) for e in events]
+        stream = table_stream(table_id)
+        new_version = await self.runtime.store.append(stream, version, new_events, conn=conn)
+        await conn.execute(
+            "update lobby_tables set version = %s, updated_at = now() where table_id = %s",
+            (new_version, table_id),
+        )
+        published = [
+            _json.encode(
+                EventEnvelope(
+                    stream_id=stream,
+                    version=version + number,
+                    type=event.type,
+                    data=msgspec.Raw(_public_event(event)),
+                    metadata=event.metadata,
+                )
+            )
+            for number, event in enumerate(new_events, start=1)
+        ]
+        await outbox.enqueue(conn, [(self.events_topic, payload) for payload in published])
+        return correlation_id
+
+    async def _row(self, conn: AsyncConnection, table_id: str, *, lock: bool) -> tuple[Any, ...]:
+        query = f"select {_COLUMNS} from lobby_tables where table_id = %s"
+        result = await conn.execute(query + (" for update" if lock else ""), (table_id,))
+        row = await result.fetchone()
+        if row is None:
+            raise not_found("table", table_id)
+        return row
+
+    async def _holders(self, conn: AsyncConnection, table_id: str) -> dict[int, tuple[str, str]]:
+        result = await conn.execute(
+            "select seat, player_name, token_hash from lobby_seats where table_id = %s", (table_id,)
+        )
+        return {seat: (name, hashed) for seat, name, hashed in await result.fetchall()}
+
+    async def _taken_seats(self, conn: AsyncConnection, table_id: str) -> set[int]:
+        return set(await self._holders(conn, table_id))
+
+    async def _seat_holder(
+        self, conn: AsyncConnection, table_id: str, seat: int, token: str
+    ) -> str:
+        holders = await self._holders(conn, table_id)
+        if seat not in holders or holders[seat][1] != hash_token(token):
+            raise Problem(
+                403, "not-your-seat", "Not your seat", f"the token does not hold seat {seat}"
+            )
+        return holders[seat][0]
+
+    async def _info(
+        self, conn: AsyncConnection, row: tuple[Any, ...], secret_options: dict[str, set[str]]
+    ) -> s.TableInfo:
+        """The table as anyone may see it: secret options (a deck order, say) show as null."""
+        holders = await self._holders(conn, row[0])
+        options = msgspec.json.decode(row[4])
+        hidden = secret_options.get(row[1], set())
+        shown = {name: (None if name in hidden else value) for name, value in options.items()}
+        return s.TableInfo(
+            table_id=row[0],
+            game=row[1],
+            name=row[2],
+            options=shown,
+            seeded=row[6],
+            status=row[7],
+            match_id=row[8],
+            seats=[
+                s.SeatInfo(seat=number, player=holders[number][0] if number in holders else None)
+                for number in range(row[3])
+            ],
+            version=row[9],
+        )
+
+
+_COLUMNS = (
+    "table_id, game, name, seats, options, seed, seeded, status, match_id, version, created_at"
+)
+_INSERT_COLUMNS = "table_id, game, name, seats, options, seed, seeded, status, match_id, version"
+
+
+def _public_event(event: NewEvent) -> bytes:
+    """Lobby events carry no secrets except a created table's secret options: drop them all."""
+    if event.type != "TableCreated":
+        return event.data
+    created = msgspec.json.decode(event.data, type=s.TableCreated)
+    return _json.encode(msgspec.structs.replace(created, options={}))
+
+
+def _require_open(row: tuple[Any, ...]) -> None:
+    if row[7] != "open":
+        raise Problem(
+            409, "table-started", "Table already started", "the table's match has started"
+        )
+
+
+def _encode_cursor(created_at: str, table_id: str) -> str:
+    return base64.urlsafe_b64encode(_json.encode([created_at, table_id])).decode()
+
+
+def _decode_cursor(cursor: str) -> tuple[str, str]:
+    try:
+        created_at, table_id = msgspec.json.decode(base64.urlsafe_b64decode(cursor.encode()))
+        return str(created_at), str(table_id)
+    except (ValueError, TypeError, msgspec.DecodeError):
+        raise Problem(
+            400, "bad-cursor", "Bad cursor", "the cursor is not one this API gave"
+        ) from None

@@ -1,0 +1,174 @@
+"""The match service: serves matches over HTTP and creates them from the lobby's commands."""
+
+from __future__ import annotations
+
+import logging
+from typing import Annotated, Any
+
+import msgspec
+from litestar import Controller, Litestar, Request, Response, get, post
+from litestar.params import Parameter
+
+from services.match import schemas as s
+from services.match.matches import Matches
+from shared.http import (
+    EXCEPTION_HANDLERS,
+    Problem,
+    bearer_token,
+    health_route,
+    openapi_config,
+    problem_responses,
+)
+from shared.idempotency import check_key
+from shared.messages import CommandEnvelope, CreateMatch
+from shared.runtime import Runtime
+from shared.settings import Settings
+
+log = logging.getLogger(__name__)
+
+MATCH_GROUP = "match"
+_envelope_decoder = msgspec.json.Decoder(CommandEnvelope)
+
+
+def _seat_token(request: Request[Any, Any, Any]) -> str:
+    token = bearer_token(request)
+    if token is None:
+        raise Problem(
+            401, "token-required", "Seat token required", "send 'Authorization: Bearer <token>'"
+        )
+    return token
+
+
+class MatchesController(Controller):
+    path = "/matches"
+    tags = ["matches"]
+
+    @get(
+        "/{match_id:str}",
+        operation_id="getMatch",
+        summary="The match as the caller's seat may see it (no token: as a spectator)",
+        responses=problem_responses(401, 403, 404, 503),
+    )
+    async def get_match(
+        self, request: Request[Any, Any, Any], matches: Matches, match_id: str
+    ) -> Response[s.MatchInfo]:
+        info = await matches.info(match_id, bearer_token(request))
+        return Response(info, headers={"ETag": f'"{info.version}"'})
+
+    @get(
+        "/{match_id:str}/actions",
+        operation_id="listLegalActions",
+        summary="The actions the caller's seat may take now",
+        responses=problem_responses(401, 403, 404, 503),
+    )
+    async def legal_actions(
+        self, request: Request[Any, Any, Any], matches: Matches, match_id: str
+    ) -> s.LegalActions:
+        return await matches.legal_actions(match_id, _seat_token(request))
+
+    @post(
+        "/{match_id:str}/actions",
+        operation_id="submitAction",
+        summary="Make a move at an expected version; committed before it is acknowledged",
+        responses=problem_responses(400, 401, 403, 404, 409, 422, 503),
+    )
+    async def submit_action(
+        self,
+        request: Request[Any, Any, Any],
+        matches: Matches,
+        match_id: str,
+        data: s.SubmitAction,
+        idempotency_key: Annotated[
+            str | None,
+            Parameter(
+                header="Idempotency-Key",
+                required=False,
+                description="Retrying with the same key returns the first answer, moving once",
+            ),
+        ] = None,
+    ) -> Response[s.ActionAccepted]:
+        token = _seat_token(request)
+        status, body = await matches.act(match_id, token, data, check_key(idempotency_key))
+        return Response(content=body, status_code=status, media_type="application/json")
+
+    @get(
+        "/{match_id:str}/events",
+        operation_id="listMatchEvents",
+        summary="The match's event log, a page at a time, each event as the caller may see it",
+        responses=problem_responses(400, 403, 404, 503),
+    )
+    async def list_events(
+        self,
+        request: Request[Any, Any, Any],
+        matches: Matches,
+        match_id: str,
+        after: Annotated[int, Parameter(ge=0, description="Return events after this version")] = 0,
+        limit: Annotated[int, Parameter(ge=1, le=500)] = 100,
+    ) -> s.EventPage:
+        return await matches.events(match_id, bearer_token(request), after, limit)
+
+    @get(
+        "/{match_id:str}/export",
+        operation_id="exportMatch",
+        summary="A finished match in its game's community format (Hanabi: hanab.live JSON)",
+        responses=problem_responses(404, 409, 422, 503),
+    )
+    async def export_match(self, matches: Matches, match_id: str) -> Response[dict[str, Any]]:
+        document = await matches.export(match_id)
+        return Response(content=bytes(document), media_type="application/json")
+
+    @post(
+        "/import",
+        operation_id="importMatch",
+        summary="Replay a game from its community format into a new match",
+        responses=problem_responses(400, 422, 503),
+    )
+    async def import_match(self, matches: Matches, data: s.ImportMatch) -> s.ImportedMatch:
+        match_id, tokens = await matches.import_match(data)
+        return s.ImportedMatch(
+            match_id=match_id, tokens=tokens, match=await matches.info(match_id, None)
+        )
+
+
+def command_handler(matches: Matches) -> Any:
+    """Handle the lobby's commands; a failure leaves the entry pending, to be retried."""
+
+    async def handle(_entry_id: str, payload: bytes) -> None:
+        envelope = _envelope_decoder.decode(payload)
+        if envelope.type != "CreateMatch":
+            log.warning("ignoring unknown command %s", envelope.type)
+            return
+        command = msgspec.json.decode(envelope.body, type=CreateMatch)
+        try:
+            await matches.create(command, envelope.correlation_id)
+        except Problem as problem:
+            if problem.status != 422:
+                raise
+            log.error("match %s refused by the rules: %s", command.match_id, problem.detail)
+
+    return handle
+
+
+def create_app(settings: Settings | None = None) -> Litestar:
+    """Compose the match service: runtime, domain, command consumer and HTTP routes."""
+    settings = settings or Settings.from_env()
+    runtime = Runtime(settings)
+    matches = Matches(runtime)
+
+    async def start() -> None:
+        await runtime.start()
+        await runtime.consume(
+            settings.stream("commands:match"), MATCH_GROUP, command_handler(matches)
+        )
+
+    async def provide_matches() -> Matches:
+        return matches
+
+    return Litestar(
+        route_handlers=[health_route("match", settings.instance_id), MatchesController],
+        dependencies={"matches": provide_matches},
+        exception_handlers=EXCEPTION_HANDLERS,
+        on_startup=[start],
+        on_shutdown=[runtime.close],
+        openapi_config=openapi_config("match"),
+    )

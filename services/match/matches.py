@@ -1,0 +1,449 @@
+"""Matches: the event log of each match, its snapshot, and the moves that extend it.
+
+The match service holds no game code. States are opaque bytes from the rules service; the
+``matches`` row caches the fold of the stream and guards appends by version, so a move commits
+only on top of the version it was decided on.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+from psycopg import AsyncConnection
+from psycopg.errors import UniqueViolation
+
+from services.match import schemas as s
+from shared import outbox
+from shared import rules_api as api
+from shared.eventstore import ConcurrencyError, NewEvent, StoredEvent
+from shared.http import Problem, hash_token, new_token, not_found
+from shared.idempotency import recall, remember, request_fingerprint
+from shared.messages import (
+    Actor,
+    CreateMatch,
+    EventEnvelope,
+    EventMetadata,
+    metadata,
+    new_id,
+)
+from shared.rpc import RulesUnavailable
+from shared.runtime import Runtime
+
+_json = msgspec.json.Encoder()
+CACHE_SIZE = 20_000
+
+
+def match_stream(match_id: str) -> str:
+    return f"match-{match_id}"
+
+
+@dataclass(slots=True)
+class Snapshot:
+    """What the service keeps of a match between moves (a cache of its row)."""
+
+    match_id: str
+    table_id: str | None
+    game: str
+    players: list[str]
+    seat_by_token_hash: dict[str, int]
+    version: int
+    state: bytes
+    to_move: list[int]
+    status: str
+    result: dict[str, Any] | None
+
+    def seat_of(self, token: str | None) -> int | None:
+        if token is None:
+            return None
+        seat = self.seat_by_token_hash.get(hash_token(token))
+        if seat is None:
+            raise Problem(403, "unknown-token", "Unknown token", "the token holds no seat here")
+        return seat
+
+
+class Matches:
+    """Creates matches, serves them as each seat may see them, and records moves."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        self.topic = runtime.settings.stream("match-events")
+        self._cache: OrderedDict[str, Snapshot] = OrderedDict()
+
+    # --- rules ---------------------------------------------------------------------------------
+
+    async def ask(self, request: Any, reply_type: Any) -> Any:
+        try:
+            reply = await self.runtime.rules.call(request, reply_type)
+        except RulesUnavailable as error:
+            raise Problem(
+                503, "rules-unavailable", "Rules service unavailable", str(error)
+            ) from None
+        if isinstance(reply, api.Rejected):
+            raise Problem(
+                422, reply.code.replace("_", "-"), "Refused by the game's rules", reply.detail
+            )
+        return reply
+
+    # --- creation ------------------------------------------------------------------------------
+
+    async def create(self, command: CreateMatch, correlation_id: str) -> bool:
+        """Set up the match a table asked for; a repeated command changes nothing."""
+        if await self._exists(command.match_id):
+            return False
+        done: api.SetUpDone = await self.ask(
+            api.SetUp(
+                game=command.game, options=command.options, seats=command.seats, seed=command.seed
+            ),
+            api.SetUpDone,
+        )
+        return await self._insert(
+            match_id=command.match_id,
+            table_id=command.table_id,
+            game=command.game,
+            options=done.options,
+            players=command.players,
+            token_hashes=command.seat_token_hashes,
+            events=done.events,
+            public_events=done.public_events,
+            progress=done.progress,
+            correlation_id=correlation_id,
+        )
+
+    async def import_match(self, body: s.ImportMatch) -> tuple[str, list[str]]:
+        imported: api.Imported = await self.ask(
+            api.ImportMatch(game=body.game, document=msgspec.Raw(_json.encode(body.document))),
+            api.Imported,
+        )
+        redacted: list[msgspec.Raw] = await self.ask(
+            api.RedactEvents(game=body.game, events=[e.data for e in imported.events], seat=None),
+            list[msgspec.Raw],
+        )
+        match_id = new_id()
+        tokens = [new_token() for _ in range(imported.seats)]
+        await self._insert(
+            match_id=match_id,
+            table_id=None,
+            game=body.game,
+            options=imported.options,
+            players=imported.players,
+            token_hashes=[hash_token(token) for token in tokens],
+            events=imported.events,
+            public_events=redacted,
+            progress=imported.progress,
+            correlation_id=match_id,
+        )
+        return match_id, tokens
+
+    async def _exists(self, match_id: str) -> bool:
+        async with self.runtime.pool.connection() as conn:
+            result = await conn.execute("select 1 from matches where match_id = %s", (match_id,))
+            return await result.fetchone() is not None
+
+    async def _insert(
+        self,
+        *,
+        match_id: str,
+        table_id: str | None,
+        game: str,
+        options: dict[str, Any],
+        players: list[str],
+        token_hashes: list[str],
+        events: list[api.EncodedEvent],
+        public_events: list[msgspec.Raw],
+        progress: api.Progress,
+        correlation_id: str,
+    ) -> bool:
+        meta = metadata(correlation_id=correlation_id)
+        status = "finished" if progress.result is not None else "running"
+        async with self.runtime.pool.connection() as conn, conn.transaction():
+            inserted = await conn.execute(
+                "insert into matches (match_id, table_id, game, seats, options, players, version,"
+                " state, to_move, status, result)"
+                " values (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+                " on conflict (match_id) do nothing",
+                (
+                    match_id,
+                    table_id,
+                    game,
+                    len(token_hashes),
+                    _json.encode(options),
+                    _json.encode(players),
+                    len(events),
+                    progress.state,
+                    progress.to_move,
+                    status,
+                    None if progress.result is None else _json.encode(progress.result),
+                ),
+            )
+            if inserted.rowcount == 0:
+                return False
+            async with conn.cursor() as cursor:
+                await cursor.executemany(
+                    "insert into match_seats (match_id, seat, token_hash) values (%s, %s, %s)",
+                    [(match_id, seat, hashed) for seat, hashed in enumerate(token_hashes)],
+                )
+            await self._append(conn, match_id, 0, events, public_events, meta, progress)
+        self.runtime.relay.wake()
+        return True
+
+    async def _append(
+        self,
+        conn: AsyncConnection,
+        match_id: str,
+        version: int,
+        events: list[api.EncodedEvent],
+        public_events: list[msgspec.Raw],
+        meta: EventMetadata,
+        progress: api.Progress,
+    ) -> int:
+        """Store the events and queue their public form (and the result, once there is one)."""
+        stream = match_stream(match_id)
+        new_version = await self.runtime.store.append(
+            stream, version, [NewEvent(e.type, bytes(e.data), meta) for e in events], conn=conn
+        )
+        envelopes = [
+            EventEnvelope(
+                stream_id=stream,
+                version=version + number,
+                type=event.type,
+                data=public,
+                metadata=meta,
+            )
+            for number, (event, public) in enumerate(zip(events, public_events, strict=True), 1)
+        ]
+        if progress.result is not None:
+            finished = {"match_id": match_id, "result": progress.result}
+            envelopes.append(
+                EventEnvelope(
+                    stream_id=stream,
+                    version=new_version,
+                    type="MatchFinished",
+                    data=msgspec.Raw(_json.encode(finished)),
+                    metadata=meta,
+                )
+            )
+        await outbox.enqueue(conn, [(self.topic, _json.encode(envelope)) for envelope in envelopes])
+        return new_version
+
+    # --- reads ---------------------------------------------------------------------------------
+
+    async def load(self, match_id: str, *, fresh: bool = False) -> Snapshot:
+        snapshot = None if fresh else self._cache.get(match_id)
+        if snapshot is not None:
+            self._cache.move_to_end(match_id)
+            return snapshot
+        async with self.runtime.pool.connection() as conn:
+            result = await conn.execute(
+                "select table_id, game, players, version, state, to_move, status, result"
+                " from matches where match_id = %s",
+                (match_id,),
+            )
+            row = await result.fetchone()
+            if row is None:
+                raise not_found("match", match_id)
+            seats = await conn.execute(
+                "select token_hash, seat from match_seats where match_id = %s", (match_id,)
+            )
+            token_hashes = dict(await seats.fetchall())
+        snapshot = Snapshot(
+            match_id=match_id,
+            table_id=row[0],
+            game=row[1],
+            players=msgspec.json.decode(row[2]),
+            seat_by_token_hash=token_hashes,
+            version=row[3],
+            state=bytes(row[4]),
+            to_move=list(row[5]),
+            status=row[6],
+            result=None if row[7] is None else msgspec.json.decode(row[7]),
+        )
+        self._remember(snapshot)
+        return snapshot
+
+    def _remember(self, snapshot: Snapshot) -> None:
+        self._cache[snapshot.match_id] = snapshot
+        self._cache.move_to_end(snapshot.match_id)
+        while len(self._cache) > CACHE_SIZE:
+            self._cache.popitem(last=False)
+
+    async def info(self, match_id: str, token: str | None) -> s.MatchInfo:
+        snapshot = await self.load(match_id)
+        seat = snapshot.seat_of(token)
+        view = await self.ask(
+            api.ShowView(game=snapshot.game, state=snapshot.state, seat=seat), msgspec.Raw
+        )
+        return _info(snapshot, seat, view)
+
+    async def legal_actions(self, match_id: str, token: str) -> s.LegalActions:
+        snapshot = await self.load(match_id)
+        seat = snapshot.seat_of(token)
+        assert seat is not None
+        actions = await self.ask(
+            api.ListLegalActions(game=snapshot.game, state=snapshot.state, seat=seat),
+            list[msgspec.Raw],
+        )
+        return s.LegalActions(version=snapshot.version, seat=seat, actions=actions)
+
+    async def events(self, match_id: str, token: str | None, after: int, limit: int) -> s.EventPage:
+        snapshot = await self.load(match_id)
+        seat = snapshot.seat_of(token)
+        stored = await self.runtime.store.read_stream(
+            match_stream(match_id), after_version=after, limit=limit
+        )
+        redacted: list[msgspec.Raw] = (
+            await self.ask(
+                api.RedactEvents(
+                    game=snapshot.game, events=[msgspec.Raw(e.data) for e in stored], seat=seat
+                ),
+                list[msgspec.Raw],
+            )
+            if stored
+            else []
+        )
+        items = [_event_item(event, data) for event, data in zip(stored, redacted, strict=True)]
+        full_page = len(stored) == limit
+        return s.EventPage(items=items, next_after=stored[-1].version if full_page else None)
+
+    async def stored_events(self, match_id: str) -> list[StoredEvent]:
+        return await self.runtime.store.read_stream(match_stream(match_id))
+
+    async def export(self, match_id: str) -> msgspec.Raw:
+        snapshot = await self.load(match_id)
+        if snapshot.status != "finished":
+            raise Problem(
+                409, "match-running", "Match still running", "a match exports once it has finished"
+            )
+        stored = await self.stored_events(match_id)
+        return await self.ask(
+            api.ExportMatch(
+                game=snapshot.game,
+                events=[msgspec.Raw(e.data) for e in stored],
+                players=snapshot.players,
+            ),
+            msgspec.Raw,
+        )
+
+    # --- moves ---------------------------------------------------------------------------------
+
+    async def act(
+        self, match_id: str, token: str, body: s.SubmitAction, key: str | None
+    ) -> tuple[int, bytes]:
+        """Decide, then commit events + snapshot + outbox + idempotency record in one go."""
+        snapshot = await self.load(match_id)
+        seat = snapshot.seat_of(token)
+        assert seat is not None
+        action = _json.encode(body.action)
+        scope = f"match:{match_id}"
+        fingerprint = request_fingerprint(str(seat), str(body.expected_version), action)
+        if key is not None:
+            async with self.runtime.pool.connection() as conn:
+                recorded = await recall(conn, scope, key, fingerprint)
+            if recorded is not None:
+                return recorded.status, recorded.body
+        if body.expected_version != snapshot.version:
+            snapshot = await self.load(match_id, fresh=True)
+            if body.expected_version != snapshot.version:
+                raise _stale(snapshot.version, body.expected_version)
+        if snapshot.status == "finished":
+            raise Problem(409, "match-finished", "Match finished", "the match has ended")
+        decided: api.Decided = await self.ask(
+            api.Decide(
+                game=snapshot.game, state=snapshot.state, seat=seat, action=msgspec.Raw(action)
+            ),
+            api.Decided,
+        )
+        progress = decided.progress
+        status = "finished" if progress.result is not None else "running"
+        new_version = snapshot.version + len(decided.events)
+        reply = _json.encode(
+            s.ActionAccepted(
+                version=new_version,
+                events=decided.actor_events,
+                to_move=progress.to_move,
+                status=status,
+                result=progress.result,
+            )
+        )
+        meta = metadata(correlation_id=new_id(), actor=Actor(kind="seat", seat=seat))
+        try:
+            async with self.runtime.pool.connection() as conn, conn.transaction():
+                updated = await conn.execute(
+                    "update matches set version = %s, state = %s, to_move = %s, status = %s,"
+                    " result = %s, updated_at = now() where match_id = %s and version = %s",
+                    (
+                        new_version,
+                        progress.state,
+                        progress.to_move,
+                        status,
+                        None if progress.result is None else _json.encode(progress.result),
+                        match_id,
+                        snapshot.version,
+                    ),
+                )
+                if updated.rowcount != 1:
+                    raise ConcurrencyError(match_stream(match_id), snapshot.version, -1)
+                await self._append(
+                    conn,
+                    match_id,
+                    snapshot.version,
+                    decided.events,
+                    decided.public_events,
+                    meta,
+                    progress,
+                )
+                if key is not None:
+                    await remember(conn, scope, key, fingerprint, 201, reply)
+        except (ConcurrencyError, UniqueViolation):
+            self._cache.pop(match_id, None)
+            if key is not None:
+                async with self.runtime.pool.connection() as conn:
+                    recorded = await recall(conn, scope, key, fingerprint)
+                if recorded is not None:
+                    return recorded.status, recorded.body
+            current = await self.load(match_id, fresh=True)
+            raise _stale(current.version, body.expected_version) from None
+        self.runtime.relay.wake()
+        snapshot.version = new_version
+        snapshot.state = progress.state
+        snapshot.to_move = progress.to_move
+        snapshot.status = status
+        snapshot.result = progress.result
+        return 201, reply
+
+
+def _stale(current: int, expected: int) -> Problem:
+    return Problem(
+        409,
+        "stale-version",
+        "Stale version",
+        f"the match is at version {current}, not {expected}: reload and choose again",
+        headers={"ETag": f'"{current}"'},
+    )
+
+
+def _info(snapshot: Snapshot, seat: int | None, view: msgspec.Raw) -> s.MatchInfo:
+    return s.MatchInfo(
+        match_id=snapshot.match_id,
+        table_id=snapshot.table_id,
+        game=snapshot.game,
+        players=snapshot.players,
+        version=snapshot.version,
+        status=snapshot.status,
+        to_move=snapshot.to_move,
+        you=seat,
+        view=view,
+        result=snapshot.result,
+    )
+
+
+def _event_item(event: StoredEvent, data: msgspec.Raw) -> s.MatchEvent:
+    return s.MatchEvent(
+        version=event.version,
+        type=event.type,
+        data=data,
+        seat=event.metadata.actor.seat,
+        recorded_at=event.recorded_at.isoformat(),
+    )

@@ -1,0 +1,78 @@
+"""Request and response bodies of the match API."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import msgspec
+
+GameJson = Annotated[
+    msgspec.Raw, msgspec.Meta(description="Game-specific JSON; see the game's catalogue entry")
+]
+
+
+class SubmitAction(msgspec.Struct, forbid_unknown_fields=True):
+    expected_version: Annotated[int, msgspec.Meta(ge=0)]
+    """The match version the move was chosen at; a stale one gets 409 and changes nothing."""
+    action: dict[str, Any]
+    """One of the game's actions, tagged by ``type`` (see ``action_schema`` in the catalogue)."""
+
+
+class MatchInfo(msgspec.Struct):
+    match_id: str
+    table_id: str | None
+    game: str
+    players: list[str]
+    version: int
+    status: str
+    """``running`` or ``finished``."""
+    to_move: list[int]
+    you: int | None
+    """The caller's seat, or null for a spectator."""
+    view: GameJson
+    """The state as the caller may see it."""
+    result: dict[str, Any] | None
+
+
+class ActionAccepted(msgspec.Struct):
+    version: int
+    events: list[GameJson]
+    """The new events, as the actor may see them."""
+    to_move: list[int]
+    status: str
+    result: dict[str, Any] | None
+
+
+class MatchEvent(msgspec.Struct):
+    version: int
+    type: str
+    data: GameJson
+    """The event as the caller may see it."""
+    seat: int | None
+    """Whose action caused it (null for setup)."""
+    recorded_at: str
+
+
+class EventPage(msgspec.Struct):
+    items: list[MatchEvent]
+    next_after: int | None
+    """Pass as ``after`` to read on; null once the page reached the current end."""
+
+
+class LegalActions(msgspec.Struct):
+    version: int
+    seat: int
+    actions: list[GameJson]
+
+
+class ImportMatch(msgspec.Struct, forbid_unknown_fields=True):
+    game: str
+    document: dict[str, Any]
+    """The game in its community format (for Hanabi: hanab.live's JSON game)."""
+
+
+class ImportedMatch(msgspec.Struct):
+    match_id: str
+    tokens: list[str]
+    """One secret token per seat, to play on if the imported game had not ended."""
+    match: MatchInfo

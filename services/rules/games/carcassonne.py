@@ -1,0 +1,958 @@
+"""Carcassonne, base game (2nd edition, River excluded): 72 land tiles, followers, farms.
+
+A turn is one action, ``PlaceTile(x, y, rotation, follower)``: the drawn tile goes next to the
+board with every touching edge matching, and the player may put a follower on one feature of
+that tile whose connected feature holds no follower yet. Completed roads, cities and cloisters
+score at once and give their followers back; unfinished features and farms score at the end.
+
+All chance is the shuffle in ``setup`` (recorded in ``StackShuffled``, hidden from every seat);
+each draw then follows the recorded order, a tile that fits nowhere is discarded
+(``TileDiscarded``) and the next one drawn. Coordinates: x grows east, y grows north, the start
+tile lies at (0, 0); a rotation is a number of clockwise quarter turns of the tile's published
+picture; a follower *spot* is an index into the tile's feature list in
+``seeds/carcassonne/tiles.json`` (see the README there for the data format and the export).
+
+Speed: squares are ints, tiles are precomputed in all rotations (``carcassonne_tiles``), and
+features live in an incremental union-find whose roots keep their open ends, members and
+followers, so no check ever walks the board.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from operator import itemgetter
+from typing import Any
+
+import msgspec
+
+from services.rules.games.carcassonne_tiles import (
+    CLOISTER,
+    COUNTS,
+    EDGES,
+    FIELD,
+    FITS,
+    KIND_NAMES,
+    LETTERS,
+    OPEN_KEY,
+    OPEN_LINKS,
+    PORT_SEG,
+    ROAD,
+    SEG_CITIES,
+    SEG_KIND,
+    SEG_MASK,
+    SEG_PENNANT,
+    SEG_SIDES,
+    START_TILE,
+    TILE_INDEX,
+)
+from services.rules.games.contract import Game, OptionSpec, Outcome, Rejection
+
+FOLLOWERS_PER_PLAYER = 7
+CLOISTER_COMPLETE_POINTS = 9
+FARM_POINTS_PER_CITY = 3
+
+_BOUND = 100
+"""Largest |x| or |y| accepted; 71 tiles in a row reach 71, and squares are coded in a byte."""
+_STEPS = (1, 256, -1, -256)
+"""Square offsets to the N, E, S and W neighbours."""
+_AROUND = (1, 257, 256, 255, -1, -257, -256, -255)
+"""Square offsets to the eight squares around one (a cloister's neighbourhood)."""
+_ROTATIONS = frozenset(range(4))
+_FACING_SHIFT = (4, 6, 0, 2)
+"""For a neighbour on side d, the bit shift of its own side that faces back (2 * opposite)."""
+_NODE_SLOTS = 8
+"""Union-find nodes reserved per placed tile (the most features on one tile is 8)."""
+
+
+def _square(x: int, y: int) -> int:
+    return ((x + 128) << 8) | (y + 128)
+
+
+def _xy(square: int) -> tuple[int, int]:
+    return (square >> 8) - 128, (square & 255) - 128
+
+
+# ---------------------------------------------------------------------------- messages
+
+
+class PlaceTile(msgspec.Struct, frozen=True, gc=False, tag_field="type"):
+    """Put the drawn tile at (x, y), turned ``rotation`` clockwise quarter turns, with a
+    follower on feature ``follower`` of the tile (an index into its feature list) or none."""
+
+    x: int
+    y: int
+    rotation: int
+    follower: int | None = None
+
+
+class Follower(msgspec.Struct, frozen=True):
+    """A follower on the board: the tile square and the feature (spot) it stands on."""
+
+    seat: int
+    x: int
+    y: int
+    spot: int
+    feature: str
+
+
+class StackShuffled(msgspec.Struct, frozen=True, tag_field="type"):
+    """The match begins: the start tile lies at (0, 0) and ``stack`` is the draw order.
+    ``stack`` is None in every redacted copy; ``stack_size`` stays public."""
+
+    seats: int
+    start_tile: str
+    stack: list[str] | None
+    stack_size: int
+
+
+class TileDrawn(msgspec.Struct, frozen=True, gc=False, tag_field="type"):
+    seat: int
+    tile: str
+
+
+class TileDiscarded(msgspec.Struct, frozen=True, gc=False, tag_field="type"):
+    """The drawn tile fits nowhere on the board; it leaves the game and ``seat`` draws again."""
+
+    seat: int
+    tile: str
+
+
+class TilePlaced(msgspec.Struct, frozen=True, gc=False, tag_field="type"):
+    seat: int
+    tile: str
+    x: int
+    y: int
+    rotation: int
+    follower: int | None
+
+
+class FeatureScored(msgspec.Struct, frozen=True, tag_field="type"):
+    """``points`` go to each seat in ``seats`` (the majority, ties all score). ``followers`` are
+    all followers on the feature; during play they go back to their owners, at the final
+    scoring (``final``) they stay."""
+
+    feature: str
+    points: int
+    seats: list[int]
+    followers: list[Follower]
+    final: bool
+
+
+class GameOver(msgspec.Struct, frozen=True, tag_field="type"):
+    scores: list[int]
+    winners: list[int]
+
+
+Event = StackShuffled | TileDrawn | TileDiscarded | TilePlaced | FeatureScored | GameOver
+
+
+class CarcassonneState(msgspec.Struct, tag_field="type"):
+    """The fold of the events, compact for speed (see the module docstring for the codes).
+
+    Features form a union-find over nodes ``ordinal * 8 + spot``; every node points straight at
+    its root (merges relabel the smaller side), and only roots carry ``members`` (None: just
+    the root), ``open_ends`` (unmatched city/road sides) and ``holders`` (``node << 3 | seat``
+    per follower, None when empty). ``open`` maps each empty square next to the board to its
+    requirement key and ``links`` to what a tile placed there would join:
+    ``(port bits, port, node)``.
+    """
+
+    seats: int
+    stack: list[int]
+    drawn: int
+    seat: int
+    tile: int
+    finished: bool
+    scores: list[int]
+    supply: list[int]
+    winners: list[int]
+    board: dict[int, int]
+    codes: list[int]
+    squares: list[int]
+    open: dict[int, int]
+    links: dict[int, list[tuple[int, int, int]]]
+    parent: list[int]
+    members: list[list[int] | None]
+    open_ends: list[int]
+    holders: list[list[int] | None]
+    cloisters: dict[int, int]
+
+
+class PlacedTile(msgspec.Struct, frozen=True):
+    tile: str
+    x: int
+    y: int
+    rotation: int
+
+
+class CarcassonneView(msgspec.Struct, frozen=True, tag_field="type"):
+    """Everything public: board, followers, scores, supplies and the drawn tile. The order of
+    the remaining tiles is hidden; only their number shows."""
+
+    seats: int
+    to_move: list[int]
+    tile: str | None
+    tiles_left: int
+    scores: list[int]
+    supply: list[int]
+    board: list[PlacedTile]
+    followers: list[Follower]
+    finished: bool
+    winners: list[int]
+
+
+# ---------------------------------------------------------------------------- setup
+
+
+def validate_options(options: dict[str, Any], seats: int) -> dict[str, Any] | Rejection:
+    """A given tile order must use base-game letters, no more of each than the box holds."""
+    order = options["tile_order"]
+    if order is None:
+        return options
+    if len(order) < 2:
+        return Rejection("bad_option", "tile_order needs the start tile and at least one more")
+    unknown = sorted({letter for letter in order if letter not in TILE_INDEX})
+    if unknown:
+        return Rejection("bad_option", f"tile_order: unknown tile letter(s) {', '.join(unknown)}")
+    for letter, count in zip(LETTERS, COUNTS, strict=True):
+        if order.count(letter) > count:
+            return Rejection("bad_option", f"tile_order: more than {count} tile(s) {letter}")
+    return options
+
+
+def setup(options: dict[str, Any], seats: int, rng: random.Random) -> list[Any]:
+    """Shuffle the stack (or take ``tile_order``), lay the start tile and draw for seat 0."""
+    order = options.get("tile_order")
+    if order:
+        start, stack = order[0], list(order[1:])
+    else:
+        stack = [
+            letter for letter, count in zip(LETTERS, COUNTS, strict=True) for _ in range(count)
+        ]
+        stack.remove(START_TILE)
+        rng.shuffle(stack)
+        start = START_TILE
+    started = StackShuffled(seats, start, stack, len(stack))
+    state = evolve(None, started)
+    return [started, *_draw(state, 0, [])]
+
+
+# ---------------------------------------------------------------------------- evolve
+
+
+def _place(state: CarcassonneState, square: int, code: int) -> int:
+    """Lay a tile: new feature nodes, merges with the neighbours, new open squares."""
+    tile = code >> 2
+    ordinal = len(state.codes)
+    base = ordinal << 3
+    state.codes.append(code)
+    state.squares.append(square)
+    board = state.board
+    board[square] = ordinal
+    parent = state.parent
+    parent.extend(range(base, base + _NODE_SLOTS))
+    members = state.members
+    members.extend(_EMPTY_SLOTS)
+    open_ends = state.open_ends
+    open_ends.extend(_OPEN_TEMPLATE[tile])
+    state.holders.extend(_EMPTY_SLOTS)
+    del state.open[square]
+    port_seg = PORT_SEG[code]
+    closes = _CLOSES[tile]
+    for _bits, port, node in state.links.pop(square):
+        seg = port_seg[port]
+        mine = parent[base + seg]
+        theirs = parent[node]
+        if mine == theirs:
+            pass
+        elif mine == base + seg and members[mine] is None:
+            parent[mine] = theirs
+            joined = members[theirs]
+            if joined is None:
+                members[theirs] = [theirs, mine]
+            else:
+                joined.append(mine)
+            open_ends[theirs] += open_ends[mine]
+            mine = theirs
+        else:
+            mine = _union(state, mine, theirs)
+        open_ends[mine] -= closes[seg]
+    open_squares = state.open
+    all_links = state.links
+    for step, keep, require, links in _SIDES[code]:
+        neighbour = square + step
+        if neighbour in board:
+            continue
+        open_squares[neighbour] = (open_squares.get(neighbour, OPEN_KEY) & keep) | require
+        fresh = [(bits, port, base + seg) for bits, port, seg in links]
+        known = all_links.get(neighbour)
+        if known is None:
+            all_links[neighbour] = fresh
+        else:
+            known += fresh
+    return base
+
+
+_EMPTY_SLOTS = (None,) * _NODE_SLOTS
+_OPEN_TEMPLATE = tuple(sides + (0,) * (_NODE_SLOTS - len(sides)) for sides in SEG_SIDES)
+_CLOSES = tuple(tuple(2 if kind <= ROAD else 0 for kind in kinds) for kinds in SEG_KIND)
+"""Per tile and feature: open ends a matched side closes (both sides of a road or city)."""
+_SIDES = tuple(
+    tuple(
+        (
+            _STEPS[side],
+            ~(3 << _FACING_SHIFT[side]) & OPEN_KEY,
+            EDGES[code][side] << _FACING_SHIFT[side],
+            OPEN_LINKS[code][side],
+        )
+        for side in range(4)
+    )
+    for code in range(len(EDGES))
+)
+"""Per code and side: square step, key mask and bits for the square beyond, and its links."""
+
+
+def _union(state: CarcassonneState, a: int, b: int) -> int:
+    """Merge two features; the smaller one's nodes point at the larger one's root."""
+    members = state.members
+    joined, moved = members[a], members[b]
+    if (len(joined) if joined else 1) < (len(moved) if moved else 1):
+        a, b, joined, moved = b, a, moved, joined
+    parent = state.parent
+    if moved is None:
+        moved = [b]
+    for node in moved:
+        parent[node] = a
+    if joined is None:
+        members[a] = [a, *moved]
+    else:
+        joined += moved
+    members[b] = None
+    state.open_ends[a] += state.open_ends[b]
+    holders = state.holders
+    absorbed = holders[b]
+    if absorbed:
+        kept = holders[a]
+        if kept is None:
+            holders[a] = absorbed
+        else:
+            kept += absorbed
+        holders[b] = None
+    return a
+
+
+def _evolve_started(state: CarcassonneState | None, event: StackShuffled) -> CarcassonneState:
+    origin = _square(0, 0)
+    state = CarcassonneState(
+        seats=event.seats,
+        stack=[TILE_INDEX[letter] for letter in event.stack or ()],
+        drawn=0,
+        seat=0,
+        tile=-1,
+        finished=False,
+        scores=[0] * event.seats,
+        supply=[FOLLOWERS_PER_PLAYER] * event.seats,
+        winners=[],
+        board={},
+        codes=[],
+        squares=[],
+        open={origin: OPEN_KEY},
+        links={origin: []},
+        parent=[],
+        members=[],
+        open_ends=[],
+        holders=[],
+        cloisters={},
+    )
+    _place(state, origin, TILE_INDEX[event.start_tile] << 2)
+    return state
+
+
+def _evolve_drawn(state: CarcassonneState, event: TileDrawn) -> CarcassonneState:
+    state.drawn += 1
+    state.seat = event.seat
+    state.tile = TILE_INDEX[event.tile]
+    return state
+
+
+def _evolve_discarded(state: CarcassonneState, event: TileDiscarded) -> CarcassonneState:
+    state.drawn += 1
+    state.seat = event.seat
+    return state
+
+
+def _evolve_placed(state: CarcassonneState, event: TilePlaced) -> CarcassonneState:
+    square = _square(event.x, event.y)
+    tile = TILE_INDEX[event.tile]
+    base = _place(state, square, (tile << 2) + event.rotation)
+    spot = event.follower
+    if spot is not None:
+        node = base + spot
+        root = state.parent[node]
+        held = state.holders[root]
+        if held is None:
+            state.holders[root] = [(node << 3) | event.seat]
+        else:
+            held.append((node << 3) | event.seat)
+        state.supply[event.seat] -= 1
+        if SEG_KIND[tile][spot] == CLOISTER:
+            state.cloisters[square] = node
+    state.tile = -1
+    return state
+
+
+def _evolve_scored(state: CarcassonneState, event: FeatureScored) -> CarcassonneState:
+    if not event.final:
+        for follower in event.followers:
+            square = _square(follower.x, follower.y)
+            node = (state.board[square] << 3) + follower.spot
+            state.holders[state.parent[node]] = None
+            state.supply[follower.seat] += 1
+            if follower.feature == "cloister":
+                del state.cloisters[square]
+    _award(state, event)
+    return state
+
+
+def _award(state: CarcassonneState, event: FeatureScored) -> None:
+    """Every point reaches a player's score here and nowhere else (``_score`` decides who
+    scores what), so a variant can route points elsewhere, e.g. to a chosen scoring figure."""
+    for seat in event.seats:
+        state.scores[seat] += event.points
+
+
+def _evolve_over(state: CarcassonneState, event: GameOver) -> CarcassonneState:
+    state.finished = True
+    state.tile = -1
+    state.winners = list(event.winners)
+    return state
+
+
+_EVOLVERS: dict[type, Any] = {
+    StackShuffled: _evolve_started,
+    TileDrawn: _evolve_drawn,
+    TileDiscarded: _evolve_discarded,
+    TilePlaced: _evolve_placed,
+    FeatureScored: _evolve_scored,
+    GameOver: _evolve_over,
+}
+
+
+def evolve(state: CarcassonneState | None, event: Any) -> CarcassonneState:
+    return _EVOLVERS[type(event)](state, event)
+
+
+# ---------------------------------------------------------------------------- legal moves
+
+
+_NO_FOLLOWER = 1 << 12
+"""Flag in a picker key: the player has no follower left."""
+_SPOT_CHOICES = _NODE_SLOTS + 1
+"""Per rotation: no follower, or one of up to 8 spots."""
+_pickers: dict[int, Callable[[list[PlaceTile]], Sequence[PlaceTile]]] = {}
+_square_actions: dict[int, list[PlaceTile]] = {}
+
+
+def _picker(tile: int, key: int, occupied: int) -> Callable[[list[PlaceTile]], Sequence[PlaceTile]]:
+    """Picks the legal actions of ``tile`` out of a square's ``_actions_at`` list, given the
+    square's requirement ``key`` and its ``occupied`` ports (those leading to a feature that
+    holds a follower). Memoised: the same patterns come back all game long."""
+    cache_key = (tile << 21) | (key << 13) | occupied
+    picker = _pickers.get(cache_key)
+    if picker is None:
+        picks = []
+        for rotation in FITS[tile][key]:
+            picks.append(rotation * _SPOT_CHOICES)
+            if not occupied & _NO_FOLLOWER:
+                masks = SEG_MASK[(tile << 2) + rotation]
+                picks.extend(
+                    rotation * _SPOT_CHOICES + spot + 1
+                    for spot, mask in enumerate(masks)
+                    if not mask & occupied
+                )
+        if len(picks) > 1:
+            picker = itemgetter(*picks)
+        else:
+            picker = itemgetter(slice(picks[0], picks[0] + 1))
+        _pickers[cache_key] = picker
+    return picker
+
+
+def _actions_at(square: int) -> list[PlaceTile]:
+    """All conceivable actions on a square (index ``rotation * 9 + spot + 1``, no follower at
+    ``rotation * 9``), built once per process: actions are immutable, so legal action lists
+    share them."""
+    actions = _square_actions.get(square)
+    if actions is None:
+        x, y = _xy(square)
+        actions = [
+            PlaceTile(x, y, rotation, spot - 1 if spot else None)
+            for rotation in range(4)
+            for spot in range(_SPOT_CHOICES)
+        ]
+        _square_actions[square] = actions
+    return actions
+
+
+def _occupied_ports(state: CarcassonneState, square: int) -> int:
+    """Ports of an empty square that would join a feature already holding a follower."""
+    parent = state.parent
+    holders = state.holders
+    occupied = 0
+    for bits, _port, node in state.links[square]:
+        if holders[parent[node]]:
+            occupied |= bits
+    return occupied
+
+
+def legal_actions(state: CarcassonneState, seat: int) -> list[PlaceTile]:
+    """Every fitting (square, rotation), each without and with a follower on each free spot."""
+    if state.finished or seat != state.seat:
+        return []
+    tile = state.tile
+    fits = FITS[tile]
+    actions: list[PlaceTile] = []
+    no_follower = 0 if state.supply[seat] else _NO_FOLLOWER
+    parent = state.parent
+    holders = state.holders
+    links = state.links
+    pickers = _pickers
+    square_actions = _square_actions
+    tile_key = (tile << 21) | no_follower
+    for square, key in state.open.items():
+        if not fits[key]:
+            continue
+        occupied = no_follower
+        if not no_follower:
+            for bits, _port, node in links[square]:
+                if holders[parent[node]]:
+                    occupied |= bits
+        try:
+            actions += pickers[tile_key | (key << 13) | occupied](square_actions[square])
+        except KeyError:  # a pattern or a square seen for the first time
+            actions += _picker(tile, key, occupied)(_actions_at(square))
+    return actions
+
+
+def to_move(state: CarcassonneState) -> list[int]:
+    return [] if state.finished else [state.seat]
+
+
+# ---------------------------------------------------------------------------- decide
+
+
+def decide(state: CarcassonneState, seat: int, action: Any) -> list[Any] | Rejection:
+    if state.finished:
+        return Rejection("game_over", "the match is over")
+    if seat != state.seat:
+        return Rejection("not_your_turn", f"seat {state.seat} is to move")
+    if type(action) is not PlaceTile:
+        return Rejection("unknown_action", "the only action is PlaceTile")
+    x, y, rotation, spot = action.x, action.y, action.rotation, action.follower
+    square = _square(x, y)
+    key = state.open.get(square) if -_BOUND <= x <= _BOUND and -_BOUND <= y <= _BOUND else None
+    if key is None:
+        return Rejection("bad_square", f"({x}, {y}) is not an empty square next to the board")
+    if rotation not in _ROTATIONS:
+        return Rejection("bad_rotation", "rotation is 0, 1, 2 or 3 clockwise quarter turns")
+    tile = state.tile
+    if rotation not in FITS[tile][key]:
+        return Rejection("edges_do_not_match", "every touching edge must match its neighbour")
+    code = (tile << 2) + rotation
+    if spot is not None:
+        if not 0 <= spot < len(SEG_KIND[tile]):
+            return Rejection("bad_spot", f"tile {LETTERS[tile]} has no feature {spot}")
+        if not state.supply[seat]:
+            return Rejection("no_followers", "all your followers are on the board")
+        if SEG_MASK[code][spot] & _occupied_ports(state, square):
+            return Rejection("feature_occupied", "that feature already holds a follower")
+    events: list[Any] = [TilePlaced(seat, LETTERS[tile], x, y, rotation, spot)]
+    events += _completions(state, seat, square, code, spot)
+    following = (seat + 1) % state.seats
+    drawn = state.drawn
+    if drawn < len(state.stack) and _fits_somewhere(state, state.stack[drawn], square, code):
+        events.append(TileDrawn(following, LETTERS[state.stack[drawn]]))
+    else:
+        events += _draw(state, following, events, square, code)
+    return events
+
+
+def _completions(
+    state: CarcassonneState, seat: int, square: int, code: int, spot: int | None
+) -> list[FeatureScored]:
+    """Roads, cities and cloisters that the placement completes, read without mutating."""
+    tile = code >> 2
+    kinds = SEG_KIND[tile]
+    port_seg = PORT_SEG[code]
+    parent = state.parent
+    ordinal = len(state.codes)
+    closes = _CLOSES[tile]
+    joined: dict[int, list[int]] | None = None
+    for _bits, port, node in state.links[square]:
+        seg = port_seg[port]
+        if closes[seg]:
+            if joined is None:
+                joined = {seg: [parent[node]]}
+            elif seg in joined:
+                joined[seg].append(parent[node])
+            else:
+                joined[seg] = [parent[node]]
+    events = []
+    if joined is not None:
+        open_ends = state.open_ends
+        holders = state.holders
+        members = state.members
+        sides = SEG_SIDES[tile]
+        if len(joined) == 1:
+            groups = [(list(joined), set(roots), len(roots)) for roots in joined.values()]
+        else:
+            groups = _join_groups(joined)
+        for segs, roots, links in groups:
+            if (
+                sum(sides[seg] for seg in segs) + sum(open_ends[root] for root in roots)
+                != 2 * links
+            ):
+                continue
+            held = [holder for root in roots for holder in holders[root] or ()]
+            if spot in segs:
+                held.append((((ordinal << 3) + spot) << 3) | seat)
+            if held:
+                nodes = [member for root in roots for member in members[root] or (root,)]
+                nodes.extend((ordinal << 3) + seg for seg in segs)
+                points = _feature_points(state, kinds[segs[0]], nodes, True, tile)
+                events.append(_score(state, kinds[segs[0]], points, held, square, False))
+    board = state.board
+    if spot is not None and kinds[spot] == CLOISTER:
+        if all(square + offset in board for offset in _AROUND):
+            holder = (((ordinal << 3) + spot) << 3) | seat
+            events.append(
+                _score(state, CLOISTER, CLOISTER_COMPLETE_POINTS, [holder], square, False)
+            )
+    cloisters = state.cloisters
+    if cloisters:
+        for offset in _AROUND:
+            monk = cloisters.get(square + offset)
+            if monk is not None and _neighbours(board, square + offset) == 7:
+                held = list(state.holders[monk] or ())
+                events.append(
+                    _score(state, CLOISTER, CLOISTER_COMPLETE_POINTS, held, square, False)
+                )
+    return events
+
+
+def _join_groups(joined: dict[int, list[int]]) -> list[tuple[list[int], set[int], int]]:
+    """Group the new tile's road/city features that become one feature (a loop through the
+    tile): ``(features, neighbour roots, links)`` per resulting feature."""
+    groups: list[tuple[list[int], set[int], int]] = []
+    for seg, roots in joined.items():
+        segs, distinct, links = [seg], set(roots), len(roots)
+        for group in [group for group in groups if group[1] & distinct]:
+            groups.remove(group)
+            segs += group[0]
+            distinct |= group[1]
+            links += group[2]
+        groups.append((segs, distinct, links))
+    return groups
+
+
+def _neighbours(board: dict[int, int], square: int) -> int:
+    return sum(1 for offset in _AROUND if square + offset in board)
+
+
+def _feature_points(
+    state: CarcassonneState, kind: int, nodes: Sequence[int], complete: bool, new_tile: int = -1
+) -> int:
+    """Road: 1 per tile. City: 2 per tile and pennant when complete, else 1. A tile counts once
+    even when the feature passes it twice. ``new_tile`` is the tile not yet on the board."""
+    tiles = len({node >> 3 for node in nodes})
+    if kind == ROAD:
+        return tiles
+    codes = state.codes
+    known = len(codes)
+    pennants = sum(
+        SEG_PENNANT[codes[node >> 3] >> 2 if node >> 3 < known else new_tile][node & 7]
+        for node in nodes
+    )
+    return 2 * (tiles + pennants) if complete else tiles + pennants
+
+
+def _score(
+    state: CarcassonneState, kind: int, points: int, held: list[int], square: int, final: bool
+) -> FeatureScored:
+    """The one place a scoring is decided: the seats with the most followers on the feature
+    (all tied seats) score ``points``. ``square`` locates a follower on the tile not yet
+    placed."""
+    counts = [0] * state.seats
+    for holder in held:
+        counts[holder & 7] += 1
+    most = max(counts)
+    seats = [seat for seat, count in enumerate(counts) if count == most]
+    squares = state.squares
+    followers = []
+    for holder in sorted(held):
+        node = holder >> 3
+        ordinal = node >> 3
+        x, y = _xy(squares[ordinal] if ordinal < len(squares) else square)
+        followers.append(Follower(holder & 7, x, y, node & 7, KIND_NAMES[kind]))
+    return FeatureScored(KIND_NAMES[kind], points, seats, followers, final)
+
+
+def _fits_somewhere(state: CarcassonneState, tile: int, square: int, code: int) -> bool:
+    """Whether ``tile`` fits the board once ``code`` lies on ``square`` (``square`` < 0: the
+    board as it is)."""
+    fits = FITS[tile]
+    if square < 0:
+        return any(fits[key] for key in state.open.values())
+    for other, key in state.open.items():
+        if fits[key] and other - square not in _CHANGED:
+            return True
+    board = state.board
+    open_squares = state.open
+    for step, keep, require, _links in _SIDES[code]:
+        neighbour = square + step
+        if neighbour in board:
+            continue
+        if fits[(open_squares.get(neighbour, OPEN_KEY) & keep) | require]:
+            return True
+    return False
+
+
+_CHANGED = frozenset((0, *_STEPS))
+"""Offsets of the squares whose requirement a placement changes (itself and its sides)."""
+
+
+def _draw(
+    state: CarcassonneState, seat: int, pending: list[Any], square: int = -1, code: int = 0
+) -> list[Any]:
+    """Draw for ``seat`` after the ``pending`` events (placing ``code`` on ``square``),
+    discarding tiles that fit nowhere; with the stack empty, score the end."""
+    events: list[Any] = []
+    stack = state.stack
+    for index in range(state.drawn, len(stack)):
+        tile = stack[index]
+        if _fits_somewhere(state, tile, square, code):
+            events.append(TileDrawn(seat, LETTERS[tile]))
+            return events
+        events.append(TileDiscarded(seat, LETTERS[tile]))
+    return events + _game_over(state, [*pending, *events])
+
+
+def _clone(state: CarcassonneState) -> CarcassonneState:
+    """A copy that evolving leaves ``state`` untouched (every mutable part copied)."""
+    return msgspec.structs.replace(
+        state,
+        stack=list(state.stack),
+        scores=list(state.scores),
+        supply=list(state.supply),
+        winners=list(state.winners),
+        board=dict(state.board),
+        codes=list(state.codes),
+        squares=list(state.squares),
+        open=dict(state.open),
+        links={square: list(links) for square, links in state.links.items()},
+        parent=list(state.parent),
+        members=[None if nodes is None else list(nodes) for nodes in state.members],
+        open_ends=list(state.open_ends),
+        holders=[None if held is None else list(held) for held in state.holders],
+        cloisters=dict(state.cloisters),
+    )
+
+
+def _game_over(state: CarcassonneState, pending: list[Any]) -> list[Any]:
+    """Final scoring, computed on a scratch copy with the ``pending`` events applied."""
+    scratch = _clone(state)
+    for event in pending:
+        scratch = evolve(scratch, event)
+    events: list[Any] = _final_scoring(scratch)
+    for event in events:
+        scratch = evolve(scratch, event)
+    best = max(scratch.scores)
+    winners = [seat for seat, score in enumerate(scratch.scores) if score == best]
+    events.append(GameOver(list(scratch.scores), winners))
+    return events
+
+
+def _final_scoring(state: CarcassonneState) -> list[FeatureScored]:
+    """Every feature still holding followers: unfinished roads, cities and cloisters, farms."""
+    events = []
+    codes = state.codes
+    for root, held in enumerate(state.holders):
+        if not held:
+            continue
+        tile = codes[root >> 3] >> 2
+        kind = SEG_KIND[tile][root & 7]
+        if kind == CLOISTER:
+            points = 1 + _neighbours(state.board, state.squares[root >> 3])
+        elif kind == FIELD:
+            points = FARM_POINTS_PER_CITY * len(_completed_cities(state, root))
+        else:
+            points = _feature_points(state, kind, state.members[root] or [root], False)
+        events.append(_score(state, kind, points, list(held), -1, True))
+    return events
+
+
+def _completed_cities(state: CarcassonneState, field_root: int) -> set[int]:
+    """Roots of the completed cities a farm touches (each city once)."""
+    parent = state.parent
+    codes = state.codes
+    open_ends = state.open_ends
+    cities = set()
+    for node in state.members[field_root] or (field_root,):
+        tile_base = node & ~7
+        for city in SEG_CITIES[codes[node >> 3] >> 2][node & 7]:
+            root = parent[tile_base + city]
+            if not open_ends[root]:
+                cities.add(root)
+    return cities
+
+
+# ---------------------------------------------------------------------------- views
+
+
+def view(state: CarcassonneState, seat: int | None) -> CarcassonneView:
+    """The same for every seat and spectators: nothing in Carcassonne is private but the
+    stack order, which no view shows."""
+    board = []
+    for code, square in zip(state.codes, state.squares, strict=True):
+        x, y = _xy(square)
+        board.append(PlacedTile(LETTERS[code >> 2], x, y, code & 3))
+    return CarcassonneView(
+        seats=state.seats,
+        to_move=to_move(state),
+        tile=None if state.tile < 0 else LETTERS[state.tile],
+        tiles_left=len(state.stack) - state.drawn,
+        scores=list(state.scores),
+        supply=list(state.supply),
+        board=board,
+        followers=_followers_on_board(state),
+        finished=state.finished,
+        winners=list(state.winners),
+    )
+
+
+def _followers_on_board(state: CarcassonneState) -> list[Follower]:
+    followers = []
+    for held in state.holders:
+        for holder in held or ():
+            node = holder >> 3
+            x, y = _xy(state.squares[node >> 3])
+            kind = SEG_KIND[state.codes[node >> 3] >> 2][node & 7]
+            followers.append(Follower(holder & 7, x, y, node & 7, KIND_NAMES[kind]))
+    followers.sort(key=lambda follower: (follower.x, follower.y, follower.spot))
+    return followers
+
+
+def redact(event: Any, seat: int | None) -> Any:
+    """Only the setup event hides something: the order of the stack."""
+    if type(event) is StackShuffled:
+        return StackShuffled(event.seats, event.start_tile, None, event.stack_size)
+    return event
+
+
+def result(state: CarcassonneState) -> Outcome | None:
+    if not state.finished:
+        return None
+    return Outcome(list(state.scores), list(state.winners))
+
+
+# ---------------------------------------------------------------------------- export
+
+
+def export_turns(events: list[Any]) -> list[dict[str, Any]]:
+    """A finished (or running) match as the list of turns documented in
+    ``seeds/carcassonne/README.md``: the start tile, each placement or discard, then the
+    final scoring."""
+    turns: list[dict[str, Any]] = []
+    seats = 0
+    current: dict[str, Any] | None = None
+    final: dict[str, Any] | None = None
+    for event in events:
+        kind = type(event)
+        if kind is StackShuffled:
+            seats = event.seats
+            turns.append({"kind": "start", "tile": event.start_tile, "x": 0, "y": 0, "rotation": 0})
+        elif kind is TilePlaced:
+            follower = None
+            if event.follower is not None:
+                feature = KIND_NAMES[SEG_KIND[TILE_INDEX[event.tile]][event.follower]]
+                follower = {"spot": event.follower, "feature": feature}
+            current = {
+                "kind": "placement",
+                "seat": event.seat,
+                "tile": event.tile,
+                "x": event.x,
+                "y": event.y,
+                "rotation": event.rotation,
+                "follower": follower,
+                "points": [0] * seats,
+            }
+            turns.append(current)
+        elif kind is TileDiscarded:
+            turns.append({"kind": "discard", "seat": event.seat, "tile": event.tile})
+        elif kind is FeatureScored:
+            if event.final and final is None:
+                final = {"kind": "final", "points": [0] * seats, "scores": None}
+                turns.append(final)
+            target = final if event.final else current
+            if target is not None:
+                for seat in event.seats:
+                    target["points"][seat] += event.points
+        elif kind is GameOver:
+            if final is None:
+                final = {"kind": "final", "points": [0] * seats, "scores": None}
+                turns.append(final)
+            final["scores"] = list(event.scores)
+    return turns
+
+
+def replay_from_turns(turns: list[dict[str, Any]]) -> tuple[list[str], list[tuple[int, PlaceTile]]]:
+    """The ``tile_order`` option and the (seat, action) list that replay exported turns."""
+    order = []
+    actions = []
+    for turn in turns:
+        if turn["kind"] in ("start", "placement", "discard"):
+            order.append(turn["tile"])
+        if turn["kind"] == "placement":
+            follower = turn["follower"]
+            spot = None if follower is None else follower["spot"]
+            action = PlaceTile(turn["x"], turn["y"], turn["rotation"], spot)
+            actions.append((turn["seat"], action))
+    return order, actions
+
+
+GAME = Game(
+    name="carcassonne",
+    title="Carcassonne",
+    min_players=2,
+    max_players=5,
+    options=(
+        OptionSpec(
+            name="tile_order",
+            type="list[str]",
+            default=None,
+            description=(
+                "Replay a known game: the start tile, then the stack in draw order, as tile "
+                "letters A-X (no more of each than the box holds). Default: the 72 base tiles, "
+                "start tile D, the rest shuffled."
+            ),
+            secret=True,
+        ),
+    ),
+    action_type=PlaceTile,
+    event_type=Event,
+    state_type=CarcassonneState,
+    setup=setup,
+    decide=decide,
+    evolve=evolve,
+    legal_actions=legal_actions,
+    to_move=to_move,
+    view=view,
+    redact=redact,
+    result=result,
+    validate_options=validate_options,
+    description=(
+        "Base game, 2nd edition: 72 land tiles, 7 followers each, roads, cities, cloisters and "
+        "farms. One action per turn: place the drawn tile, optionally with a follower."
+    ),
+)

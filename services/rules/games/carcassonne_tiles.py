@@ -1,0 +1,136 @@
+"""Carcassonne tile data, loaded once from ``seeds/carcassonne/tiles.json`` and precomputed.
+
+Everything the engine needs per move is a tuple lookup here: each tile in each of its four
+rotations gets a *code* ``tile * 4 + rotation`` and tables indexed by that code, so placement
+checks and feature merges never rotate anything at run time.
+
+Geometry: a tile edge is split into three *ports* (left part, centre, right part), numbered
+clockwise from the north-west corner: ``Nw N Ne En E Es Se S Sw Ws W Wn`` = 0..11. A clockwise
+quarter turn moves port ``p`` to ``(p + 3) % 12``. Port ``3 * side + k`` touches the neighbour's
+port ``3 * opposite(side) + 2 - k``. Sides are ``N E S W`` = 0..3.
+"""
+
+from __future__ import annotations
+
+import json
+
+from services.rules.games.contract import SEEDS_DIR
+
+CITY, ROAD, FIELD, CLOISTER = 0, 1, 2, 3
+KIND_NAMES = ("city", "road", "field", "cloister")
+NO_EDGE = 3
+"""Edge value of an empty neighbour in an open square's requirement key."""
+
+TILE_FILE = SEEDS_DIR / "carcassonne" / "tiles.json"
+
+
+def _load() -> dict:
+    with TILE_FILE.open(encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+DATA = _load()
+PORT_NAMES: tuple[str, ...] = tuple(DATA["ports"])
+_PORT_INDEX = {name: index for index, name in enumerate(PORT_NAMES)}
+
+LETTERS: tuple[str, ...] = tuple(tile["letter"] for tile in DATA["tiles"])
+TILE_INDEX = {letter: index for index, letter in enumerate(LETTERS)}
+COUNTS: tuple[int, ...] = tuple(tile["count"] for tile in DATA["tiles"])
+START_TILE: str = DATA["start_tile"]
+
+SEG_KIND: tuple[tuple[int, ...], ...] = tuple(
+    tuple(KIND_NAMES.index(feature["kind"]) for feature in tile["features"])
+    for tile in DATA["tiles"]
+)
+"""Per tile, the kind of each feature (a follower *spot* is an index into this list)."""
+SEG_PENNANT: tuple[tuple[int, ...], ...] = tuple(
+    tuple(int(feature.get("pennant", False)) for feature in tile["features"])
+    for tile in DATA["tiles"]
+)
+SEG_CITIES: tuple[tuple[tuple[int, ...], ...], ...] = tuple(
+    tuple(tuple(feature.get("cities", ())) for feature in tile["features"])
+    for tile in DATA["tiles"]
+)
+"""Per tile and field feature, the city features of the same tile that the field touches."""
+CLOISTER_SPOT: tuple[int, ...] = tuple(
+    kinds.index(CLOISTER) if CLOISTER in kinds else -1 for kinds in SEG_KIND
+)
+"""Per tile, the feature index of its cloister, or -1."""
+
+
+def _base_port_seg(tile: dict) -> tuple[int, ...]:
+    owner = [-1] * 12
+    for seg, feature in enumerate(tile["features"]):
+        for name in feature.get("ports", ()):
+            owner[_PORT_INDEX[name]] = seg
+    return tuple(owner)
+
+
+_BASE_PORT_SEG = tuple(_base_port_seg(tile) for tile in DATA["tiles"])
+
+SEG_SIDES: tuple[tuple[int, ...], ...] = tuple(
+    tuple(
+        sum(1 for side in range(4) if owner[3 * side + 1] == seg)
+        if SEG_KIND[tile][seg] in (CITY, ROAD)
+        else 0
+        for seg in range(len(SEG_KIND[tile]))
+    )
+    for tile, owner in enumerate(_BASE_PORT_SEG)
+)
+"""Per tile, how many tile sides each city or road feature reaches (its open ends alone)."""
+
+PORT_SEG: list[tuple[int, ...]] = []
+"""Per code, the feature index at each of the 12 ports in board orientation."""
+EDGES: list[tuple[int, int, int, int]] = []
+"""Per code, the edge kind (CITY, ROAD or FIELD) of the N, E, S and W sides."""
+SEG_MASK: list[tuple[int, ...]] = []
+"""Per code, the 12-bit port mask of each feature in board orientation (cloister: 0)."""
+OPEN_LINKS: list[tuple[tuple[tuple[int, int, int], ...], ...]] = []
+"""Per code and side ``d``: what the empty square beyond side ``d`` will join when a tile goes
+there, as ``(port bits, port, feature)`` in that square's own port numbering; ``feature`` is
+this tile's feature index. City and field sides give one link, road sides three."""
+
+for _tile, _owner in enumerate(_BASE_PORT_SEG):
+    for _rotation in range(4):
+        ports = tuple(_owner[(port - 3 * _rotation) % 12] for port in range(12))
+        PORT_SEG.append(ports)
+        edges = tuple(min(SEG_KIND[_tile][ports[3 * side + 1]], FIELD) for side in range(4))
+        EDGES.append(edges)  # type: ignore[arg-type]
+        SEG_MASK.append(
+            tuple(
+                sum(1 << port for port in range(12) if ports[port] == seg)
+                for seg in range(len(SEG_KIND[_tile]))
+            )
+        )
+        links_by_side = []
+        for side in range(4):
+            facing = (side + 2) % 4
+            if edges[side] == ROAD:
+                links = tuple(
+                    (1 << (3 * facing + 2 - k), 3 * facing + 2 - k, ports[3 * side + k])
+                    for k in range(3)
+                )
+            else:
+                links = ((7 << (3 * facing), 3 * facing + 1, ports[3 * side + 1]),)
+            links_by_side.append(links)
+        OPEN_LINKS.append(tuple(links_by_side))
+
+
+def _fitting_rotations(tile: int, key: int) -> tuple[int, ...]:
+    fits = []
+    for rotation in range(4):
+        edges = EDGES[tile * 4 + rotation]
+        if all((key >> (2 * side)) & 3 in (NO_EDGE, edges[side]) for side in range(4)):
+            fits.append(rotation)
+    return tuple(fits)
+
+
+FITS: tuple[tuple[tuple[int, ...], ...], ...] = tuple(
+    tuple(_fitting_rotations(tile, key) for key in range(256)) for tile in range(len(LETTERS))
+)
+"""``FITS[tile][key]``: the rotations of ``tile`` that fit an empty square whose requirement
+``key`` holds 2 bits per side (N, E, S, W from the low bits): the edge kind the neighbour on
+that side shows, or NO_EDGE."""
+
+OPEN_KEY = 255
+"""Requirement key of a square with no neighbours yet."""

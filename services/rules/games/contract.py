@@ -1,0 +1,141 @@
+"""The engine contract every game module implements (see README, "Game engines").
+
+A game is a bundle of small pure functions over msgspec Structs, in the spirit of OpenSpiel:
+
+- ``setup(options, seats, rng) -> list[Event]``: every chance outcome (shuffles, dice) is
+  decided here or in ``decide`` and recorded *in* the events, so a replay never needs a random
+  generator. The first event creates the state: ``evolve(None, events[0])``.
+- ``decide(state, seat, action) -> list[Event] | Rejection``: never mutates ``state``.
+- ``evolve(state, event) -> state``: applies one stored event. It may update ``state`` in place
+  and return it (the caller owns the state it folds); it never fails on a stored event.
+- ``legal_actions(state, seat) -> list[Action]``: every action ``decide`` would accept.
+- ``to_move(state) -> list[int]``: the seats that may act now (empty once finished).
+- ``view(state, seat | None) -> Struct``: what that seat (``None``: a spectator) may see.
+- ``redact(event, seat | None) -> Struct``: the event as that seat may see it.
+- ``result(state) -> Outcome | None``: ``None`` while the match runs.
+
+Actions, events and states are tagged msgspec Structs (``tag_field="type"``), so the same
+bytes travel over HTTP, Redis and into Postgres. Games import nothing but the standard library,
+msgspec and their own data under ``seeds/``.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+SEEDS_DIR = Path(__file__).resolve().parents[3] / "seeds"
+"""Where authored game data lives (tile lists, card lists)."""
+
+
+class OptionSpec(msgspec.Struct, frozen=True):
+    """One per-match option, as the catalogue shows it to clients building a setup screen."""
+
+    name: str
+    type: str  # "bool" | "int" | "enum" | "list[int]" | "list[str]"
+    default: Any
+    description: str
+    choices: list[Any] | None = None
+    minimum: int | None = None
+    maximum: int | None = None
+    secret: bool = False
+    """Hidden from everyone but the table's creator while the match runs (e.g. a deck order)."""
+
+
+class Rejection(msgspec.Struct, frozen=True):
+    """Why an action is refused. ``detail`` must never reveal hidden information."""
+
+    code: str
+    detail: str
+
+
+class Outcome(msgspec.Struct, frozen=True):
+    """The final result: one score per seat, and the winning seats (all of them if shared)."""
+
+    scores: list[int]
+    winners: list[int]
+    reason: str = "finished"
+
+
+@dataclass(frozen=True, slots=True)
+class Game:
+    """A game module's entry in the catalogue: its metadata and its pure functions."""
+
+    name: str
+    title: str
+    min_players: int
+    max_players: int
+    options: tuple[OptionSpec, ...]
+    action_type: Any
+    event_type: Any
+    state_type: type
+    setup: Callable[[dict[str, Any], int, random.Random], list[Any]]
+    decide: Callable[[Any, int, Any], list[Any] | Rejection]
+    evolve: Callable[[Any, Any], Any]
+    legal_actions: Callable[[Any, int], list[Any]]
+    to_move: Callable[[Any], list[int]]
+    view: Callable[[Any, int | None], Any]
+    redact: Callable[[Any, int | None], Any]
+    result: Callable[[Any], Outcome | None]
+    validate_options: Callable[[dict[str, Any], int], dict[str, Any] | Rejection] | None = None
+    description: str = ""
+
+    def fold(self, events: Sequence[Any], state: Any = None) -> Any:
+        """Replay events onto ``state`` (``None`` starts from nothing)."""
+        evolve = self.evolve
+        for event in events:
+            state = evolve(state, event)
+        return state
+
+    def resolve_options(self, given: dict[str, Any], seats: int) -> dict[str, Any] | Rejection:
+        """Fill defaults, refuse unknown or ill-typed options, then apply game-specific checks."""
+        specs = {spec.name: spec for spec in self.options}
+        unknown = sorted(set(given) - set(specs))
+        if unknown:
+            return Rejection("unknown_option", f"unknown option(s): {', '.join(unknown)}")
+        if not self.min_players <= seats <= self.max_players:
+            return Rejection(
+                "bad_seat_count",
+                f"{self.title} takes {self.min_players}-{self.max_players} players, not {seats}",
+            )
+        resolved: dict[str, Any] = {}
+        for name, spec in specs.items():
+            value = given.get(name, spec.default)
+            problem = _option_problem(spec, value)
+            if problem:
+                return Rejection("bad_option", f"option {name!r}: {problem}")
+            resolved[name] = value
+        if self.validate_options is not None:
+            return self.validate_options(resolved, seats)
+        return resolved
+
+
+def _option_problem(spec: OptionSpec, value: Any) -> str | None:
+    if value is None and spec.default is None:
+        return None
+    if spec.type == "bool":
+        return None if isinstance(value, bool) else "must be true or false"
+    if spec.type == "int":
+        if not isinstance(value, int) or isinstance(value, bool):
+            return "must be an integer"
+        if spec.minimum is not None and value < spec.minimum:
+            return f"must be at least {spec.minimum}"
+        if spec.maximum is not None and value > spec.maximum:
+            return f"must be at most {spec.maximum}"
+        return None
+    if spec.type == "enum":
+        return None if value in (spec.choices or []) else f"must be one of {spec.choices}"
+    if spec.type == "list[int]":
+        ok = isinstance(value, list) and all(
+            isinstance(v, int) and not isinstance(v, bool) for v in value
+        )
+        return None if ok else "must be a list of integers"
+    if spec.type == "list[str]":
+        ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
+        return None if ok else "must be a list of strings"
+    return f"unsupported option type {spec.type}"

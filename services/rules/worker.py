@@ -1,0 +1,59 @@
+"""The rules service: a consumer of the rules request stream that answers with the engines."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import redis.asyncio as redis_async
+
+from services.rules.engine import RulesEngine, UnknownGame
+from services.rules.games import load_games
+from shared import rpc
+from shared.bus import Bus, Consumer
+from shared.messages import now_ms
+from shared.rules_api import Rejected
+from shared.settings import Settings
+
+log = logging.getLogger(__name__)
+
+RULES_GROUP = "rules"
+
+
+class RulesWorker:
+    """Answers each request it is handed; failures reach the caller as errors, not silence."""
+
+    def __init__(self, redis: redis_async.Redis, engine: RulesEngine) -> None:
+        self.redis = redis
+        self.engine = engine
+
+    async def handle(self, _entry_id: str, payload: bytes) -> None:
+        call = rpc.decode_call(payload)
+        if call.deadline_ms and now_ms() > call.deadline_ms:
+            return  # the caller has given up waiting; answering would only fill its stream
+        try:
+            reply = rpc.encode_reply(call.request_id, self.engine.handle(call.request))
+        except UnknownGame as error:
+            reply = rpc.encode_reply(
+                call.request_id, Rejected("unknown_game", f"no game named {error.args[0]!r}")
+            )
+        except Exception:
+            log.exception("rules request %s failed", type(call.request).__name__)
+            reply = rpc.encode_failure(call.request_id, "the rules engine failed on this request")
+        await rpc.send_reply(self.redis, call.reply_to, reply)
+
+
+async def serve(settings: Settings, stop: asyncio.Event) -> None:
+    """Bootstrap: connect, build the engine from the game catalogue, consume until stopped."""
+    redis = redis_async.Redis.from_url(settings.redis_url)
+    worker = RulesWorker(redis, RulesEngine(load_games()))
+    stream = settings.stream("rules:requests")
+    await Bus(redis).ensure_group(stream, RULES_GROUP)
+    consumer = Consumer(
+        redis, stream, RULES_GROUP, settings.instance_id, worker.handle, claim_idle_ms=10_000
+    )
+    log.info("rules worker %s consuming %s", settings.instance_id, stream)
+    try:
+        await consumer.run(stop)
+    finally:
+        await redis.aclose()

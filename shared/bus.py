@@ -1,0 +1,240 @@
+"""Redis streams as the message bus: publishing, and consumer groups that never lose an entry.
+
+Each entry carries its payload bytes under the single field ``m``. Consumers acknowledge an entry
+only after their handler succeeded; an entry whose handler failed, or whose consumer died, stays
+pending and is claimed again once idle for ``claim_idle_ms``. An entry that keeps failing is
+moved to a dead-letter stream so it stops blocking retries. Redis may lose everything at any
+time: consumers recreate their group and keep going.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+import redis.asyncio as redis_async
+from redis.exceptions import RedisError, ResponseError
+
+log = logging.getLogger(__name__)
+
+PAYLOAD_FIELD = b"m"
+DEFAULT_MAXLEN = 100_000
+
+Handler = Callable[[str, bytes], Awaitable[None]]
+Entry = tuple[str, dict[bytes, bytes] | None]
+
+# Redis unreachable, restarting or failing over: wait and try again.
+TRANSIENT_ERRORS = (RedisError, OSError)
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def _bytes(value: bytes | str) -> bytes:
+    return value.encode() if isinstance(value, str) else value
+
+
+def _entries(raw: Sequence[Any]) -> list[Entry]:
+    """``(id, fields)`` pairs with text ids; fields are None for entries deleted meanwhile."""
+    entries: list[Entry] = []
+    for entry_id, fields in raw:
+        if fields is None:
+            entries.append((_text(entry_id), None))
+        else:
+            entries.append((_text(entry_id), {_bytes(k): _bytes(v) for k, v in fields.items()}))
+    return entries
+
+
+def _read_entries(response: Any) -> list[Entry]:
+    """Entries of an XREADGROUP reply in either the RESP2 (list) or RESP3 (dict) shape."""
+    if not response:
+        return []
+    per_stream = response.values() if isinstance(response, dict) else [r[1] for r in response]
+    entries: list[Entry] = []
+    for raw in per_stream:
+        # redis-py before 8 wraps RESP3 replies in one more list.
+        if raw and isinstance(raw[0], list):
+            raw = raw[0]
+        entries.extend(_entries(raw))
+    return entries
+
+
+class Bus:
+    """Publishes payloads on Redis streams and creates consumer groups."""
+
+    def __init__(self, redis: redis_async.Redis) -> None:
+        self._redis = redis
+
+    async def publish(
+        self, stream: str, payload: bytes, *, maxlen: int | None = DEFAULT_MAXLEN
+    ) -> str:
+        entry_id = await self._redis.xadd(
+            stream, {PAYLOAD_FIELD: payload}, maxlen=maxlen, approximate=True
+        )
+        return _text(entry_id)
+
+    async def publish_many(self, items: Sequence[tuple[str, bytes]]) -> list[str]:
+        """Publish ``(stream, payload)`` pairs in order, in one round trip."""
+        if not items:
+            return []
+        pipe = self._redis.pipeline(transaction=False)
+        for stream, payload in items:
+            pipe.xadd(stream, {PAYLOAD_FIELD: payload}, maxlen=DEFAULT_MAXLEN, approximate=True)
+        return [_text(entry_id) for entry_id in await pipe.execute()]
+
+    async def ensure_group(self, stream: str, group: str, *, start_id: str = "0") -> None:
+        """Create ``group`` on ``stream`` (and the stream itself) unless it exists."""
+        try:
+            await self._redis.xgroup_create(stream, group, id=start_id, mkstream=True)
+        except ResponseError as exc:
+            if not str(exc).startswith("BUSYGROUP"):
+                raise
+
+
+class Consumer:
+    """One member of a consumer group: handles entries one at a time, at least once each.
+
+    ``block_ms`` is how long a read waits for new entries (0: return at once, never block).
+    """
+
+    def __init__(
+        self,
+        redis: redis_async.Redis,
+        stream: str,
+        group: str,
+        name: str,
+        handler: Handler,
+        *,
+        batch: int = 64,
+        block_ms: int = 1000,
+        claim_idle_ms: int = 30_000,
+        max_deliveries: int = 5,
+        dead_letter_stream: str | None = None,
+    ) -> None:
+        self._redis = redis
+        self._bus = Bus(redis)
+        self.stream = stream
+        self.group = group
+        self.name = name
+        self._handler = handler
+        self._batch = batch
+        self._block_ms = block_ms
+        self._claim_idle_ms = claim_idle_ms
+        self._max_deliveries = max_deliveries
+        self.dead_letter_stream = dead_letter_stream or f"{stream}:dead"
+        self._claim_cursor = "0-0"
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Handle entries until ``stop`` is set; outages of Redis only pause the loop."""
+        backoff = 0.1
+        while not stop.is_set():
+            try:
+                await self.step()
+                backoff = 0.1
+            except TRANSIENT_ERRORS as exc:
+                log.warning("consumer %s on %s: redis error (%r)", self.name, self.stream, exc)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), timeout=backoff)
+                backoff = min(backoff * 2, 5.0)
+
+    async def step(self) -> int:
+        """Retry entries idle too long, then read new ones; return how many were handled."""
+        try:
+            handled = await self._recover()
+            # Do not block for new entries while old ones were waiting: come back soon.
+            handled += await self._read_new(block=handled == 0)
+        except ResponseError as exc:
+            if not str(exc).startswith("NOGROUP"):
+                raise
+            log.warning(
+                "group %s on %s is gone (redis restarted?); recreating", self.group, self.stream
+            )
+            await self._bus.ensure_group(self.stream, self.group)
+            self._claim_cursor = "0-0"
+            return 0
+        return handled
+
+    async def _recover(self) -> int:
+        """Claim entries pending longer than ``claim_idle_ms``, whoever had them, and retry."""
+        next_cursor, claimed, *_ = await self._redis.xautoclaim(
+            self.stream,
+            self.group,
+            self.name,
+            min_idle_time=self._claim_idle_ms,
+            start_id=self._claim_cursor,
+            count=self._batch,
+        )
+        self._claim_cursor = _text(next_cursor)
+        entries = _entries(claimed)
+        if not entries:
+            return 0
+        deliveries = await self._delivery_counts([entry_id for entry_id, _ in entries])
+        handled = 0
+        for entry_id, fields in entries:
+            if fields is None:  # trimmed away while pending: nothing left to handle
+                await self._redis.xack(self.stream, self.group, entry_id)
+                continue
+            count = deliveries.get(entry_id, 1)
+            if count > self._max_deliveries:
+                await self._dead_letter(entry_id, fields, f"abandoned after {count - 1} deliveries")
+            else:
+                await self._handle(entry_id, fields, count)
+            handled += 1
+        return handled
+
+    async def _read_new(self, *, block: bool) -> int:
+        response = await self._redis.xreadgroup(
+            self.group,
+            self.name,
+            {self.stream: ">"},
+            count=self._batch,
+            block=self._block_ms if block and self._block_ms > 0 else None,
+        )
+        entries = _read_entries(response)
+        for entry_id, fields in entries:
+            await self._handle(entry_id, fields or {}, deliveries=1)
+        return len(entries)
+
+    async def _delivery_counts(self, entry_ids: list[str]) -> dict[str, int]:
+        pipe = self._redis.pipeline(transaction=False)
+        for entry_id in entry_ids:
+            pipe.xpending_range(self.stream, self.group, min=entry_id, max=entry_id, count=1)
+        counts: dict[str, int] = {}
+        for details in await pipe.execute():
+            for detail in details:
+                counts[_text(detail["message_id"])] = int(detail["times_delivered"])
+        return counts
+
+    async def _handle(self, entry_id: str, fields: dict[bytes, bytes], deliveries: int) -> None:
+        payload = fields.get(PAYLOAD_FIELD, b"")
+        try:
+            await self._handler(entry_id, payload)
+        except Exception as exc:
+            if deliveries >= self._max_deliveries:
+                log.exception("entry %s on %s failed for the last time", entry_id, self.stream)
+                await self._dead_letter(entry_id, fields, repr(exc))
+            else:
+                log.exception("entry %s on %s failed; it will be retried", entry_id, self.stream)
+            return
+        await self._redis.xack(self.stream, self.group, entry_id)
+
+    async def _dead_letter(self, entry_id: str, fields: dict[bytes, bytes], error: str) -> None:
+        """Park the entry on the dead-letter stream and acknowledge it, atomically."""
+        pipe = self._redis.pipeline(transaction=True)
+        pipe.xadd(
+            self.dead_letter_stream,
+            {
+                PAYLOAD_FIELD: fields.get(PAYLOAD_FIELD, b""),
+                b"error": error.encode(),
+                b"source_id": entry_id.encode(),
+                b"source_stream": self.stream.encode(),
+            },
+            maxlen=DEFAULT_MAXLEN,
+            approximate=True,
+        )
+        pipe.xack(self.stream, self.group, entry_id)
+        await pipe.execute()

@@ -1,0 +1,103 @@
+"""Postgres connections: a ready pool for the service's database, and schema migrations.
+
+Every service process calls ``open_pool`` on start, several at once, so creating the database
+and applying migrations must be safe when raced.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import psycopg
+from psycopg import errors, sql
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from psycopg_pool import AsyncConnectionPool
+
+log = logging.getLogger(__name__)
+
+MIGRATIONS_DIR = Path(__file__).parent / "migrations"
+
+MIGRATION_LOCK = 0x706C61797461626C  # advisory lock key ("playtabl") serialising migrations
+
+MAINTENANCE_DATABASE = "postgres"
+
+
+async def open_pool(
+    database_url: str, *, min_size: int = 2, max_size: int = 10
+) -> AsyncConnectionPool:
+    """Create the database if needed, open a pool on it and bring its schema up to date."""
+    await ensure_database(database_url)
+    pool = AsyncConnectionPool(database_url, min_size=min_size, max_size=max_size, open=False)
+    try:
+        await pool.open(wait=True)
+        async with pool.connection() as conn:
+            applied = await migrate(conn)
+    except BaseException:
+        await pool.close()
+        raise
+    if applied:
+        log.info("applied migrations %s", ", ".join(applied))
+    return pool
+
+
+async def ensure_database(database_url: str) -> None:
+    """Create the database named in ``database_url`` unless it already exists.
+
+    The target is tried first, so a role that may not connect to the maintenance database still
+    works when its database exists.
+    """
+    try:
+        conn = await psycopg.AsyncConnection.connect(database_url)
+    except psycopg.OperationalError as exc:
+        if "does not exist" not in str(exc):
+            raise
+    else:
+        await conn.close()
+        return
+    name = str(conninfo_to_dict(database_url).get("dbname") or "")
+    if not name:
+        raise ValueError(f"no database name in {database_url!r}")
+    maintenance = make_conninfo(database_url, dbname=MAINTENANCE_DATABASE)
+    async with await psycopg.AsyncConnection.connect(maintenance, autocommit=True) as conn:
+        try:
+            await conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+            log.info("created database %s", name)
+        except (errors.DuplicateDatabase, errors.UniqueViolation):
+            pass  # another process created it first
+
+
+def migration_files() -> list[Path]:
+    return sorted(MIGRATIONS_DIR.glob("*.sql"), key=lambda path: path.name)
+
+
+async def migrate(conn: psycopg.AsyncConnection) -> list[str]:
+    """Apply the migration files not yet recorded, in name order; return the names applied.
+
+    Each file runs in its own transaction under an advisory lock, so processes starting at the
+    same time apply every file exactly once. ``conn`` must be idle (no open transaction).
+    """
+    async with conn.transaction():
+        await conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
+        await conn.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations ("
+            " name text PRIMARY KEY,"
+            " applied_at timestamptz NOT NULL DEFAULT now())"
+        )
+        cursor = await conn.execute("SELECT name FROM schema_migrations")
+        recorded = {name for (name,) in await cursor.fetchall()}
+    applied: list[str] = []
+    for path in migration_files():
+        if path.name in recorded:
+            continue
+        async with conn.transaction():
+            await conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
+            cursor = await conn.execute(
+                "SELECT 1 FROM schema_migrations WHERE name = %s", (path.name,)
+            )
+            if await cursor.fetchone() is not None:
+                continue  # applied by another process since we looked
+            await conn.execute(path.read_text(encoding="utf-8").encode(), prepare=False)
+            await conn.execute("INSERT INTO schema_migrations (name) VALUES (%s)", (path.name,))
+        applied.append(path.name)
+    return applied

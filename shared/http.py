@@ -1,0 +1,221 @@
+"""HTTP pieces both public services share: RFC 9457 problems, tokens, health, the contract."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import secrets
+from typing import Any
+
+import msgspec
+from litestar import Request, Response, get
+from litestar.exceptions import HTTPException, ValidationException
+
+log = logging.getLogger(__name__)
+
+PROBLEM_MEDIA_TYPE = "application/problem+json"
+PROBLEM_TYPE_BASE = "https://playtable.dev/problems/"
+
+
+class ProblemDocument(msgspec.Struct, omit_defaults=True):
+    """An RFC 9457 problem: ``type`` is stable per kind of error, ``detail`` explains this one."""
+
+    type: str
+    title: str
+    status: int
+    detail: str = ""
+    instance: str | None = None
+    errors: list[dict[str, Any]] | None = None
+
+
+class Problem(Exception):
+    """Raised by handlers; becomes a problem+json response and changes nothing."""
+
+    def __init__(
+        self,
+        status: int,
+        code: str,
+        title: str,
+        detail: str = "",
+        *,
+        headers: dict[str, str] | None = None,
+        errors: list[dict[str, Any]] | None = None,
+    ) -> None:
+        super().__init__(detail or title)
+        self.status = status
+        self.code = code
+        self.title = title
+        self.detail = detail
+        self.headers = headers
+        self.errors = errors
+
+    def document(self, instance: str | None = None) -> ProblemDocument:
+        return ProblemDocument(
+            type=PROBLEM_TYPE_BASE + self.code,
+            title=self.title,
+            status=self.status,
+            detail=self.detail,
+            instance=instance,
+            errors=self.errors,
+        )
+
+
+def not_found(what: str, ident: str) -> Problem:
+    return Problem(
+        404, f"{what}-not-found", f"{what.capitalize()} not found", f"no {what} {ident!r}"
+    )
+
+
+def _respond(request: Request[Any, Any, Any], problem: Problem) -> Response[ProblemDocument]:
+    return Response(
+        problem.document(instance=request.url.path),
+        status_code=problem.status,
+        media_type=PROBLEM_MEDIA_TYPE,
+        headers=problem.headers,
+    )
+
+
+_STATUS_CODES = {
+    400: ("bad-request", "Bad request"),
+    401: ("unauthorized", "Unauthorized"),
+    403: ("forbidden", "Forbidden"),
+    404: ("not-found", "Not found"),
+    405: ("method-not-allowed", "Method not allowed"),
+    409: ("conflict", "Conflict"),
+    413: ("payload-too-large", "Payload too large"),
+    415: ("unsupported-media-type", "Unsupported media type"),
+    429: ("too-many-requests", "Too many requests"),
+}
+
+
+def _http_exception(
+    request: Request[Any, Any, Any], exc: HTTPException
+) -> Response[ProblemDocument]:
+    code, title = _STATUS_CODES.get(exc.status_code, ("http-error", "HTTP error"))
+    errors = None
+    if isinstance(exc, ValidationException):
+        code, title = "invalid-request", "The request is not valid"
+        extra = exc.extra if isinstance(exc.extra, list) else None
+        errors = [dict(item) for item in extra] if extra else None
+    detail = exc.detail if exc.detail and exc.detail != title else ""
+    return _respond(request, Problem(exc.status_code, code, title, detail, errors=errors))
+
+
+def _unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[ProblemDocument]:
+    log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
+    problem = Problem(500, "internal-error", "Internal server error", "the error has been logged")
+    return _respond(request, problem)
+
+
+EXCEPTION_HANDLERS: dict[Any, Any] = {
+    Problem: _respond,
+    HTTPException: _http_exception,
+    Exception: _unexpected,
+}
+
+
+def problem_content() -> dict[str, Any]:
+    return {PROBLEM_MEDIA_TYPE: {"schema": {"$ref": "#/components/schemas/ProblemDocument"}}}
+
+
+def finalize_contract(schema: dict[str, Any]) -> dict[str, Any]:
+    """Make every documented error response problem+json (which is what the handlers send)."""
+    components = schema.setdefault("components", {}).setdefault("schemas", {})
+    components["ProblemDocument"] = msgspec.json.schema(ProblemDocument)
+    for path_item in schema.get("paths", {}).values():
+        for operation in path_item.values():
+            if not isinstance(operation, dict) or "responses" not in operation:
+                continue
+            responses = operation["responses"]
+            responses.setdefault("500", {"description": "Internal server error"})
+            for status, response in responses.items():
+                if status.isdigit() and int(status) >= 400:
+                    response["content"] = problem_content()
+    return schema
+
+
+def problem_responses(*statuses: int) -> dict[int, Any]:
+    """Per-route documentation of the errors it may answer with (bodies are problem+json)."""
+    from litestar.openapi.datastructures import ResponseSpec
+
+    descriptions = {
+        400: "The request is not valid",
+        401: "A seat token is required",
+        403: "The token does not allow this",
+        404: "Not found",
+        409: "Conflict with the current state",
+        422: "Refused by the rules or the resource's state",
+        503: "A backing service did not answer",
+    }
+    return {
+        status: ResponseSpec(
+            data_container=ProblemDocument,
+            description=descriptions[status],
+            media_type=PROBLEM_MEDIA_TYPE,
+            generate_examples=False,
+        )
+        for status in statuses
+    }
+
+
+def openapi_config(service: str) -> Any:
+    from litestar.openapi import OpenAPIConfig
+    from litestar.openapi.plugins import ScalarRenderPlugin
+
+    return OpenAPIConfig(
+        title=f"playtable {service} API",
+        version="0.1.0",
+        description="Event-sourced backend for turn-based tabletop games",
+        path="/docs",
+        render_plugins=[ScalarRenderPlugin()],
+    )
+
+
+# --- tokens ----------------------------------------------------------------------------------
+
+
+def new_token() -> str:
+    return secrets.token_urlsafe(24)
+
+
+def hash_token(token: str) -> str:
+    """Tokens are stored and compared only as hashes."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def bearer_token(request: Request[Any, Any, Any]) -> str | None:
+    header = request.headers.get("authorization")
+    if not header:
+        return None
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise Problem(
+            401,
+            "bad-authorization",
+            "Bad Authorization header",
+            "use 'Authorization: Bearer <token>'",
+        )
+    return token.strip()
+
+
+# --- health ----------------------------------------------------------------------------------
+
+
+class Health(msgspec.Struct):
+    service: str
+    status: str
+    instance: str
+
+
+def health_route(service: str, instance: str) -> Any:
+    @get(
+        "/health",
+        operation_id=f"get{service.capitalize()}Health",
+        tags=["health"],
+        summary=f"Liveness of the {service} service",
+        sync_to_thread=False,
+    )
+    def health() -> Health:
+        return Health(service=service, status="ok", instance=instance)
+
+    return health

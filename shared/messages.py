@@ -1,0 +1,123 @@
+"""Message schemas shared by every service: envelopes for commands and events.
+
+Commands are imperative (``CreateMatch``), events past tense (``MatchCreated``). Every message
+travels in an envelope that carries its identity and lineage, so a reader of any log can tell
+what caused what and who asked for it.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any
+
+import msgspec
+
+SCHEMA_VERSION = 1
+
+
+def new_id() -> str:
+    """A random, URL-safe identifier for messages, matches and tables."""
+    return uuid.uuid4().hex
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class Actor(msgspec.Struct, frozen=True, omit_defaults=True):
+    """Who asked for something: a seat of a match, a lobby player, or the system itself."""
+
+    kind: str  # "seat" | "player" | "system"
+    seat: int | None = None
+    name: str | None = None
+
+
+SYSTEM = Actor(kind="system")
+
+
+class EventMetadata(msgspec.Struct, frozen=True, omit_defaults=True):
+    """Stored beside every event: its id, lineage and author."""
+
+    event_id: str
+    correlation_id: str
+    causation_id: str | None = None
+    actor: Actor = SYSTEM
+    schema_version: int = SCHEMA_VERSION
+    occurred_at_ms: int = 0
+
+
+class CommandEnvelope(msgspec.Struct, frozen=True, omit_defaults=True):
+    """A command on a Redis stream: ``type`` names the command, ``body`` is its JSON."""
+
+    command_id: str
+    type: str
+    body: msgspec.Raw
+    correlation_id: str
+    causation_id: str | None = None
+    actor: Actor = SYSTEM
+    schema_version: int = SCHEMA_VERSION
+    issued_at_ms: int = 0
+
+
+class EventEnvelope(msgspec.Struct, frozen=True, omit_defaults=True):
+    """A published event on a Redis stream, as consumers (lobby, webhooks, feeds) see it.
+
+    ``data`` is the spectator's redaction of the event: published streams never carry hidden
+    information.
+    """
+
+    stream_id: str
+    version: int
+    type: str
+    data: msgspec.Raw
+    metadata: EventMetadata
+    global_position: int | None = None
+
+
+def command(
+    type_: str,
+    body: Any,
+    *,
+    correlation_id: str | None = None,
+    causation_id: str | None = None,
+    actor: Actor = SYSTEM,
+) -> CommandEnvelope:
+    command_id = new_id()
+    return CommandEnvelope(
+        command_id=command_id,
+        type=type_,
+        body=msgspec.Raw(msgspec.json.encode(body)),
+        correlation_id=correlation_id or command_id,
+        causation_id=causation_id,
+        actor=actor,
+        issued_at_ms=now_ms(),
+    )
+
+
+def metadata(
+    *, correlation_id: str, causation_id: str | None = None, actor: Actor = SYSTEM
+) -> EventMetadata:
+    return EventMetadata(
+        event_id=new_id(),
+        correlation_id=correlation_id,
+        causation_id=causation_id,
+        actor=actor,
+        occurred_at_ms=now_ms(),
+    )
+
+
+# --- Commands between services -------------------------------------------------------------
+
+
+class CreateMatch(msgspec.Struct, frozen=True):
+    """Lobby -> match: a table started; create its match."""
+
+    match_id: str
+    table_id: str
+    game: str
+    options: dict[str, Any]
+    seats: int
+    seat_token_hashes: list[str]
+    players: list[str]
+    seed: int

@@ -1,0 +1,113 @@
+"""The transactional outbox: messages are written with the business change, published after.
+
+A service writes the messages it must publish into ``outbox`` inside the same transaction as the
+events they announce, so a crash can never commit one without the other. The relay then moves
+rows to Redis and deletes them in one transaction: a crash before that commit only republishes
+(at least once), never loses a row.
+
+Relays in several processes take turns under an advisory lock rather than splitting rows with
+``SKIP LOCKED``: one relay at a time publishes in id order, so every Redis stream receives its
+messages in commit order (appends are serialised by the event store), which consumers rely on
+when they skip what they have already seen.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Sequence
+
+import psycopg
+from psycopg import AsyncConnection
+from psycopg_pool import AsyncConnectionPool
+from redis.exceptions import RedisError
+
+from shared.bus import Bus
+
+log = logging.getLogger(__name__)
+
+RELAY_LOCK = 0x6F7574626F78  # "outbox": advisory lock key held by the publishing relay
+
+_ENQUEUE = """
+INSERT INTO outbox (topic, payload)
+SELECT o.topic, o.payload
+FROM unnest(%s::text[], %s::bytea[]) WITH ORDINALITY AS o(topic, payload, n)
+ORDER BY o.n
+"""
+
+_TAKE = """
+DELETE FROM outbox
+WHERE id IN (SELECT id FROM outbox ORDER BY id LIMIT %s::int)
+RETURNING id, topic, payload
+"""
+
+
+async def enqueue(conn: AsyncConnection, items: Sequence[tuple[str, bytes]]) -> None:
+    """Add ``(stream, payload)`` messages to the outbox, in the caller's transaction."""
+    if not items:
+        return
+    await conn.execute(_ENQUEUE, ([topic for topic, _ in items], [payload for _, payload in items]))
+
+
+class OutboxRelay:
+    """Publishes outbox rows on the bus in id order and deletes them once published."""
+
+    def __init__(
+        self,
+        pool: AsyncConnectionPool,
+        bus: Bus,
+        *,
+        batch: int = 500,
+        poll_interval_s: float = 1.0,
+    ) -> None:
+        self._pool = pool
+        self._bus = bus
+        self._batch = batch
+        self._poll_interval_s = poll_interval_s
+        self._wakeup = asyncio.Event()
+
+    def wake(self) -> None:
+        """Publish now rather than at the next poll: call after committing outbox rows."""
+        self._wakeup.set()
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Drain the outbox whenever woken, and at least every ``poll_interval_s``, until stop."""
+        watcher = asyncio.create_task(self._wake_on(stop))
+        backoff = 0.1
+        try:
+            while not stop.is_set():
+                self._wakeup.clear()
+                try:
+                    await self.drain()
+                    delay, backoff = self._poll_interval_s, 0.1
+                except (psycopg.Error, RedisError, OSError) as exc:
+                    log.warning("outbox relay: publishing failed (%r); retrying", exc)
+                    delay, backoff = backoff, min(backoff * 2, 5.0)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wakeup.wait(), timeout=delay)
+        finally:
+            watcher.cancel()
+
+    async def _wake_on(self, stop: asyncio.Event) -> None:
+        await stop.wait()
+        self.wake()
+
+    async def drain(self) -> int:
+        """Publish every row committed so far; return how many were published."""
+        total = 0
+        while True:
+            published = await self._publish_batch()
+            total += published
+            if published < self._batch:
+                return total
+
+    async def _publish_batch(self) -> int:
+        async with self._pool.connection() as conn, conn.transaction():
+            await conn.execute("SELECT pg_advisory_xact_lock(%s)", (RELAY_LOCK,))
+            cursor = await conn.execute(_TAKE, (self._batch,))
+            rows = sorted(await cursor.fetchall())
+            if rows:
+                # The deletion commits only after Redis accepted every message.
+                await self._bus.publish_many([(topic, payload) for _, topic, payload in rows])
+        return len(rows)

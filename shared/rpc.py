@@ -1,0 +1,128 @@
+"""Request/reply over Redis streams: how the lobby and match services ask the rules service.
+
+Requests go on one stream read by the rules workers' consumer group, so any number of workers
+share the load. Each caller process reads replies from a stream of its own, matched to waiting
+futures by request id.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any, TypeVar
+
+import msgspec
+import redis.asyncio as redis_async
+from redis.exceptions import ConnectionError as RedisConnectionError
+
+from shared import rules_api as api
+from shared.messages import new_id, now_ms
+
+log = logging.getLogger(__name__)
+ReplyT = TypeVar("ReplyT")
+
+REPLY_STREAM_TTL_S = 3600
+REPLY_STREAM_MAXLEN = 10_000
+
+
+class RulesUnavailable(RuntimeError):
+    """No rules worker answered in time, or the rules service failed on the request."""
+
+
+_call_encoder = msgspec.json.Encoder()
+_reply_decoder = msgspec.json.Decoder(api.RulesReply)
+_call_decoder = msgspec.json.Decoder(api.RulesCall)
+
+
+class RulesClient:
+    """Sends rules requests and awaits their replies (one reply reader per process)."""
+
+    def __init__(
+        self, redis: redis_async.Redis, *, request_stream: str, reply_stream: str, timeout_s: float
+    ) -> None:
+        self.redis = redis
+        self.request_stream = request_stream
+        self.reply_stream = reply_stream
+        self.timeout_s = timeout_s
+        self._waiting: dict[str, asyncio.Future[api.RulesReply]] = {}
+        self._reader: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        self._reader = asyncio.create_task(self._read_replies(), name="rules-replies")
+
+    async def stop(self) -> None:
+        if self._reader is not None:
+            self._reader.cancel()
+            await asyncio.gather(self._reader, return_exceptions=True)
+        await self.redis.delete(self.reply_stream)
+
+    async def call(
+        self, request: api.RulesRequest, reply_type: type[ReplyT]
+    ) -> ReplyT | api.Rejected:
+        """Send ``request``; return the decoded reply, or the rules' rejection."""
+        request_id = new_id()
+        future: asyncio.Future[api.RulesReply] = asyncio.get_running_loop().create_future()
+        self._waiting[request_id] = future
+        call = api.RulesCall(
+            request_id=request_id,
+            reply_to=self.reply_stream,
+            request=request,
+            deadline_ms=now_ms() + int(self.timeout_s * 1000),
+        )
+        try:
+            await self.redis.xadd(self.request_stream, {b"m": _call_encoder.encode(call)})
+            reply = await asyncio.wait_for(future, self.timeout_s)
+        except (TimeoutError, RedisConnectionError) as error:
+            raise RulesUnavailable("the rules service did not answer in time") from error
+        finally:
+            self._waiting.pop(request_id, None)
+        if reply.error is not None:
+            raise RulesUnavailable(reply.error)
+        if reply.rejected is not None:
+            return reply.rejected
+        return msgspec.json.decode(reply.body, type=reply_type)
+
+    async def _read_replies(self) -> None:
+        last_id = "0"  # the stream is this process's own: every entry in it is for us
+        while True:
+            try:
+                batches = await self.redis.xread(
+                    {self.reply_stream: last_id}, block=1000, count=512
+                )
+            except RedisConnectionError:
+                log.warning("reply stream read failed; retrying", exc_info=True)
+                await asyncio.sleep(0.5)
+                continue
+            for _stream, entries in batches or ():
+                for entry_id, fields in entries:
+                    last_id = entry_id
+                    reply = _reply_decoder.decode(fields[b"m"])
+                    future = self._waiting.get(reply.request_id)
+                    if future is not None and not future.done():
+                        future.set_result(reply)
+
+
+def decode_call(payload: bytes) -> api.RulesCall:
+    return _call_decoder.decode(payload)
+
+
+def encode_reply(request_id: str, outcome: Any) -> bytes:
+    """The reply to a request: a rejection, or any encodable body."""
+    if isinstance(outcome, api.Rejected):
+        reply = api.RulesReply(request_id=request_id, rejected=outcome)
+    else:
+        reply = api.RulesReply(
+            request_id=request_id, body=msgspec.Raw(_call_encoder.encode(outcome))
+        )
+    return _call_encoder.encode(reply)
+
+
+def encode_failure(request_id: str, error: str) -> bytes:
+    return _call_encoder.encode(api.RulesReply(request_id=request_id, error=error))
+
+
+async def send_reply(redis: redis_async.Redis, reply_to: str, payload: bytes) -> None:
+    async with redis.pipeline(transaction=False) as pipe:
+        pipe.xadd(reply_to, {b"m": payload}, maxlen=REPLY_STREAM_MAXLEN, approximate=True)
+        pipe.expire(reply_to, REPLY_STREAM_TTL_S)
+        await pipe.execute()

@@ -1,0 +1,154 @@
+"""Requests the lobby and match services send to the rules service, and its replies.
+
+The match service holds no game code: game states travel as opaque bytes produced by the rules
+engines, and events and views travel as JSON (``msgspec.Raw``) that the services store and serve
+as they are.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+
+class EncodedEvent(msgspec.Struct, frozen=True):
+    """One game event: its type name and its JSON (which carries the same ``type`` tag)."""
+
+    type: str
+    data: msgspec.Raw
+
+
+class Progress(msgspec.Struct, frozen=True, omit_defaults=True):
+    """Where a match stands after some events: who may act, and the result once finished."""
+
+    state: bytes
+    to_move: list[int]
+    result: dict[str, Any] | None = None
+
+
+# --- requests (tagged so one stream carries them all) ----------------------------------------
+
+
+class Catalogue(msgspec.Struct, frozen=True, tag=True):
+    """List the games with their options and player counts."""
+
+
+class ResolveOptions(msgspec.Struct, frozen=True, tag=True):
+    """Check a table's options and seat count; fill in the defaults."""
+
+    game: str
+    options: dict[str, Any]
+    seats: int
+
+
+class SetUp(msgspec.Struct, frozen=True, tag=True):
+    game: str
+    options: dict[str, Any]
+    seats: int
+    seed: int
+
+
+class Decide(msgspec.Struct, frozen=True, tag=True):
+    game: str
+    state: bytes
+    seat: int
+    action: msgspec.Raw
+
+
+class ShowView(msgspec.Struct, frozen=True, tag=True):
+    game: str
+    state: bytes
+    seat: int | None
+
+
+class ListLegalActions(msgspec.Struct, frozen=True, tag=True):
+    game: str
+    state: bytes
+    seat: int
+
+
+class RedactEvents(msgspec.Struct, frozen=True, tag=True):
+    game: str
+    events: list[msgspec.Raw]
+    seat: int | None
+
+
+class Fold(msgspec.Struct, frozen=True, tag=True):
+    """Replay stored events from nothing (a consistency check, or a cold snapshot)."""
+
+    game: str
+    events: list[msgspec.Raw]
+
+
+class ExportMatch(msgspec.Struct, frozen=True, tag=True):
+    game: str
+    events: list[msgspec.Raw]
+    players: list[str]
+
+
+class ImportMatch(msgspec.Struct, frozen=True, tag=True):
+    game: str
+    document: msgspec.Raw
+
+
+RulesRequest = (
+    Catalogue
+    | ResolveOptions
+    | SetUp
+    | Decide
+    | ShowView
+    | ListLegalActions
+    | RedactEvents
+    | Fold
+    | ExportMatch
+    | ImportMatch
+)
+
+
+# --- replies ---------------------------------------------------------------------------------
+
+
+class SetUpDone(msgspec.Struct, frozen=True):
+    options: dict[str, Any]
+    events: list[EncodedEvent]
+    public_events: list[msgspec.Raw]
+    progress: Progress
+
+
+class Decided(msgspec.Struct, frozen=True):
+    """Accepted: the new events, as stored, as the actor sees them and as everyone else does."""
+
+    events: list[EncodedEvent]
+    actor_events: list[msgspec.Raw]
+    public_events: list[msgspec.Raw]
+    progress: Progress
+
+
+class Rejected(msgspec.Struct, frozen=True):
+    code: str
+    detail: str
+
+
+class Imported(msgspec.Struct, frozen=True):
+    options: dict[str, Any]
+    seats: int
+    players: list[str]
+    events: list[EncodedEvent]
+    progress: Progress
+
+
+class RulesCall(msgspec.Struct, frozen=True):
+    """The envelope on the request stream: where to reply, and the request itself."""
+
+    request_id: str
+    reply_to: str
+    request: RulesRequest
+    deadline_ms: int = 0
+
+
+class RulesReply(msgspec.Struct, frozen=True, omit_defaults=True):
+    request_id: str
+    body: msgspec.Raw = msgspec.Raw(b"null")
+    rejected: Rejected | None = None
+    error: str | None = None

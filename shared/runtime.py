@@ -1,0 +1,82 @@
+"""The connections a service holds while it runs, opened and closed in one place."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+
+import redis.asyncio as redis_async
+from psycopg_pool import AsyncConnectionPool
+
+from shared.bus import Bus, Consumer
+from shared.db import open_pool
+from shared.eventstore import EventStore
+from shared.outbox import OutboxRelay
+from shared.rpc import RulesClient
+from shared.settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+class Runtime:
+    """Postgres pool, event store, Redis, bus, outbox relay and rules client of one process."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.stop = asyncio.Event()
+        self._tasks: list[asyncio.Task[None]] = []
+        self.pool: AsyncConnectionPool
+        self.store: EventStore
+        self.redis: redis_async.Redis
+        self.bus: Bus
+        self.relay: OutboxRelay
+        self.rules: RulesClient
+
+    async def start(self) -> None:
+        settings = self.settings
+        self.pool = await open_pool(
+            settings.database_url, min_size=settings.db_pool_min, max_size=settings.db_pool_max
+        )
+        self.store = EventStore(self.pool)
+        self.redis = redis_async.Redis.from_url(settings.redis_url)
+        self.bus = Bus(self.redis)
+        self.relay = OutboxRelay(self.pool, self.bus)
+        self.rules = RulesClient(
+            self.redis,
+            request_stream=settings.stream("rules:requests"),
+            reply_stream=settings.stream(f"rules:replies:{settings.instance_id}"),
+            timeout_s=settings.rules_timeout_s,
+        )
+        await self.rules.start()
+        self.spawn("outbox-relay", self.relay.run(self.stop))
+
+    def spawn(self, name: str, job: Awaitable[None]) -> None:
+        async def guarded() -> None:
+            try:
+                await job
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("background task %s died", name)
+
+        self._tasks.append(asyncio.create_task(guarded(), name=name))
+
+    async def consume(
+        self, stream: str, group: str, handler: Callable[[str, bytes], Awaitable[None]]
+    ) -> None:
+        """Join ``group`` on ``stream`` and hand each entry to ``handler`` until shutdown."""
+        await self.bus.ensure_group(stream, group)
+        consumer = Consumer(self.redis, stream, group, self.settings.instance_id, handler)
+        self.spawn(f"consume:{stream}", consumer.run(self.stop))
+
+    async def close(self) -> None:
+        self.stop.set()
+        for task in self._tasks:
+            task.cancel()
+        with contextlib.suppress(Exception):
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self.rules.stop()
+        await self.redis.aclose()
+        await self.pool.close()

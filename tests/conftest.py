@@ -1,0 +1,135 @@
+"""Fixtures for tests that need the real Postgres and Redis.
+
+``DATABASE_URL`` and ``REDIS_URL`` name the servers; without them the local ones are used, or,
+when nothing answers locally and Docker does, throwaway containers. Every session gets a fresh
+database (dropped at the end) and every test its own Redis key prefix, so test runs never see
+each other's data nor anyone else's.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from urllib.parse import urlsplit
+
+import psycopg
+import pytest
+import pytest_asyncio
+import redis.asyncio as redis_async
+from psycopg import sql
+from psycopg.conninfo import make_conninfo
+from psycopg_pool import AsyncConnectionPool
+
+from shared.bus import Bus
+from shared.db import MAINTENANCE_DATABASE, open_pool
+
+LOCAL_POSTGRES = "postgresql://postgres@127.0.0.1:5432/postgres"
+LOCAL_REDIS = "redis://127.0.0.1:6379/15"
+
+
+def _answers(url: str, default_port: int) -> bool:
+    parts = urlsplit(url)
+    try:
+        with socket.create_connection((parts.hostname, parts.port or default_port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+def _docker_answers() -> bool:
+    try:
+        import docker
+
+        return bool(docker.from_env().ping())
+    except Exception:
+        return False
+
+
+def with_database(url: str, name: str) -> str:
+    """``url`` pointing at database ``name`` on the same server."""
+    return urlsplit(url)._replace(path=f"/{name}").geturl()
+
+
+def create_database(server_url: str, name: str) -> None:
+    maintenance = make_conninfo(server_url, dbname=MAINTENANCE_DATABASE)
+    with psycopg.connect(maintenance, autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+
+
+def drop_database(server_url: str, name: str) -> None:
+    maintenance = make_conninfo(server_url, dbname=MAINTENANCE_DATABASE)
+    with psycopg.connect(maintenance, autocommit=True) as conn:
+        conn.execute(
+            sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+        )
+
+
+@pytest.fixture(scope="session")
+def postgres_server_url() -> Iterator[str]:
+    """A Postgres server on which the tests may create and drop databases."""
+    configured = os.environ.get("DATABASE_URL")
+    if configured or _answers(LOCAL_POSTGRES, 5432) or not _docker_answers():
+        yield configured or LOCAL_POSTGRES
+        return
+    from testcontainers.community.postgres import PostgresContainer
+
+    with PostgresContainer("postgres:16-alpine", driver=None) as container:
+        yield container.get_connection_url()
+
+
+@pytest.fixture(scope="session")
+def database_url(postgres_server_url: str) -> Iterator[str]:
+    """A fresh database for this session, dropped at its end."""
+    name = f"playtable_test_{uuid.uuid4().hex[:12]}"
+    create_database(postgres_server_url, name)
+    try:
+        yield with_database(postgres_server_url, name)
+    finally:
+        drop_database(postgres_server_url, name)
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> Iterator[str]:
+    configured = os.environ.get("REDIS_URL")
+    if configured or _answers(LOCAL_REDIS, 6379) or not _docker_answers():
+        yield configured or LOCAL_REDIS
+        return
+    from testcontainers.community.redis import RedisContainer
+
+    with RedisContainer("redis:7-alpine") as container:
+        host, port = container.get_container_host_ip(), container.get_exposed_port(6379)
+        yield f"redis://{host}:{port}/15"
+
+
+@pytest.fixture
+def key_prefix() -> str:
+    """Prefix for every Redis key a test creates; the keys are deleted after the test."""
+    return f"test:{uuid.uuid4().hex[:12]}:"
+
+
+@pytest_asyncio.fixture
+async def pool(database_url: str) -> AsyncIterator[AsyncConnectionPool]:
+    pool = await open_pool(database_url, min_size=1, max_size=8)
+    try:
+        yield pool
+    finally:
+        await pool.close()
+
+
+@pytest_asyncio.fixture
+async def redis(redis_url: str, key_prefix: str) -> AsyncIterator[redis_async.Redis]:
+    client = redis_async.Redis.from_url(redis_url)
+    try:
+        yield client
+    finally:
+        keys = [key async for key in client.scan_iter(match=f"{key_prefix}*", count=1000)]
+        if keys:
+            await client.delete(*keys)
+        await client.aclose()
+
+
+@pytest.fixture
+def bus(redis: redis_async.Redis) -> Bus:
+    return Bus(redis)

@@ -1,0 +1,91 @@
+"""Start the three services as separate processes against the test database and Redis."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import httpx
+import pytest
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@dataclass
+class Stack:
+    lobby: httpx.Client
+    match: httpx.Client
+    env: dict[str, str]
+    processes: dict[str, subprocess.Popen[bytes]]
+
+    def start(self, service: str, name: str | None = None) -> subprocess.Popen[bytes]:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "services.cli", service],
+            env=self.env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        self.processes[name or service] = process
+        return process
+
+    def stop(self, name: str) -> None:
+        process = self.processes.pop(name)
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def _wait_healthy(client: httpx.Client, process: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"service exited: {process.stderr.read().decode()[-2000:]}")
+        try:
+            if client.get("/health").status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.1)
+    raise RuntimeError("service did not become healthy")
+
+
+@pytest.fixture(scope="module")
+def stack(database_url: str, redis_url: str) -> Iterator[Stack]:
+    lobby_port, match_port = _free_port(), _free_port()
+    env = dict(os.environ)
+    env.update(
+        DATABASE_URL=database_url,
+        REDIS_URL=redis_url,
+        PLAYTABLE_LOBBY_PORT=str(lobby_port),
+        PLAYTABLE_MATCH_PORT=str(match_port),
+        PLAYTABLE_STREAM_PREFIX=f"e2e-{uuid.uuid4().hex[:8]}",
+        PLAYTABLE_LOG_LEVEL="warning",
+    )
+    env.pop("PLAYTABLE_INSTANCE_ID", None)
+    lobby = httpx.Client(base_url=f"http://127.0.0.1:{lobby_port}", timeout=10)
+    match = httpx.Client(base_url=f"http://127.0.0.1:{match_port}", timeout=10)
+    running = Stack(lobby=lobby, match=match, env=env, processes={})
+    try:
+        running.start("rules")
+        _wait_healthy(match, running.start("match"))
+        _wait_healthy(lobby, running.start("lobby"))
+        yield running
+    finally:
+        for process in running.processes.values():
+            process.terminate()
+        for process in running.processes.values():
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+        lobby.close()
+        match.close()

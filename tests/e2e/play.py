@@ -1,0 +1,77 @@
+"""Drive matches over HTTP like a client app would: tables, seats, then moves to the end."""
+
+from __future__ import annotations
+
+import random
+import time
+import uuid
+from typing import Any
+
+from tests.e2e.conftest import Stack
+
+
+def open_table(
+    stack: Stack,
+    game: str,
+    players: int,
+    options: dict[str, Any] | None = None,
+    seed: int | None = None,
+) -> tuple[str, list[str]]:
+    """Create a table, seat everyone, start it; return the match id and the seat tokens."""
+    body: dict[str, Any] = {"game": game, "seats": players, "options": options or {}}
+    if seed is not None:
+        body["seed"] = seed
+    created = stack.lobby.post("/tables", json=body)
+    assert created.status_code == 201, created.text
+    table_id = created.json()["table_id"]
+    tokens = []
+    for seat in range(players):
+        joined = stack.lobby.post(f"/tables/{table_id}/seats", json={"name": f"player{seat}"})
+        assert joined.status_code == 201, joined.text
+        assert joined.json()["seat"] == seat
+        tokens.append(joined.json()["token"])
+    started = stack.lobby.post(
+        f"/tables/{table_id}/start", headers={"Authorization": f"Bearer {tokens[0]}"}
+    )
+    assert started.status_code == 200, started.text
+    match_id = started.json()["match_id"]
+    wait_for_match(stack, match_id)
+    return match_id, tokens
+
+
+def wait_for_match(stack: Stack, match_id: str, timeout_s: float = 15.0) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        response = stack.match.get(f"/matches/{match_id}")
+        if response.status_code == 200:
+            return response.json()
+        assert response.status_code == 404, response.text
+        time.sleep(0.05)
+    raise AssertionError(f"match {match_id} was not created")
+
+
+def auth(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def play_to_end(
+    stack: Stack, match_id: str, tokens: list[str], rng: random.Random, max_moves: int = 5000
+) -> dict[str, Any]:
+    """Each seat to move picks a random legal action until the match ends; returns the match."""
+    for _ in range(max_moves):
+        match = stack.match.get(f"/matches/{match_id}").json()
+        if match["status"] == "finished":
+            return match
+        seat = rng.choice(match["to_move"])
+        legal = stack.match.get(f"/matches/{match_id}/actions", headers=auth(tokens[seat]))
+        assert legal.status_code == 200, legal.text
+        assert legal.json()["version"] == match["version"]
+        action = rng.choice(legal.json()["actions"])
+        moved = stack.match.post(
+            f"/matches/{match_id}/actions",
+            json={"expected_version": match["version"], "action": action},
+            headers={**auth(tokens[seat]), "Idempotency-Key": uuid.uuid4().hex},
+        )
+        assert moved.status_code == 201, moved.text
+        assert moved.json()["version"] > match["version"]
+    raise AssertionError(f"match {match_id} did not end in {max_moves} moves")

@@ -1,0 +1,261 @@
+"""Redis streams bus against a real Redis: groups, acks, recovery, dead letters, lost state."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+import redis.asyncio as redis_async
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+
+from shared.bus import Bus, Consumer
+
+pytestmark = [pytest.mark.integration, pytest.mark.asyncio]
+
+GROUP = "workers"
+
+
+class Recorder:
+    """A handler that records what it saw and fails the first ``failures`` calls."""
+
+    def __init__(self, failures: int = 0) -> None:
+        self.calls: list[tuple[str, bytes]] = []
+        self.failures = failures
+
+    async def __call__(self, entry_id: str, payload: bytes) -> None:
+        self.calls.append((entry_id, payload))
+        if len(self.calls) <= self.failures:
+            raise ValueError(f"cannot handle {payload!r}")
+
+
+def consumer(
+    redis: redis_async.Redis, stream: str, name: str, handler: Recorder, **options: Any
+) -> Consumer:
+    options = {"block_ms": 0, **options}
+    return Consumer(redis, stream, GROUP, name, handler, **options)
+
+
+async def entries(redis: redis_async.Redis, stream: str) -> list[dict[bytes, bytes]]:
+    """The fields of each entry of ``stream``, oldest first."""
+    raw: Any = await redis.xrange(stream)
+    return [fields for _, fields in raw]
+
+
+async def payloads(redis: redis_async.Redis, stream: str) -> list[bytes]:
+    return [fields[b"m"] for fields in await entries(redis, stream)]
+
+
+async def pending_count(redis: redis_async.Redis, stream: str) -> int:
+    return (await redis.xpending(stream, GROUP))["pending"]
+
+
+async def test_publish_appends_in_order(
+    bus: Bus, redis: redis_async.Redis, key_prefix: str
+) -> None:
+    stream = f"{key_prefix}events"
+
+    first = await bus.publish(stream, b"one")
+    rest = await bus.publish_many([(stream, b"two"), (f"{key_prefix}other", b"x"), (stream, b"3")])
+
+    assert isinstance(first, str) and len(rest) == 3
+    assert first < rest[0] < rest[2]
+    assert await payloads(redis, stream) == [b"one", b"two", b"3"]
+    assert await payloads(redis, f"{key_prefix}other") == [b"x"]
+
+
+async def test_ensure_group_twice_is_harmless(
+    bus: Bus, redis: redis_async.Redis, key_prefix: str
+) -> None:
+    stream = f"{key_prefix}commands"
+    await bus.ensure_group(stream, GROUP)
+    await bus.ensure_group(stream, GROUP)
+
+    groups = await redis.xinfo_groups(stream)
+    assert [group["name"] for group in groups] == [GROUP.encode()]
+
+
+async def test_group_members_share_entries_each_handled_once(
+    bus: Bus, redis: redis_async.Redis, key_prefix: str
+) -> None:
+    stream = f"{key_prefix}requests"
+    await bus.ensure_group(stream, GROUP)
+    await bus.publish_many([(stream, f"job-{n}".encode()) for n in range(20)])
+    first, second = Recorder(), Recorder()
+    members = [consumer(redis, stream, "a", first, batch=3), consumer(redis, stream, "b", second)]
+
+    for _ in range(20):
+        for member in members:
+            await member.step()
+
+    seen = [payload for _, payload in first.calls + second.calls]
+    assert sorted(seen) == sorted(f"job-{n}".encode() for n in range(20))
+    assert first.calls and second.calls
+    assert await pending_count(redis, stream) == 0
+
+
+async def test_failed_entry_stays_pending_until_a_retry_succeeds(
+    bus: Bus, redis: redis_async.Redis, key_prefix: str
+) -> None:
+    stream = f"{key_prefix}requests"
+    await bus.ensure_group(stream, GROUP)
+    entry_id = await bus.publish(stream, b"flaky")
+    handler = Recorder(failures=1)
+    member = consumer(redis, stream, "a", handler, claim_idle_ms=50)
+
+    assert await member.step() == 1
+    assert await pending_count(redis, stream) == 1
+    assert await member.step() == 0  # not idle long enough to retry yet
+    await asyncio.sleep(0.06)
+    assert await member.step() == 1
+
+    assert handler.calls == [(entry_id, b"flaky"), (entry_id, b"flaky")]
+    assert await pending_count(redis, stream) == 0
+
+
+async def test_entry_of_a_dead_consumer_is_recovered_by_another(
+    bus: Bus, redis: redis_async.Redis, key_prefix: str
+) -> None:
+    stream = f"{key_prefix}requests"
+    await bus.ensure_group(stream, GROUP)
+    entry_id = await bus.publish(stream, b"orphan")
+    await redis.xreadgroup(GROUP, "crashed", {stream: ">"})  # read, never acknowledged
+    handler = Recorder()
+    survivor = consumer(redis, stream, "survivor", handler, claim_idle_ms=30)
+
+    assert await survivor.step() == 0
+    await asyncio.sleep(0.04)
+    assert await survivor.step() == 1
+
+    assert handler.calls == [(entry_id, b"orphan")]
+    assert await pending_count(redis, stream) == 0
+
+
+async def test_entry_that_keeps_failing_ends_in_the_dead_letter_stream(
+    bus: Bus, redis: redis_async.Redis, key_prefix: str
+) -> None:
+    stream = f"{key_prefix}requests"
+    await bus.ensure_group(stream, GROUP)
+    entry_id = await bus.publish(stream, b"poison")
+    handler = Recorder(failures=1_000)
+    member = consumer(redis, stream, "a", handler, claim_idle_ms=1, max_deliveries=3)
+
+    for _ in range(6):
+        await member.step()
+        await asyncio.sleep(0.005)
+
+    assert len(handler.calls) == 3
+    dead = await entries(redis, member.dead_letter_stream)
+    assert member.dead_letter_stream == f"{stream}:dead"
+    assert len(dead) == 1
+    fields = dead[0]
+    assert fields[b"m"] == b"poison"
+    assert fields[b"source_id"] == entry_id.encode()
+    assert b"cannot handle" in fields[b"error"]
+    assert await pending_count(redis, stream) == 0
+
+
+async def test_entry_abandoned_too_often_is_dead_lettered_without_handling(
+    bus: Bus, redis: redis_async.Redis, key_prefix: str
+) -> None:
+    """A payload that crashes its consumer outright must not crash every consumer in turn."""
+    stream = f"{key_prefix}requests"
+    await bus.ensure_group(stream, GROUP)
+    entry_id = await bus.publish(stream, b"crasher")
+    await redis.xreadgroup(GROUP, "crashed-1", {stream: ">"})
+    await redis.xclaim(stream, GROUP, "crashed-2", 0, [entry_id])
+    handler = Recorder()
+    member = consumer(redis, stream, "a", handler, claim_idle_ms=0, max_deliveries=2)
+
+    assert await member.step() == 1
+
+    assert handler.calls == []
+    dead = await entries(redis, f"{stream}:dead")
+    assert [fields[b"source_id"] for fields in dead] == [entry_id.encode()]
+    assert await pending_count(redis, stream) == 0
+
+
+async def test_consumer_recreates_its_group_after_redis_lost_everything(
+    bus: Bus, redis: redis_async.Redis, key_prefix: str
+) -> None:
+    stream = f"{key_prefix}requests"
+    await bus.ensure_group(stream, GROUP)
+    handler = Recorder()
+    member = consumer(redis, stream, "a", handler)
+    await bus.publish(stream, b"before")
+    assert await member.step() == 1
+
+    await redis.delete(stream)  # what a restarted Redis without persistence looks like
+    assert await member.step() == 0
+    await bus.publish(stream, b"after")
+    assert await member.step() == 1
+
+    assert [payload for _, payload in handler.calls] == [b"before", b"after"]
+
+
+async def test_run_handles_entries_until_stopped(
+    bus: Bus, redis: redis_async.Redis, key_prefix: str
+) -> None:
+    stream = f"{key_prefix}requests"
+    handler = Recorder()
+    member = consumer(redis, stream, "a", handler, block_ms=50)
+    stop = asyncio.Event()
+    running = asyncio.create_task(member.run(stop))
+
+    await bus.publish(stream, b"late")  # the group may not exist yet: run must create it
+    async with asyncio.timeout(3):
+        while not handler.calls:
+            await asyncio.sleep(0.01)
+    stop.set()
+    await asyncio.wait_for(running, timeout=2)
+
+    assert [payload for _, payload in handler.calls] == [b"late"]
+
+
+async def test_run_survives_an_unreachable_redis() -> None:
+    unreachable = redis_async.Redis(
+        host="127.0.0.1", port=1, socket_connect_timeout=0.2, retry=Retry(NoBackoff(), 0)
+    )
+    handler = Recorder()
+    member = Consumer(unreachable, "requests", GROUP, "a", handler)
+    stop = asyncio.Event()
+    running = asyncio.create_task(member.run(stop))
+
+    await asyncio.sleep(0.3)
+    assert not running.done()
+    stop.set()
+    await asyncio.wait_for(running, timeout=6)
+    await unreachable.aclose()
+
+    assert handler.calls == []
+
+
+@pytest.mark.parametrize(
+    "client_options",
+    [
+        {"decode_responses": True},
+        {"protocol": 3},
+        {"protocol": 3, "legacy_responses": False},
+    ],
+    ids=["decoded", "resp3", "resp3-unified"],
+)
+async def test_consumer_reads_every_reply_shape_of_the_client(
+    redis_url: str, redis: redis_async.Redis, key_prefix: str, client_options: dict[str, Any]
+) -> None:
+    stream = f"{key_prefix}requests"
+    client = redis_async.Redis.from_url(redis_url, **client_options)
+    try:
+        await Bus(client).publish_many([(stream, b"first"), (stream, b"second")])
+        await Bus(client).ensure_group(stream, GROUP)
+        handler = Recorder(failures=1)
+        member = consumer(client, stream, "a", handler, claim_idle_ms=0)
+
+        assert await member.step() == 2
+        assert await member.step() == 1
+    finally:
+        await client.aclose()
+
+    assert [payload for _, payload in handler.calls] == [b"first", b"second", b"first"]
+    assert isinstance(handler.calls[0][0], str)
+    assert await pending_count(redis, stream) == 0

@@ -1,0 +1,160 @@
+"""The outbox relay against real Postgres and Redis: nothing lost, order kept, at least once."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+import pytest
+import pytest_asyncio
+import redis.asyncio as redis_async
+from psycopg_pool import AsyncConnectionPool
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+
+from shared.bus import Bus
+from shared.outbox import OutboxRelay, enqueue
+
+pytestmark = [pytest.mark.integration, pytest.mark.asyncio]
+
+
+class SimulatedCrash(Exception):
+    pass
+
+
+class PublishThenCrash(Bus):
+    """A bus whose process dies right after Redis accepted the messages."""
+
+    async def publish_many(self, items: Sequence[tuple[str, bytes]]) -> list[str]:
+        await super().publish_many(items)
+        raise SimulatedCrash("relay process died before committing")
+
+
+@pytest_asyncio.fixture
+async def outbox_pool(pool: AsyncConnectionPool) -> AsyncIterator[AsyncConnectionPool]:
+    """The pool, with an outbox emptied of rows other tests may have left."""
+    async with pool.connection() as conn:
+        await conn.execute("DELETE FROM outbox")
+    yield pool
+
+
+async def commit_messages(pool: AsyncConnectionPool, items: list[tuple[str, bytes]]) -> None:
+    async with pool.connection() as conn, conn.transaction():
+        await enqueue(conn, items)
+
+
+async def outbox_size(pool: AsyncConnectionPool) -> int:
+    async with pool.connection() as conn:
+        cursor = await conn.execute("SELECT count(*) FROM outbox")
+        row = await cursor.fetchone()
+    assert row is not None
+    return row[0]
+
+
+async def payloads(redis: redis_async.Redis, stream: str) -> list[bytes]:
+    raw: Any = await redis.xrange(stream)
+    return [fields[b"m"] for _, fields in raw]
+
+
+async def test_committed_messages_are_published_in_order_then_deleted(
+    outbox_pool: AsyncConnectionPool, bus: Bus, redis: redis_async.Redis, key_prefix: str
+) -> None:
+    events, commands = f"{key_prefix}events", f"{key_prefix}commands"
+    await commit_messages(outbox_pool, [(events, b"e1"), (commands, b"c1"), (events, b"e2")])
+    await commit_messages(outbox_pool, [(events, b"e3")])
+    relay = OutboxRelay(outbox_pool, bus, batch=2)
+
+    assert await relay.drain() == 4
+
+    assert await payloads(redis, events) == [b"e1", b"e2", b"e3"]
+    assert await payloads(redis, commands) == [b"c1"]
+    assert await outbox_size(outbox_pool) == 0
+    assert await relay.drain() == 0
+
+
+async def test_messages_of_a_rolled_back_transaction_are_never_published(
+    outbox_pool: AsyncConnectionPool, bus: Bus, redis: redis_async.Redis, key_prefix: str
+) -> None:
+    stream = f"{key_prefix}events"
+    async with outbox_pool.connection() as conn:
+        with pytest.raises(RuntimeError):
+            async with conn.transaction():
+                await enqueue(conn, [(stream, b"never")])
+                raise RuntimeError("the business change failed")
+    await commit_messages(outbox_pool, [(stream, b"kept")])
+
+    assert await OutboxRelay(outbox_pool, bus).drain() == 1
+
+    assert await payloads(redis, stream) == [b"kept"]
+
+
+async def test_relay_dying_after_publishing_republishes_instead_of_losing(
+    outbox_pool: AsyncConnectionPool, redis: redis_async.Redis, key_prefix: str
+) -> None:
+    stream = f"{key_prefix}events"
+    await commit_messages(outbox_pool, [(stream, b"m1"), (stream, b"m2")])
+
+    with pytest.raises(SimulatedCrash):
+        await OutboxRelay(outbox_pool, PublishThenCrash(redis)).drain()
+    assert await outbox_size(outbox_pool) == 2
+    assert await OutboxRelay(outbox_pool, Bus(redis)).drain() == 2
+
+    assert await payloads(redis, stream) == [b"m1", b"m2", b"m1", b"m2"]
+    assert await outbox_size(outbox_pool) == 0
+
+
+async def test_two_relays_publish_every_message_once_in_order(
+    outbox_pool: AsyncConnectionPool, bus: Bus, redis: redis_async.Redis, key_prefix: str
+) -> None:
+    stream = f"{key_prefix}events"
+    expected = [f"m{n:04}".encode() for n in range(1_000)]
+    for start in range(0, len(expected), 100):
+        await commit_messages(outbox_pool, [(stream, m) for m in expected[start : start + 100]])
+    relays = [OutboxRelay(outbox_pool, bus, batch=50) for _ in range(2)]
+
+    counts = await asyncio.gather(*(relay.drain() for relay in relays))
+
+    assert sum(counts) == len(expected)
+    assert await payloads(redis, stream) == expected
+    assert await outbox_size(outbox_pool) == 0
+
+
+async def test_running_relay_publishes_as_soon_as_woken(
+    outbox_pool: AsyncConnectionPool, bus: Bus, redis: redis_async.Redis, key_prefix: str
+) -> None:
+    stream = f"{key_prefix}events"
+    relay = OutboxRelay(outbox_pool, bus, poll_interval_s=60)
+    stop = asyncio.Event()
+    running = asyncio.create_task(relay.run(stop))
+    await asyncio.sleep(0.05)  # let the first (empty) drain finish and the relay go to sleep
+
+    await commit_messages(outbox_pool, [(stream, b"now")])
+    relay.wake()
+    async with asyncio.timeout(2):
+        while not await redis.exists(stream):
+            await asyncio.sleep(0.01)
+    stop.set()
+    await asyncio.wait_for(running, timeout=2)
+
+    assert await payloads(redis, stream) == [b"now"]
+
+
+async def test_relay_keeps_messages_while_redis_is_down(
+    outbox_pool: AsyncConnectionPool, key_prefix: str
+) -> None:
+    unreachable = redis_async.Redis(
+        host="127.0.0.1", port=1, socket_connect_timeout=0.2, retry=Retry(NoBackoff(), 0)
+    )
+    relay = OutboxRelay(outbox_pool, Bus(unreachable), poll_interval_s=0.05)
+    await commit_messages(outbox_pool, [(f"{key_prefix}events", b"kept")])
+    stop = asyncio.Event()
+    running = asyncio.create_task(relay.run(stop))
+
+    await asyncio.sleep(0.3)
+    assert not running.done()
+    stop.set()
+    await asyncio.wait_for(running, timeout=2)
+    await unreachable.aclose()
+
+    assert await outbox_size(outbox_pool) == 1

@@ -1,0 +1,123 @@
+"""The rules service's request handling, without Redis: decode, call the engine, encode."""
+
+from __future__ import annotations
+
+import random
+
+import msgspec
+
+from services.rules.engine import RulesEngine
+from services.rules.games import load_games
+from services.rules.games.playout import random_playout
+from shared import rules_api as api
+
+ENGINE = RulesEngine(load_games())
+
+
+def roundtrip(reply: object, reply_type: object) -> object:
+    """What a caller decodes from the reply the worker would send."""
+    return msgspec.json.decode(msgspec.json.encode(reply), type=reply_type)
+
+
+def set_up(seed: int = 1, seats: int = 2, **options: object) -> api.SetUpDone:
+    reply = ENGINE.handle(api.SetUp(game="hanabi", options=dict(options), seats=seats, seed=seed))
+    assert isinstance(reply, api.SetUpDone)
+    return roundtrip(reply, api.SetUpDone)  # type: ignore[return-value]
+
+
+def test_catalogue_lists_options_and_action_schema() -> None:
+    (hanabi,) = [game for game in ENGINE.handle(api.Catalogue()) if game["name"] == "hanabi"]
+    assert (hanabi["min_players"], hanabi["max_players"]) == (2, 5)
+    options = {option["name"]: option for option in hanabi["options"]}
+    assert options["suits"]["default"] == 5 and options["suits"]["choices"] == [5, 6]
+    assert options["deck"]["secret"] is True
+    assert "PlayCard" in msgspec.json.encode(hanabi["action_schema"]).decode()
+
+
+def test_options_resolved_with_defaults_or_refused() -> None:
+    resolved = ENGINE.handle(api.ResolveOptions(game="hanabi", options={}, seats=3))
+    assert resolved["suits"] == 5 and resolved["empty_clues"] is False
+    refused = ENGINE.handle(api.ResolveOptions(game="hanabi", options={"colours": 3}, seats=3))
+    assert isinstance(refused, api.Rejected) and refused.code == "unknown_option"
+    too_many = ENGINE.handle(api.ResolveOptions(game="hanabi", options={}, seats=6))
+    assert isinstance(too_many, api.Rejected) and too_many.code == "bad_seat_count"
+
+
+def test_same_seed_same_events_and_public_events_hide_the_deck() -> None:
+    first, second, other = set_up(42), set_up(42), set_up(43)
+    assert [bytes(e.data) for e in first.events] == [bytes(e.data) for e in second.events]
+    assert bytes(first.events[0].data) != bytes(other.events[0].data)
+    assert b'"deck"' in bytes(first.events[0].data)
+    assert all(b'"deck"' not in bytes(raw) for raw in first.public_events)
+
+
+def test_decide_accepts_a_legal_action_and_rejects_garbage() -> None:
+    done = set_up(7)
+    legal = ENGINE.handle(api.ListLegalActions(game="hanabi", state=done.progress.state, seat=0))
+    action = msgspec.Raw(msgspec.json.encode(legal[0]))
+    decided = ENGINE.handle(
+        api.Decide(game="hanabi", state=done.progress.state, seat=0, action=action)
+    )
+    assert isinstance(decided, api.Decided)
+    assert decided.progress.to_move == [1]
+    assert len(decided.events) == len(decided.actor_events) == len(decided.public_events) >= 1
+    wrong_seat = ENGINE.handle(
+        api.Decide(game="hanabi", state=done.progress.state, seat=1, action=action)
+    )
+    assert isinstance(wrong_seat, api.Rejected)
+    garbage = ENGINE.handle(
+        api.Decide(
+            game="hanabi", state=done.progress.state, seat=0, action=msgspec.Raw(b'{"type":"Fly"}')
+        )
+    )
+    assert isinstance(garbage, api.Rejected) and garbage.code == "invalid_action"
+
+
+def test_fold_of_stored_events_equals_the_state_reached_in_play() -> None:
+    game = load_games()["hanabi"]
+    done = set_up(3)
+    state_bytes = done.progress.state
+    events = [e.data for e in done.events]
+    rng = random.Random(3)
+    while True:
+        state = msgspec.msgpack.decode(state_bytes, type=game.state_type)
+        if game.result(state) is not None:
+            break
+        seat = game.to_move(state)[0]
+        action = msgspec.Raw(msgspec.json.encode(rng.choice(game.legal_actions(state, seat))))
+        decided = ENGINE.handle(
+            api.Decide(game="hanabi", state=state_bytes, seat=seat, action=action)
+        )
+        events += [e.data for e in decided.events]
+        state_bytes = decided.progress.state
+    folded = ENGINE.handle(api.Fold(game="hanabi", events=events))
+    assert folded.state == state_bytes
+
+
+def test_export_and_import_round_trip() -> None:
+    game = load_games()["hanabi"]
+    rng = random.Random(5)
+    events = game.setup(game.resolve_options({}, 3), 3, rng)
+    state = game.fold(events)
+    while game.result(state) is None:
+        seat = game.to_move(state)[0]
+        decided = game.decide(state, seat, rng.choice(game.legal_actions(state, seat)))
+        events += decided
+        state = game.fold(decided, state)
+    raws = [msgspec.Raw(msgspec.json.encode(event)) for event in events]
+    document = ENGINE.handle(api.ExportMatch(game="hanabi", events=raws, players=["a", "b", "c"]))
+    imported = ENGINE.handle(
+        api.ImportMatch(game="hanabi", document=msgspec.Raw(msgspec.json.encode(document)))
+    )
+    assert isinstance(imported, api.Imported)
+    assert imported.players == ["a", "b", "c"]
+    assert imported.progress.result == msgspec.to_builtins(game.result(state))
+    assert len(imported.events) == len(events)
+    broken = ENGINE.handle(api.ImportMatch(game="hanabi", document=msgspec.Raw(b'{"players": 3}')))
+    assert isinstance(broken, api.Rejected) and broken.code == "invalid_document"
+
+
+def test_random_playout_driver_reaches_the_end() -> None:
+    game = load_games()["hanabi"]
+    _, outcome, moves = random_playout(game, 4, random.Random(1))
+    assert moves > 0 and len(outcome.scores) == 4
