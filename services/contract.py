@@ -42,7 +42,9 @@ def build_contract() -> dict[str, Any]:
             if path == "/health":
                 continue  # each service has its own; not part of the public contract
             merged["paths"][path] = item
-        merged["components"]["schemas"].update(schema.get("components", {}).get("schemas", {}))
+        components = schema.get("components", {})
+        merged["components"]["schemas"].update(components.get("schemas", {}))
+        merged["components"]["securitySchemes"] = components.get("securitySchemes", {})
         for tag in schema.get("tags", []):
             if tag not in merged["tags"]:
                 merged["tags"].append(tag)

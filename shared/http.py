@@ -5,15 +5,26 @@ from __future__ import annotations
 import hashlib
 import logging
 import secrets
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 from litestar import Request, Response, get
 from litestar.exceptions import HTTPException, ValidationException
+from litestar.params import HeaderParameter
 
 log = logging.getLogger(__name__)
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
+
+IdempotencyKey = Annotated[
+    str | None,
+    HeaderParameter(
+        name="Idempotency-Key",
+        required=False,
+        description="Retrying with the same key returns the first answer and changes nothing twice",
+    ),
+]
+"""The header every state-changing POST accepts."""
 PROBLEM_TYPE_BASE = "https://playtable.dev/problems/"
 
 
@@ -158,16 +169,29 @@ def problem_responses(*statuses: int) -> dict[int, Any]:
     }
 
 
+SEAT_TOKEN = [{"seatToken": []}]
+"""Routes that need a seat's token."""
+OPTIONAL_SEAT_TOKEN = [{}, {"seatToken": []}]
+"""Routes that answer anyone, and answer a seat's token with what that seat may see."""
+
+
 def openapi_config(service: str) -> Any:
     from litestar.openapi import OpenAPIConfig
     from litestar.openapi.plugins import ScalarRenderPlugin
+    from litestar.openapi.spec import Components, SecurityScheme
 
+    seat_token = SecurityScheme(
+        type="http",
+        scheme="bearer",
+        description="The secret token a seat got when joining its table",
+    )
     return OpenAPIConfig(
         title=f"playtable {service} API",
         version="0.1.0",
         description="Event-sourced backend for turn-based tabletop games",
         path="/docs",
         render_plugins=[ScalarRenderPlugin()],
+        components=Components(security_schemes={"seatToken": seat_token}),
     )
 
 

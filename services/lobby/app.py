@@ -7,13 +7,16 @@ from typing import Annotated, Any
 import msgspec
 from litestar import Controller, Litestar, Request, Response, delete, get, post
 from litestar.datastructures import State
-from litestar.params import Parameter
+from litestar.di import NamedDependency
+from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
 
 from services.lobby import schemas as s
 from services.lobby.tables import Tables
 from shared import rules_api
 from shared.http import (
     EXCEPTION_HANDLERS,
+    SEAT_TOKEN,
+    IdempotencyKey,
     Problem,
     bearer_token,
     health_route,
@@ -27,14 +30,6 @@ from shared.rpc import RulesUnavailable
 from shared.runtime import Runtime
 from shared.settings import Settings
 
-IdempotencyKey = Annotated[
-    str | None,
-    Parameter(
-        header="Idempotency-Key",
-        required=False,
-        description="Retrying with the same key returns the first answer and changes nothing twice",
-    ),
-]
 _json = msgspec.json.Encoder()
 
 
@@ -115,7 +110,7 @@ class GamesController(Controller):
         summary="The games with their player counts and options",
         responses=problem_responses(503),
     )
-    async def list_games(self, lobby: Lobby) -> list[s.GameInfo]:
+    async def list_games(self, lobby: NamedDependency[Lobby]) -> list[s.GameInfo]:
         return list((await lobby.catalogue()).values())
 
     @get(
@@ -124,7 +119,7 @@ class GamesController(Controller):
         summary="One game's catalogue entry",
         responses=problem_responses(404, 503),
     )
-    async def get_game(self, lobby: Lobby, game: str) -> s.GameInfo:
+    async def get_game(self, lobby: NamedDependency[Lobby], game: FromPath[str]) -> s.GameInfo:
         return await lobby.game(game)
 
 
@@ -139,7 +134,10 @@ class TablesController(Controller):
         responses=problem_responses(400, 404, 422, 503),
     )
     async def create_table(
-        self, lobby: Lobby, data: s.CreateTable, idempotency_key: IdempotencyKey = None
+        self,
+        lobby: NamedDependency[Lobby],
+        data: JSONBody[s.CreateTable],
+        idempotency_key: IdempotencyKey = None,
     ) -> Response[s.TableInfo]:
         check_key(idempotency_key)
         await lobby.game(data.game)
@@ -170,11 +168,11 @@ class TablesController(Controller):
     )
     async def list_tables(
         self,
-        lobby: Lobby,
-        status: str | None = None,
-        game: str | None = None,
-        cursor: str | None = None,
-        limit: Annotated[int, Parameter(ge=1, le=200)] = 50,
+        lobby: NamedDependency[Lobby],
+        status: FromQuery[str | None] = None,
+        game: FromQuery[str | None] = None,
+        cursor: FromQuery[str | None] = None,
+        limit: Annotated[int, QueryParameter(ge=1, le=200)] = 50,
     ) -> s.TablePage:
         secrets = await lobby.secret_options()
         async with lobby.runtime.pool.connection() as conn:
@@ -188,7 +186,9 @@ class TablesController(Controller):
         summary="One table with its seats",
         responses=problem_responses(404, 503),
     )
-    async def get_table(self, lobby: Lobby, table_id: str) -> s.TableInfo:
+    async def get_table(
+        self, lobby: NamedDependency[Lobby], table_id: FromPath[str]
+    ) -> s.TableInfo:
         secrets = await lobby.secret_options()
         async with lobby.runtime.pool.connection() as conn:
             return await lobby.tables.get(conn, table_id, secrets)
@@ -200,7 +200,11 @@ class TablesController(Controller):
         responses=problem_responses(400, 404, 409, 422, 503),
     )
     async def join_table(
-        self, lobby: Lobby, table_id: str, data: s.JoinTable, idempotency_key: IdempotencyKey = None
+        self,
+        lobby: NamedDependency[Lobby],
+        table_id: FromPath[str],
+        data: JSONBody[s.JoinTable],
+        idempotency_key: IdempotencyKey = None,
     ) -> Response[s.Joined]:
         check_key(idempotency_key)
         secrets = await lobby.secret_options()
@@ -216,12 +220,17 @@ class TablesController(Controller):
     @delete(
         "/{table_id:str}/seats/{seat:int}",
         operation_id="leaveTable",
+        security=SEAT_TOKEN,
         status_code=200,
         summary="Give up a seat before the match starts (needs the seat's token)",
         responses=problem_responses(401, 403, 404, 409, 503),
     )
     async def leave_table(
-        self, request: Request[Any, Any, Any], lobby: Lobby, table_id: str, seat: int
+        self,
+        request: Request[Any, Any, Any],
+        lobby: NamedDependency[Lobby],
+        table_id: FromPath[str],
+        seat: FromPath[int],
     ) -> s.TableInfo:
         token = _required_token(request)
         secrets = await lobby.secret_options()
@@ -234,14 +243,15 @@ class TablesController(Controller):
     @post(
         "/{table_id:str}/start",
         operation_id="startTable",
+        security=SEAT_TOKEN,
         summary="Start the match once every seat is taken (any seated player)",
         responses=problem_responses(401, 403, 404, 409, 503),
     )
     async def start_table(
         self,
         request: Request[Any, Any, Any],
-        lobby: Lobby,
-        table_id: str,
+        lobby: NamedDependency[Lobby],
+        table_id: FromPath[str],
         idempotency_key: IdempotencyKey = None,
     ) -> Response[s.TableInfo]:
         token = _required_token(request)

@@ -7,12 +7,16 @@ from typing import Annotated, Any
 
 import msgspec
 from litestar import Controller, Litestar, Request, Response, get, post
-from litestar.params import Parameter
+from litestar.di import NamedDependency
+from litestar.params import FromPath, JSONBody, QueryParameter
 
 from services.match import schemas as s
 from services.match.matches import Matches
 from shared.http import (
     EXCEPTION_HANDLERS,
+    OPTIONAL_SEAT_TOKEN,
+    SEAT_TOKEN,
+    IdempotencyKey,
     Problem,
     bearer_token,
     health_route,
@@ -46,11 +50,15 @@ class MatchesController(Controller):
     @get(
         "/{match_id:str}",
         operation_id="getMatch",
+        security=OPTIONAL_SEAT_TOKEN,
         summary="The match as the caller's seat may see it (no token: as a spectator)",
         responses=problem_responses(401, 403, 404, 503),
     )
     async def get_match(
-        self, request: Request[Any, Any, Any], matches: Matches, match_id: str
+        self,
+        request: Request[Any, Any, Any],
+        matches: NamedDependency[Matches],
+        match_id: FromPath[str],
     ) -> Response[s.MatchInfo]:
         info = await matches.info(match_id, bearer_token(request))
         return Response(info, headers={"ETag": f'"{info.version}"'})
@@ -58,34 +66,32 @@ class MatchesController(Controller):
     @get(
         "/{match_id:str}/actions",
         operation_id="listLegalActions",
+        security=SEAT_TOKEN,
         summary="The actions the caller's seat may take now",
         responses=problem_responses(401, 403, 404, 503),
     )
     async def legal_actions(
-        self, request: Request[Any, Any, Any], matches: Matches, match_id: str
+        self,
+        request: Request[Any, Any, Any],
+        matches: NamedDependency[Matches],
+        match_id: FromPath[str],
     ) -> s.LegalActions:
         return await matches.legal_actions(match_id, _seat_token(request))
 
     @post(
         "/{match_id:str}/actions",
         operation_id="submitAction",
+        security=SEAT_TOKEN,
         summary="Make a move at an expected version; committed before it is acknowledged",
         responses=problem_responses(400, 401, 403, 404, 409, 422, 503),
     )
     async def submit_action(
         self,
         request: Request[Any, Any, Any],
-        matches: Matches,
-        match_id: str,
-        data: s.SubmitAction,
-        idempotency_key: Annotated[
-            str | None,
-            Parameter(
-                header="Idempotency-Key",
-                required=False,
-                description="Retrying with the same key returns the first answer, moving once",
-            ),
-        ] = None,
+        matches: NamedDependency[Matches],
+        match_id: FromPath[str],
+        data: JSONBody[s.SubmitAction],
+        idempotency_key: IdempotencyKey = None,
     ) -> Response[s.ActionAccepted]:
         token = _seat_token(request)
         status, body = await matches.act(match_id, token, data, check_key(idempotency_key))
@@ -94,16 +100,19 @@ class MatchesController(Controller):
     @get(
         "/{match_id:str}/events",
         operation_id="listMatchEvents",
+        security=OPTIONAL_SEAT_TOKEN,
         summary="The match's event log, a page at a time, each event as the caller may see it",
         responses=problem_responses(400, 403, 404, 503),
     )
     async def list_events(
         self,
         request: Request[Any, Any, Any],
-        matches: Matches,
-        match_id: str,
-        after: Annotated[int, Parameter(ge=0, description="Return events after this version")] = 0,
-        limit: Annotated[int, Parameter(ge=1, le=500)] = 100,
+        matches: NamedDependency[Matches],
+        match_id: FromPath[str],
+        after: Annotated[
+            int, QueryParameter(ge=0, description="Return events after this version")
+        ] = 0,
+        limit: Annotated[int, QueryParameter(ge=1, le=500)] = 100,
     ) -> s.EventPage:
         return await matches.events(match_id, bearer_token(request), after, limit)
 
@@ -113,7 +122,9 @@ class MatchesController(Controller):
         summary="A finished match in its game's community format (Hanabi: hanab.live JSON)",
         responses=problem_responses(404, 409, 422, 503),
     )
-    async def export_match(self, matches: Matches, match_id: str) -> Response[dict[str, Any]]:
+    async def export_match(
+        self, matches: NamedDependency[Matches], match_id: FromPath[str]
+    ) -> Response[dict[str, Any]]:
         document = await matches.export(match_id)
         return Response(content=bytes(document), media_type="application/json")
 
@@ -123,14 +134,16 @@ class MatchesController(Controller):
         summary="Replay a game from its community format into a new match",
         responses=problem_responses(400, 422, 503),
     )
-    async def import_match(self, matches: Matches, data: s.ImportMatch) -> s.ImportedMatch:
+    async def import_match(
+        self, matches: NamedDependency[Matches], data: JSONBody[s.ImportMatch]
+    ) -> s.ImportedMatch:
         match_id, tokens = await matches.import_match(data)
         return s.ImportedMatch(
             match_id=match_id, tokens=tokens, match=await matches.info(match_id, None)
         )
 
 
-def command_handler(matches: Matches) -> Any:
+def command_handler(matches: NamedDependency[Matches]) -> Any:
     """Handle the lobby's commands; a failure leaves the entry pending, to be retried."""
 
     async def handle(_entry_id: str, payload: bytes) -> None:
