@@ -1,0 +1,96 @@
+"""The platform under trouble: rules workers come and go, Redis forgets, events still flow."""
+
+from __future__ import annotations
+
+import random
+import time
+
+import msgspec
+import pytest
+import redis
+
+from shared.messages import EventEnvelope
+from tests.e2e.conftest import Stack
+from tests.e2e.play import auth, open_table, play_to_end
+
+pytestmark = pytest.mark.e2e
+
+
+def move_once(stack: Stack, match_id: str, tokens: list[str], rng: random.Random) -> int:
+    match = stack.match.get(f"/matches/{match_id}").json()
+    seat = match["to_move"][0]
+    legal = stack.match.get(f"/matches/{match_id}/actions", headers=auth(tokens[seat]))
+    assert legal.status_code == 200, legal.text
+    quiet = [a for a in legal.json()["actions"] if a["type"] != "PlayCard"]
+    moved = stack.match.post(
+        f"/matches/{match_id}/actions",
+        json={"expected_version": match["version"], "action": rng.choice(quiet)},
+        headers=auth(tokens[seat]),
+    )
+    assert moved.status_code == 201, moved.text
+    return moved.json()["version"]
+
+
+def test_any_rules_worker_serves_and_losing_one_loses_nothing(stack: Stack) -> None:
+    match_id, tokens = open_table(stack, "hanabi", 2, seed=99)
+    rng = random.Random(1)
+    stack.start("rules", name="rules-2")
+    time.sleep(0.5)
+    move_once(stack, match_id, tokens, rng)
+    stack.stop("rules")  # the first worker goes away; the second carries on alone
+    for _ in range(3):
+        move_once(stack, match_id, tokens, rng)
+    stack.start("rules")
+    stack.stop("rules-2")
+    version = move_once(stack, match_id, tokens, rng)
+    assert stack.match.get(f"/matches/{match_id}").json()["version"] == version
+
+
+def test_redis_losing_everything_loses_no_move(stack: Stack, redis_url: str) -> None:
+    match_id, tokens = open_table(stack, "hanabi", 2, seed=5)
+    rng = random.Random(2)
+    before = move_once(stack, match_id, tokens, rng)
+    client = redis.Redis.from_url(redis_url)
+    prefix = stack.env["PLAYTABLE_STREAM_PREFIX"]
+    for key in client.scan_iter(f"{prefix}:*"):
+        client.delete(key)
+    deadline = time.monotonic() + 20
+    while True:  # consumer groups are recreated by the services themselves
+        response = stack.match.get(f"/matches/{match_id}")
+        if response.status_code == 200:
+            break
+        assert response.status_code == 503 and time.monotonic() < deadline, response.text
+        time.sleep(0.2)
+    assert response.json()["version"] == before
+    after = move_once(stack, match_id, tokens, rng)
+    assert after > before
+
+
+def test_published_events_arrive_in_order_once_and_redacted(stack: Stack, redis_url: str) -> None:
+    match_id, tokens = open_table(stack, "hanabi", 2, seed=123)
+    final = play_to_end(stack, match_id, tokens, random.Random(4))
+    client = redis.Redis.from_url(redis_url)
+    topic = f"{stack.env['PLAYTABLE_STREAM_PREFIX']}:match-events"
+    decoder = msgspec.json.Decoder(EventEnvelope)
+    deadline = time.monotonic() + 10
+    while True:
+        envelopes = [
+            envelope
+            for _, fields in client.xrange(topic)
+            if (envelope := decoder.decode(fields[b"m"])).stream_id == f"match-{match_id}"
+        ]
+        if envelopes and envelopes[-1].type == "MatchFinished":
+            break
+        assert time.monotonic() < deadline, "the match's events were not all published"
+        time.sleep(0.1)
+    game_events = [envelope for envelope in envelopes if envelope.type != "MatchFinished"]
+    assert [e.version for e in game_events] == list(range(1, final["version"] + 1))
+    for envelope in game_events:
+        data = msgspec.json.decode(envelope.data)
+        assert "deck" not in data
+        if data["type"] == "CardsDealt":
+            assert all(card.get("suit") is None for hand in data["hands"] for card in hand)
+        if data["type"] == "CardDrawn":
+            assert data.get("suit") is None
+    finished = msgspec.json.decode(envelopes[-1].data)
+    assert finished["result"] == final["result"]
