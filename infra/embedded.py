@@ -23,8 +23,15 @@ def run_postgres() -> None:
     bin_dir = Path(server.pg_bin)  # type: ignore[attr-defined]
     server.cleanup()  # stop the socket-only instance pgserver starts, then serve on TCP
     subprocess.run(
-        [str(bin_dir / "pg_ctl"), "-D", str(DATA / "pgdata"), "-w", "start",
-         "-o", "-h 127.0.0.1 -p 5432 -k /tmp"],
+        [
+            str(bin_dir / "pg_ctl"),
+            "-D",
+            str(DATA / "pgdata"),
+            "-w",
+            "start",
+            "-o",
+            "-h 127.0.0.1 -p 5432 -k /tmp",
+        ],
         check=True,
     )
     signal.sigwait({signal.SIGINT, signal.SIGTERM})
@@ -33,9 +40,20 @@ def run_postgres() -> None:
 def run_redis() -> None:
     import redis_server  # type: ignore[import-not-found]
 
-    os.execv(redis_server.REDIS_SERVER_PATH, [
-        "redis-server", "--bind", "127.0.0.1", "--port", "6379", "--save", "", "--appendonly", "no",
-    ])
+    os.execv(
+        redis_server.REDIS_SERVER_PATH,
+        [
+            "redis-server",
+            "--bind",
+            "127.0.0.1",
+            "--port",
+            "6379",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+        ],
+    )
 
 
 if __name__ == "__main__":

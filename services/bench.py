@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import random
 import statistics
 import time
@@ -50,7 +49,33 @@ def bench_engine(game_name: str, players: int | None, games: int, seed: int) -> 
         f"{games / elapsed:,.0f} games/s, {moves / elapsed:,.0f} moves/s "
         f"({moves / games:.1f} moves per game)"
     )
+    if game_name == "carcassonne":
+        _carcassonne_legal_moves(game)
     return 0
+
+
+def _carcassonne_legal_moves(game: Any, boards: int = 20, repeats: int = 200) -> None:
+    """All legal moves (placements with follower spots) of the drawn tile on 60-tile boards:
+    the first call on each board, and the median of repeated calls (warm caches)."""
+    from services.rules.games.playout import play_until
+
+    first: list[float] = []
+    repeated: list[float] = []
+    for seed in range(boards):
+        state = play_until(game, 2, random.Random(seed), lambda s: len(s.codes) >= 60)
+        seat = game.to_move(state)[0]
+        began = time.perf_counter()
+        game.legal_actions(state, seat)
+        first.append(time.perf_counter() - began)
+        for _ in range(repeats):
+            began = time.perf_counter()
+            game.legal_actions(state, seat)
+            repeated.append(time.perf_counter() - began)
+    print(
+        f"carcassonne legal moves of one tile on a 60-tile board ({boards} boards): first call "
+        f"median {statistics.median(first) * 1e3:.3f} ms, max {max(first) * 1e3:.3f} ms; "
+        f"repeated calls median {statistics.median(repeated) * 1e3:.3f} ms"
+    )
 
 
 # --- api -------------------------------------------------------------------------------------
@@ -231,5 +256,4 @@ async def bench_memory(settings: Settings, count: int) -> int:
             f"(+{grown / 1024:.1f} MiB, {grown * 1024 / count / 1000:.1f} KB per match; pids "
             f"{','.join(map(str, pids.get(name, [])))})"
         )
-    print(f"(process {os.getpid()} measured /proc VmRSS)")
     return 0

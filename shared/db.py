@@ -28,7 +28,15 @@ async def open_pool(
 ) -> AsyncConnectionPool:
     """Create the database if needed, open a pool on it and bring its schema up to date."""
     await ensure_database(database_url)
-    pool = AsyncConnectionPool(database_url, min_size=min_size, max_size=max_size, open=False)
+    # Autocommit: a single statement is its own transaction (no BEGIN/ROLLBACK round trips);
+    # work of several statements opens ``conn.transaction()`` explicitly.
+    pool = AsyncConnectionPool(
+        database_url,
+        min_size=min_size,
+        max_size=max_size,
+        open=False,
+        kwargs={"autocommit": True},
+    )
     try:
         await pool.open(wait=True)
         async with pool.connection() as conn:

@@ -1,11 +1,14 @@
 """The event store: append-only streams of events in Postgres with optimistic concurrency.
 
-Appends go through the ``append_events`` SQL function (migration 001), which serialises them with
-a transaction-scoped advisory lock, so events commit in the order of their ``global_position``.
-That makes ``read_all`` a stable prefix at any moment: a consumer that records the last position
-it handled (table ``tracking``) never skips an event that commits later with a lower position.
-The lock is held until the appending transaction ends, so callers that append inside their own
-transaction should commit promptly.
+Appends go through the ``append_events`` SQL function (migration 002). Appends to different
+streams never wait for each other; two appends to the same stream at the same version collide on
+the ``(stream_id, version)`` key and one of them fails with ``ConcurrencyError``.
+
+Because appends run concurrently, events do not commit in ``global_position`` order, so a reader
+of the whole log cannot resume from a position alone. Each event also records the id of the
+transaction that wrote it, and ``read_all`` pages through the log by ``Checkpoint`` (transaction
+id, then position), returning only events of transactions that can no longer change (see there).
+A consumer records the checkpoint of the last event it handled (table ``tracking``).
 """
 
 from __future__ import annotations
@@ -22,7 +25,10 @@ from psycopg_pool import AsyncConnectionPool
 
 from shared.messages import EventMetadata
 
-_COLUMNS = "global_position, stream_id, version, type, data, metadata, recorded_at"
+_COLUMNS = (
+    "global_position, transaction_id::text::bigint, stream_id, version, type, data, metadata,"
+    " recorded_at"
+)
 
 _APPEND = "SELECT append_events(%s, %s::int, %s::text[], %s::bytea[], %s::bytea[])"
 
@@ -35,8 +41,9 @@ LIMIT %s::bigint
 
 _READ_ALL = f"""
 SELECT {_COLUMNS} FROM events
-WHERE global_position > %s::bigint
-ORDER BY global_position
+WHERE (transaction_id, global_position) > (%s::text::xid8, %s::bigint)
+  AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+ORDER BY events.transaction_id, events.global_position  -- the indexed columns, not the casts
 LIMIT %s::bigint
 """
 
@@ -51,10 +58,21 @@ class NewEvent(msgspec.Struct, frozen=True):
     metadata: EventMetadata
 
 
+class Checkpoint(msgspec.Struct, frozen=True, order=True):
+    """A place in the whole log, as ``read_all`` orders it: writer's transaction id, position."""
+
+    transaction_id: int = 0
+    global_position: int = 0
+
+
+LOG_START = Checkpoint()
+
+
 class StoredEvent(msgspec.Struct, frozen=True):
     """An event as recorded, with its place in its stream and in the whole log."""
 
     global_position: int
+    transaction_id: int
     stream_id: str
     version: int
     type: str
@@ -62,14 +80,21 @@ class StoredEvent(msgspec.Struct, frozen=True):
     metadata: EventMetadata
     recorded_at: datetime
 
+    @property
+    def checkpoint(self) -> Checkpoint:
+        """Where a reader of the whole log resumes after handling this event."""
+        return Checkpoint(self.transaction_id, self.global_position)
+
 
 class ConcurrencyError(Exception):
     """The stream moved on since the caller read it: reload and decide again."""
 
-    def __init__(self, stream_id: str, expected_version: int, actual_version: int) -> None:
-        super().__init__(
-            f"stream {stream_id!r} is at version {actual_version}, expected {expected_version}"
-        )
+    def __init__(
+        self, stream_id: str, expected_version: int, actual_version: int, reason: str = ""
+    ) -> None:
+        versions = f"is at version {actual_version}, expected {expected_version}"
+        message = f"stream {stream_id!r} {versions}"
+        super().__init__(f"{message}: {reason}" if reason else message)
         self.stream_id = stream_id
         self.expected_version = expected_version
         self.actual_version = actual_version
@@ -80,9 +105,10 @@ _decode_metadata = msgspec.json.Decoder(EventMetadata).decode
 
 
 def _stored(row: tuple[Any, ...]) -> StoredEvent:
-    position, stream_id, version, type_, data, metadata, recorded_at = row
+    position, transaction_id, stream_id, version, type_, data, metadata, recorded_at = row
     return StoredEvent(
         global_position=position,
+        transaction_id=transaction_id,
         stream_id=stream_id,
         version=version,
         type=type_,
@@ -129,7 +155,11 @@ class EventStore:
         """Append ``events`` after ``expected_version`` (0: a new stream); return the new version.
 
         With ``conn`` the events join the caller's transaction, which the caller commits; on
-        ``ConcurrencyError`` that transaction must be rolled back.
+        ``ConcurrencyError`` that transaction must be rolled back (and the decision retried in a
+        new one). Besides a stale ``expected_version``, a conflict is raised when a concurrent
+        append of the same version commits first, and when the transaction got its id before the
+        stream's last writer did (it wrote elsewhere first), since ``read_all`` orders events by
+        transaction id and a stream's versions must keep their order there.
         """
         if not events:
             raise ValueError("append needs at least one event")
@@ -144,11 +174,13 @@ class EventStore:
             async with self._connection(conn) as active:
                 cursor = await active.execute(_APPEND, params)
                 row = await cursor.fetchone()
-        except errors.UniqueViolation:
-            # Reached only when the transaction's snapshot predates a concurrent append (a
-            # REPEATABLE READ caller); that transaction is now aborted, so ask the pool.
+        except (errors.UniqueViolation, errors.SerializationFailure) as error:
+            # A concurrent append to the same version committed first (or, for SerializationFailure,
+            # the stream's last writer is newer than this transaction); the caller's transaction
+            # is now aborted, so ask the pool.
             actual = await self.stream_version(stream_id)
-            raise ConcurrencyError(stream_id, expected_version, actual) from None
+            reason = error.diag.message_primary or ""
+            raise ConcurrencyError(stream_id, expected_version, actual, reason) from None
         assert row is not None
         (previous_version,) = row
         if previous_version != expected_version:
@@ -169,11 +201,30 @@ class EventStore:
             await cursor.execute(_READ_STREAM, (stream_id, after_version, limit))
             return [_stored(row) for row in await cursor.fetchall()]
 
-    async def read_all(self, *, after_position: int = 0, limit: int = 1000) -> list[StoredEvent]:
-        """Events of every stream after ``after_position``, in global (commit) order."""
+    async def read_all(
+        self, *, after: Checkpoint = LOG_START, limit: int = 1000
+    ) -> list[StoredEvent]:
+        """Events of every stream after checkpoint ``after``, ordered by ``Checkpoint``.
+
+        Resume from the last event's ``checkpoint``: every event is then read exactly once, even
+        though appends commit out of ``global_position`` order. Only events whose transaction id
+        is below the snapshot's xmin are returned. A transaction gets its id when it first
+        writes, ids rise over time, and xmin is the oldest id still running, so every
+        transaction below it has ended and any transaction still to commit an event has an id
+        at or above it: the events below xmin are a set that never changes again, and an event
+        that becomes readable later sorts after every one returned so far. (A reader by
+        position alone could skip one: a running transaction may hold a lower position than a
+        committed one.)
+
+        The order is not commit order but it keeps each stream's versions in order (see
+        ``append``), and puts a transaction that started writing after another committed after
+        it. The cost: events wait for every older transaction on the server that holds an id
+        (appending or not), so one long-running transaction holds back all later events here
+        until it ends.
+        """
         async with self._connection(None) as conn:
             cursor = conn.cursor(binary=True)
-            await cursor.execute(_READ_ALL, (after_position, limit))
+            await cursor.execute(_READ_ALL, (after.transaction_id, after.global_position, limit))
             return [_stored(row) for row in await cursor.fetchall()]
 
     async def stream_version(self, stream_id: str, *, conn: AsyncConnection | None = None) -> int:

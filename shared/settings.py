@@ -5,8 +5,12 @@ from __future__ import annotations
 import os
 import socket
 import uuid
+from collections.abc import Mapping
 
 import msgspec
+
+CONVENTIONAL_NAMES = {"database_url": "DATABASE_URL", "redis_url": "REDIS_URL"}
+"""Settings that also answer to the names every tool uses for them."""
 
 
 class Settings(msgspec.Struct, frozen=True, kw_only=True):
@@ -15,8 +19,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     host: str = "127.0.0.1"
     lobby_port: int = 8001
     match_port: int = 8002
-    rules_port: int = 8003
     instance_id: str = ""
+    """Names this process in consumer groups and reply streams; generated when empty."""
     rules_timeout_s: float = 5.0
     db_pool_min: int = 2
     db_pool_max: int = 10
@@ -24,17 +28,19 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     stream_prefix: str = "playtable"
 
     @classmethod
-    def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
-        """Read ``PLAYTABLE_*`` variables (and the conventional ``DATABASE_URL``/``REDIS_URL``)."""
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        """Read ``PLAYTABLE_<NAME>`` variables (and ``DATABASE_URL``/``REDIS_URL``)."""
         env = os.environ if environ is None else environ
         raw: dict[str, str] = {}
         for field in msgspec.structs.fields(cls):
-            for key in (f"PLAYTABLE_{field.name.upper()}", field.name.upper()):
-                if field.name in ("database_url", "redis_url") or key.startswith("PLAYTABLE_"):
-                    if key in env:
-                        raw[field.name] = env[key]
-                        break
-        settings = msgspec.convert(raw, cls, strict=False)
+            for key in (f"PLAYTABLE_{field.name.upper()}", CONVENTIONAL_NAMES.get(field.name)):
+                if key is not None and key in env:
+                    raw[field.name] = env[key]
+                    break
+        try:
+            settings = msgspec.convert(raw, cls, strict=False)
+        except msgspec.ValidationError as error:
+            raise SystemExit(f"bad setting in the environment: {error}") from None
         if not settings.instance_id:
             instance = f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
             settings = msgspec.structs.replace(settings, instance_id=instance)

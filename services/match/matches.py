@@ -18,9 +18,9 @@ from psycopg.errors import UniqueViolation
 from services.match import schemas as s
 from shared import outbox
 from shared import rules_api as api
-from shared.eventstore import ConcurrencyError, NewEvent, StoredEvent
+from shared.eventstore import NewEvent, StoredEvent
 from shared.http import Problem, hash_token, new_token, not_found
-from shared.idempotency import recall, remember, request_fingerprint
+from shared.idempotency import recall, request_fingerprint
 from shared.messages import (
     Actor,
     CreateMatch,
@@ -200,10 +200,27 @@ class Matches:
         progress: api.Progress,
     ) -> int:
         """Store the events and queue their public form (and the result, once there is one)."""
-        stream = match_stream(match_id)
         new_version = await self.runtime.store.append(
-            stream, version, [NewEvent(e.type, bytes(e.data), meta) for e in events], conn=conn
+            match_stream(match_id),
+            version,
+            [NewEvent(e.type, bytes(e.data), meta) for e in events],
+            conn=conn,
         )
+        payloads = self._publications(match_id, version, events, public_events, meta, progress)
+        await outbox.enqueue(conn, [(self.topic, payload) for payload in payloads])
+        return new_version
+
+    def _publications(
+        self,
+        match_id: str,
+        version: int,
+        events: list[api.EncodedEvent],
+        public_events: list[msgspec.Raw],
+        meta: EventMetadata,
+        progress: api.Progress,
+    ) -> list[bytes]:
+        """The envelopes to publish: each event's public copy, then ``MatchFinished`` if over."""
+        stream = match_stream(match_id)
         envelopes = [
             EventEnvelope(
                 stream_id=stream,
@@ -219,14 +236,13 @@ class Matches:
             envelopes.append(
                 EventEnvelope(
                     stream_id=stream,
-                    version=new_version,
+                    version=version + len(events),
                     type="MatchFinished",
                     data=msgspec.Raw(_json.encode(finished)),
                     metadata=meta,
                 )
             )
-        await outbox.enqueue(conn, [(self.topic, _json.encode(envelope)) for envelope in envelopes])
-        return new_version
+        return [_json.encode(envelope) for envelope in envelopes]
 
     # --- reads ---------------------------------------------------------------------------------
 
@@ -331,24 +347,25 @@ class Matches:
     async def act(
         self, match_id: str, token: str, body: s.SubmitAction, key: str | None
     ) -> tuple[int, bytes]:
-        """Decide, then commit events + snapshot + outbox + idempotency record in one go."""
+        """Decide, then commit events + snapshot + outbox + idempotency record at once.
+
+        A retried request is recognised only when it cannot proceed (its version is stale, or
+        the match ended): a fresh request, the common case, costs no idempotency look-up.
+        """
         snapshot = await self.load(match_id)
         seat = snapshot.seat_of(token)
         assert seat is not None
         action = _json.encode(body.action)
-        scope = f"match:{match_id}"
-        fingerprint = request_fingerprint(str(seat), str(body.expected_version), action)
-        if key is not None:
-            async with self.runtime.pool.connection() as conn:
-                recorded = await recall(conn, scope, key, fingerprint)
-            if recorded is not None:
-                return recorded.status, recorded.body
+        retry = _Retry(
+            self, f"match:{match_id}", key, str(seat), str(body.expected_version), action
+        )
         if body.expected_version != snapshot.version:
             snapshot = await self.load(match_id, fresh=True)
             if body.expected_version != snapshot.version:
-                raise _stale(snapshot.version, body.expected_version)
+                return await retry.answer_or(_stale(snapshot.version, body.expected_version))
         if snapshot.status == "finished":
-            raise Problem(409, "match-finished", "Match finished", "the match has ended")
+            finished = Problem(409, "match-finished", "Match finished", "the match has ended")
+            return await retry.answer_or(finished)
         decided: api.Decided = await self.ask(
             api.Decide(
                 game=snapshot.game, state=snapshot.state, seat=seat, action=msgspec.Raw(action)
@@ -368,43 +385,42 @@ class Matches:
             )
         )
         meta = metadata(correlation_id=new_id(), actor=Actor(kind="seat", seat=seat))
+        encoded_meta = _json.encode(meta)
+        result_json = None if progress.result is None else _json.encode(progress.result)
+        outbox_payloads = self._publications(
+            match_id, snapshot.version, decided.events, decided.public_events, meta, progress
+        )
         try:
-            async with self.runtime.pool.connection() as conn, conn.transaction():
-                updated = await conn.execute(
-                    "update matches set version = %s, state = %s, to_move = %s, status = %s,"
-                    " result = %s, updated_at = now() where match_id = %s and version = %s",
-                    (
-                        new_version,
-                        progress.state,
-                        progress.to_move,
-                        status,
-                        None if progress.result is None else _json.encode(progress.result),
-                        match_id,
-                        snapshot.version,
-                    ),
+            async with self.runtime.pool.connection() as conn:
+                result = await conn.execute(
+                    _COMMIT_MOVE,
+                    {
+                        "match_id": match_id,
+                        "expected": snapshot.version,
+                        "new_version": new_version,
+                        "state": progress.state,
+                        "to_move": progress.to_move,
+                        "status": status,
+                        "result": result_json,
+                        "stream": match_stream(match_id),
+                        "types": [event.type for event in decided.events],
+                        "data": [bytes(event.data) for event in decided.events],
+                        "metadata": [encoded_meta] * len(decided.events),
+                        "topic": self.topic,
+                        "payloads": outbox_payloads,
+                        "scope": retry.scope,
+                        "key": key,
+                        "fingerprint": retry.fingerprint,
+                        "reply": reply,
+                    },
                 )
-                if updated.rowcount != 1:
-                    raise ConcurrencyError(match_stream(match_id), snapshot.version, -1)
-                await self._append(
-                    conn,
-                    match_id,
-                    snapshot.version,
-                    decided.events,
-                    decided.public_events,
-                    meta,
-                    progress,
-                )
-                if key is not None:
-                    await remember(conn, scope, key, fingerprint, 201, reply)
-        except (ConcurrencyError, UniqueViolation):
+                moved = (await result.fetchone() or (0,))[0]
+        except UniqueViolation:
+            moved = 0  # a concurrent request with the same key or version won the race
+        if moved != 1:
             self._cache.pop(match_id, None)
-            if key is not None:
-                async with self.runtime.pool.connection() as conn:
-                    recorded = await recall(conn, scope, key, fingerprint)
-                if recorded is not None:
-                    return recorded.status, recorded.body
             current = await self.load(match_id, fresh=True)
-            raise _stale(current.version, body.expected_version) from None
+            return await retry.answer_or(_stale(current.version, body.expected_version))
         self.runtime.relay.wake()
         snapshot.version = new_version
         snapshot.state = progress.state
@@ -412,6 +428,57 @@ class Matches:
         snapshot.status = status
         snapshot.result = progress.result
         return 201, reply
+
+
+class _Retry:
+    """What a request under an Idempotency-Key answered the first time, if it was seen before."""
+
+    def __init__(self, matches: Matches, scope: str, key: str | None, *parts: str | bytes) -> None:
+        self.matches = matches
+        self.scope = scope
+        self.key = key
+        self.fingerprint = request_fingerprint(*parts)
+
+    async def answer_or(self, problem: Problem) -> tuple[int, bytes]:
+        if self.key is not None:
+            async with self.matches.runtime.pool.connection() as conn:
+                recorded = await recall(conn, self.scope, self.key, self.fingerprint)
+            if recorded is not None:
+                return recorded.status, recorded.body
+        raise problem
+
+
+_COMMIT_MOVE = """
+with moved as (
+    update matches
+    set version = %(new_version)s, state = %(state)s, to_move = %(to_move)s,
+        status = %(status)s, result = %(result)s, updated_at = now()
+    where match_id = %(match_id)s and version = %(expected)s
+    returning match_id
+), appended as (
+    insert into events (stream_id, version, type, data, metadata)
+    select %(stream)s, %(expected)s + e.n, e.type, e.data, e.metadata
+    from unnest(%(types)s::text[], %(data)s::bytea[], %(metadata)s::bytea[])
+        with ordinality as e(type, data, metadata, n)
+    where exists (select from moved)
+    order by e.n
+), published as (
+    insert into outbox (topic, payload)
+    select %(topic)s, p.payload
+    from unnest(%(payloads)s::bytea[]) with ordinality as p(payload, n)
+    where exists (select from moved)
+    order by p.n
+), remembered as (
+    insert into idempotency (scope, key, request_hash, status, body)
+    select %(scope)s, %(key)s, %(fingerprint)s, 201, %(reply)s
+    where %(key)s::text is not null and exists (select from moved)
+)
+select count(*) from moved
+"""
+"""One statement, so one round trip and one commit: the snapshot row moves only from the
+version the move was decided on (a concurrent move finds no row and loses), and the events,
+their public copies for the outbox and the idempotency record are written with it or not at
+all. ``unique(stream_id, version)`` on events backs the version guard up."""
 
 
 def _stale(current: int, expected: int) -> Problem:

@@ -7,6 +7,7 @@ pure and the other services stay free of game code.
 from __future__ import annotations
 
 import random
+import time
 from functools import cached_property
 from typing import Any
 
@@ -96,6 +97,7 @@ class RulesEngine:
                     action = codec.action_decoder.decode(raw_action)
                 except msgspec.ValidationError as error:
                     return api.Rejected("invalid_action", str(error))
+                action = _stamp_server_time(action)
                 state = codec.state(state_bytes)
                 decided = game.decide(state, seat, action)
                 if isinstance(decided, Rejection):
@@ -182,6 +184,15 @@ class RulesEngine:
             events=codec.encoded(events),
             progress=codec.progress(state),
         )
+
+
+def _stamp_server_time(action: Any) -> Any:
+    """Actions that time something (a story told against the stopwatch) carry the server's
+    wall clock, whatever the client sent: the time then lives in the events, so replays need
+    no clock. Wall time, not monotonic, because successive requests may reach other workers."""
+    if hasattr(action, "server_time_ms"):
+        return msgspec.structs.replace(action, server_time_ms=time.time_ns() // 1_000_000)
+    return action
 
 
 def _exchange_format(game_name: str) -> Any:

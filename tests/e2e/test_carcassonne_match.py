@@ -36,3 +36,24 @@ def test_whole_three_player_match_and_replay(stack: Stack, database_url: str) ->
     decoder = msgspec.json.Decoder(CARCASSONNE.event_type)
     replayed = CARCASSONNE.fold([decoder.decode(bytes(row[0])) for row in rows])
     assert CARCASSONNE.result(replayed).scores == scores
+
+
+def test_match_with_the_messengers_plays_to_the_end(stack: Stack, database_url: str) -> None:
+    match_id, tokens = open_table(stack, "carcassonne", 3, {"messengers": True}, seed=77)
+    public_setup = stack.match.get(f"/matches/{match_id}/events").json()["items"]
+    assert all(item["data"].get("stack") is None for item in public_setup)
+    shuffled = [item["data"] for item in public_setup if item["type"] == "MessagesShuffled"]
+    assert shuffled and shuffled[0]["order"] is None and shuffled[0]["size"] == 8
+
+    final = play_to_end(stack, match_id, tokens, random.Random(6))
+
+    assert final["status"] == "finished"
+    with psycopg.connect(database_url) as conn:
+        rows = conn.execute(
+            "select type, data from events where stream_id = %s order by version",
+            (f"match-{match_id}",),
+        ).fetchall()
+    assert "FiguresSummed" in {row[0] for row in rows}
+    decoder = msgspec.json.Decoder(CARCASSONNE.event_type)
+    replayed = CARCASSONNE.fold([decoder.decode(bytes(row[1])) for row in rows])
+    assert CARCASSONNE.result(replayed).scores == final["result"]["scores"]

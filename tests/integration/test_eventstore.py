@@ -1,4 +1,4 @@
-"""The event store against a real Postgres: versions, global order, concurrency, migrations."""
+"""The event store against a real Postgres: versions, the whole log, concurrency, migrations."""
 
 from __future__ import annotations
 
@@ -11,8 +11,16 @@ import psycopg
 import pytest
 from psycopg_pool import AsyncConnectionPool
 
+from shared import db
 from shared.db import ensure_database, migrate, migration_files, open_pool
-from shared.eventstore import ConcurrencyError, EventStore, NewEvent
+from shared.eventstore import (
+    LOG_START,
+    Checkpoint,
+    ConcurrencyError,
+    EventStore,
+    NewEvent,
+    StoredEvent,
+)
 from shared.messages import Actor, metadata, new_id
 from tests.conftest import drop_database, with_database
 
@@ -34,12 +42,42 @@ def new_stream() -> str:
     return f"match-{new_id()}"
 
 
-async def last_position(pool: AsyncConnectionPool) -> int:
+async def fresh_checkpoint(pool: AsyncConnectionPool) -> Checkpoint:
+    """A checkpoint after every event written so far: new transaction ids exceed all before."""
     async with pool.connection() as conn:
-        cursor = await conn.execute("SELECT coalesce(max(global_position), 0) FROM events")
+        cursor = await conn.execute("SELECT pg_current_xact_id()::text::bigint")
         row = await cursor.fetchone()
     assert row is not None
-    return row[0]
+    return Checkpoint(transaction_id=row[0])
+
+
+async def read_until(store: EventStore, after: Checkpoint, count: int) -> list[StoredEvent]:
+    """Read the whole log after ``after`` until ``count`` events are readable.
+
+    Any transaction on the server that is older than the writers (another session's, too)
+    holds their events back from ``read_all`` until it ends, so wait for that.
+    """
+    for _ in range(200):
+        events = await store.read_all(after=after)
+        if len(events) >= count:
+            return events
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"only {len(events)} of {count} events became readable")
+
+
+async def read_page_by_page(store: EventStore, after: Checkpoint) -> list[StoredEvent]:
+    """What a consumer that handles one event at a time, resuming from its checkpoint, reads."""
+    read: list[StoredEvent] = []
+    for _ in range(100):
+        page = await store.read_all(after=read[-1].checkpoint if read else after, limit=1)
+        if not page:
+            return read
+        read += page
+    raise AssertionError("the log never ended")
+
+
+def types(events: list[StoredEvent]) -> list[str]:
+    return [event.type for event in events]
 
 
 async def test_appended_events_read_back_with_versions_and_metadata(store: EventStore) -> None:
@@ -76,23 +114,25 @@ async def test_read_stream_pages_by_version(store: EventStore) -> None:
     assert await store.read_stream(new_stream()) == []
 
 
-async def test_read_all_follows_global_order_across_streams(
+async def test_read_all_pages_through_every_stream_by_checkpoint(
     pool: AsyncConnectionPool, store: EventStore
 ) -> None:
-    start = await last_position(pool)
+    start = await fresh_checkpoint(pool)
     one, two = new_stream(), new_stream()
     await store.append(one, 0, new_events("one-1"))
     await store.append(two, 0, new_events("two-1", "two-2"))
     await store.append(one, 1, new_events("one-2"))
 
-    everything = await store.read_all(after_position=start)
-    first_page = await store.read_all(after_position=start, limit=2)
-    second_page = await store.read_all(after_position=first_page[-1].global_position, limit=2)
+    everything = await read_until(store, start, 4)
+    first_page = await store.read_all(after=start, limit=2)
+    second_page = await store.read_all(after=first_page[-1].checkpoint, limit=2)
 
-    assert [event.type for event in everything] == ["one-1", "two-1", "two-2", "one-2"]
-    assert [event.type for event in first_page + second_page] == [
-        event.type for event in everything
-    ]
+    assert types(everything) == ["one-1", "two-1", "two-2", "one-2"]
+    assert first_page + second_page == everything
+    assert await store.read_all(after=everything[-1].checkpoint) == []
+    checkpoints = [event.checkpoint for event in everything]
+    assert checkpoints == sorted(checkpoints) and start < checkpoints[0]
+    assert everything[1].transaction_id == everything[2].transaction_id  # one batch
     positions = [event.global_position for event in everything]
     assert positions == sorted(positions)
 
@@ -182,24 +222,108 @@ async def test_conflict_inside_a_repeatable_read_transaction(
     assert [event.type for event in await store.read_stream(stream)] == ["Theirs"]
 
 
-async def test_appends_commit_in_global_position_order(
+async def test_appends_to_different_streams_do_not_wait_for_each_other(
     pool: AsyncConnectionPool, store: EventStore
 ) -> None:
-    """A reader by position must never see a later position while an earlier one may commit."""
-    start = await last_position(pool)
-    early, late = new_stream(), new_stream()
-    async with pool.connection() as conn, conn.transaction():
-        await store.append(early, 0, new_events("Early"), conn=conn)
-        blocked = asyncio.create_task(store.append(late, 0, new_events("Late")))
-        await asyncio.sleep(0.2)
-        assert not blocked.done()
-        assert await store.read_all(after_position=start) == []
-    assert await blocked == 1
+    streams = [new_stream() for _ in range(3)]
+    async with pool.connection() as a, pool.connection() as b, pool.connection() as c:
+        async with a.transaction(), b.transaction(), c.transaction():
+            for conn, stream in zip((a, b, c), streams, strict=True):
+                append = store.append(stream, 0, new_events("Opened"), conn=conn)
+                assert await asyncio.wait_for(append, timeout=5) == 1
+            assert [await store.stream_version(stream) for stream in streams] == [0, 0, 0]
 
-    assert [event.type for event in await store.read_all(after_position=start)] == [
-        "Early",
-        "Late",
-    ]
+    assert [await store.stream_version(stream) for stream in streams] == [1, 1, 1]
+
+
+@pytest.mark.parametrize("first_commits", [True, False], ids=["commit", "rollback"])
+async def test_same_version_in_open_transactions_waits_for_the_first(
+    pool: AsyncConnectionPool, store: EventStore, first_commits: bool
+) -> None:
+    """Both see version 0; the second's insert waits on the key for the first to end."""
+    stream = new_stream()
+    async with pool.connection() as first, pool.connection() as second:
+        async with second.transaction(force_rollback=first_commits):
+            async with first.transaction(force_rollback=not first_commits):
+                assert await store.append(stream, 0, new_events("First"), conn=first) == 1
+                waiting = asyncio.create_task(
+                    store.append(stream, 0, new_events("Second", "Dealt"), conn=second)
+                )
+                await asyncio.sleep(0.2)
+                assert not waiting.done()
+            if first_commits:
+                with pytest.raises(ConcurrencyError) as conflict:
+                    await waiting
+                assert conflict.value.actual_version == 1
+            else:
+                assert await waiting == 2
+
+    expected = ["First"] if first_commits else ["Second", "Dealt"]
+    assert types(await store.read_stream(stream)) == expected
+
+
+@pytest.mark.parametrize("older_commits", [True, False], ids=["commit", "rollback"])
+async def test_read_all_holds_back_events_until_older_transactions_end(
+    pool: AsyncConnectionPool, store: EventStore, older_commits: bool
+) -> None:
+    start = await fresh_checkpoint(pool)
+    early, late = new_stream(), new_stream()
+    async with pool.connection() as conn, conn.transaction(force_rollback=not older_commits):
+        await store.append(early, 0, new_events("Early"), conn=conn)
+        (uncommitted,) = await store.read_stream(early, conn=conn)
+        await store.append(late, 0, new_events("Late"))
+        (committed,) = await store.read_stream(late)
+        assert committed.global_position > uncommitted.global_position
+
+        assert await store.read_all(after=start) == []
+
+    expected = ["Early", "Late"] if older_commits else ["Late"]
+    everything = await read_until(store, start, len(expected))
+    assert types(everything) == expected
+    assert await read_page_by_page(store, start) == everything
+
+
+async def test_a_lower_position_committed_later_is_read_after_a_higher_one(
+    pool: AsyncConnectionPool, store: EventStore
+) -> None:
+    """The case a reader by position alone would skip: it has moved past the lower position."""
+    start = await fresh_checkpoint(pool)
+    async with pool.connection() as older, pool.connection() as newer:
+        async with newer.transaction():
+            async with older.transaction():
+                await older.execute("SELECT pg_current_xact_id()")  # it writes elsewhere first
+                await store.append(new_stream(), 0, new_events("Lower"), conn=newer)
+                await store.append(new_stream(), 0, new_events("Higher"), conn=older)
+
+            (higher,) = await read_until(store, start, 1)
+            assert higher.type == "Higher"
+
+    (lower,) = await read_until(store, higher.checkpoint, 1)
+    assert lower.type == "Lower"
+    assert lower.global_position < higher.global_position
+    assert types(await read_page_by_page(store, start)) == ["Higher", "Lower"]
+
+
+async def test_append_from_a_transaction_older_than_the_streams_last_writer_is_a_conflict(
+    pool: AsyncConnectionPool, store: EventStore
+) -> None:
+    """Otherwise read_all, ordered by transaction id, would list version 2 before version 1."""
+    start = await fresh_checkpoint(pool)
+    stream = new_stream()
+    async with pool.connection() as conn:
+        with pytest.raises(ConcurrencyError) as conflict:
+            async with conn.transaction():
+                await conn.execute("SELECT pg_current_xact_id()")  # it writes elsewhere first
+                await store.append(stream, 0, new_events("Theirs"))
+                await store.append(stream, 1, new_events("Mine"), conn=conn)
+        assert conflict.value.actual_version == 1
+        assert "newer transaction" in str(conflict.value)
+
+        async with conn.transaction():
+            assert await store.append(stream, 1, new_events("Mine"), conn=conn) == 2
+
+    everything = await read_until(store, start, 2)
+    assert [(event.type, event.version) for event in everything] == [("Theirs", 1), ("Mine", 2)]
 
 
 async def test_append_rejects_an_empty_batch(store: EventStore) -> None:
@@ -237,6 +361,43 @@ async def test_concurrent_migrations_apply_each_file_once(scratch_database_url: 
 
     applied = [name for result in results for name in result]
     assert sorted(applied) == [path.name for path in migration_files()]
+
+
+async def test_a_database_with_the_old_schema_migrates_and_keeps_its_events(
+    scratch_database_url: str,
+) -> None:
+    first_migration = [path for path in migration_files() if path.name == "001_events.sql"]
+    await ensure_database(scratch_database_url)
+    pool = AsyncConnectionPool(scratch_database_url, min_size=1, max_size=2, open=False)
+    await pool.open()
+    try:
+        store = EventStore(pool)
+        async with pool.connection() as conn:
+            with pytest.MonkeyPatch.context() as patched:
+                patched.setattr(db, "migration_files", lambda: first_migration)
+                assert await migrate(conn) == ["001_events.sql"]
+            await store.append("table-1", 0, new_events("TableCreated"), conn=conn)
+            await conn.execute("INSERT INTO tracking (consumer, position) VALUES ('feed', 1)")
+            await conn.commit()
+            assert "002_concurrent_appends.sql" in await migrate(conn)
+
+        assert await store.append("table-1", 1, new_events("SeatTaken")) == 2
+        await store.append("table-2", 0, new_events("TableCreated"))
+        everything = await read_until(store, LOG_START, 3)
+        assert [(event.stream_id, event.type) for event in everything] == [
+            ("table-1", "TableCreated"),
+            ("table-1", "SeatTaken"),
+            ("table-2", "TableCreated"),
+        ]
+        assert everything[0].checkpoint == Checkpoint(0, 1)
+        async with pool.connection() as conn:
+            cursor = await conn.execute(
+                "SELECT transaction_id::text::bigint, position FROM tracking"
+            )
+            recorded = await cursor.fetchall()
+        assert [Checkpoint(*row) for row in recorded] == [everything[0].checkpoint]
+    finally:
+        await pool.close()
 
 
 async def test_concurrent_starters_create_the_database_and_schema(

@@ -226,7 +226,7 @@ def test_decide_leaves_the_state_untouched():
 
 
 def test_seven_followers_each_and_two_to_five_players():
-    assert (GAME.min_players, GAME.max_players) == (2, 5)
+    assert (GAME.min_players, GAME.max_players) == (2, 6)  # six only with The Messengers
     for seats in (2, 5):
         state, events = start(["D", "E"], seats)
         assert state.supply == [7] * seats and state.scores == [0] * seats
@@ -238,8 +238,8 @@ def test_tile_order_option_is_checked():
     assert GAME.resolve_options({"tile_order": ["D"]}, 2).code == "bad_option"
     assert GAME.resolve_options({"tile_order": ["C", "C"]}, 2).code == "bad_option"
     assert GAME.resolve_options({"tile_order": ["D", "D", "D", "D"]}, 2)["tile_order"]
-    assert GAME.resolve_options({}, 3) == {"tile_order": None}
-    (spec,) = GAME.options
+    assert GAME.resolve_options({}, 3)["tile_order"] is None
+    spec = next(option for option in GAME.options if option.name == "tile_order")
     assert spec.secret, "the tile order reveals the stack"
 
 

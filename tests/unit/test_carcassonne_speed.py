@@ -12,19 +12,12 @@ import statistics
 import time
 
 from services.rules.games.carcassonne import GAME, CarcassonneState
-from services.rules.games.playout import random_playout
+from services.rules.games.playout import play_until, random_playout
 
 
 def board_with_tiles(tiles: int, seed: int, seats: int = 2) -> CarcassonneState:
     """A seeded random game stopped once ``tiles`` tiles (the start tile included) lie."""
-    rng = random.Random(seed)
-    state = GAME.fold(GAME.setup({"tile_order": None}, seats, rng))
-    while len(state.codes) < tiles:
-        seat = GAME.to_move(state)[0]
-        events = GAME.decide(state, seat, rng.choice(GAME.legal_actions(state, seat)))
-        assert isinstance(events, list), events
-        state = GAME.fold(events, state)
-    return state
+    return play_until(GAME, seats, random.Random(seed), lambda state: len(state.codes) >= tiles)
 
 
 def games_per_second(games: int, seed: int) -> float:

@@ -121,3 +121,13 @@ def test_random_playout_driver_reaches_the_end() -> None:
     game = load_games()["hanabi"]
     _, outcome, moves = random_playout(game, 4, random.Random(1))
     assert moves > 0 and len(outcome.scores) == 4
+
+
+def test_timed_actions_carry_the_server_clock_not_the_clients() -> None:
+    from services.rules.engine import _stamp_server_time
+    from services.rules.games.breaking_news import TellStory
+
+    told = TellStory(story="a", language="en", server_time_ms=1)
+    stamped = _stamp_server_time(told)
+    assert stamped.server_time_ms > 1_700_000_000_000
+    assert _stamp_server_time(api.Catalogue()) == api.Catalogue()

@@ -6,7 +6,7 @@ import importlib
 
 from services.rules.games.contract import Game
 
-GAME_MODULES = ("hanabi", "carcassonne")
+GAME_MODULES = ("hanabi", "carcassonne", "dingo", "breaking_news")
 """Module names under this package; each exposes ``GAME``."""
 
 

@@ -1,4 +1,5 @@
-"""Carcassonne, base game (2nd edition, River excluded): 72 land tiles, followers, farms.
+"""Carcassonne, base game (2nd edition, River excluded): 72 land tiles, followers, farms;
+optionally with the mini expansion The Messengers (option ``messengers``).
 
 A turn is one action, ``PlaceTile(x, y, rotation, follower)``: the drawn tile goes next to the
 board with every touching edge matching, and the player may put a follower on one feature of
@@ -15,6 +16,15 @@ picture; a follower *spot* is an index into the tile's feature list in
 Speed: squares are ints, tiles are precomputed in all rotations (``carcassonne_tiles``), and
 features live in an incremental union-find whose roots keep their open ends, members and
 followers, so no check ever walks the board.
+
+The Messengers (``carcassonne_messengers`` holds its data, messages and track rules): a turn
+becomes a short sequence of actions by the active player. ``PlaceTile``; then one
+``ChooseFigure`` per feature the player scored (in scoring order), which the board has already
+scored (``FeatureScored``); then, if a figure that moved stopped on a dark space, a message is
+drawn and resolved with ``CarryOutMessage`` or ``TakeMessagePoints``. Other players' points go
+to the figure of their standing preference (``SetScoringPreference``, accepted from any seat
+at any time). Every figure move is a ``FigureAdvanced`` event. Without the expansion nothing of
+this runs and the events are those of the base game.
 """
 
 from __future__ import annotations
@@ -26,6 +36,27 @@ from typing import Any
 
 import msgspec
 
+from services.rules.games import carcassonne_messengers as messengers
+from services.rules.games.carcassonne_messengers import (
+    EXTRA_TURN,
+    FIGURES,
+    MESSAGES,
+    SCORE_FOLLOWER,
+    CarryOutMessage,
+    ChooseFigure,
+    FigureAdvanced,
+    FiguresSummed,
+    MessageDrawn,
+    MessageResolved,
+    MessagesShuffled,
+    MessengersState,
+    MessengersView,
+    OwnFollower,
+    PreferenceSet,
+    SetScoringPreference,
+    Spot,
+    TakeMessagePoints,
+)
 from services.rules.games.carcassonne_tiles import (
     CLOISTER,
     COUNTS,
@@ -144,7 +175,21 @@ class GameOver(msgspec.Struct, frozen=True, tag_field="type"):
     winners: list[int]
 
 
-Event = StackShuffled | TileDrawn | TileDiscarded | TilePlaced | FeatureScored | GameOver
+Event = (
+    StackShuffled
+    | TileDrawn
+    | TileDiscarded
+    | TilePlaced
+    | FeatureScored
+    | GameOver
+    | MessagesShuffled
+    | PreferenceSet
+    | FigureAdvanced
+    | MessageDrawn
+    | MessageResolved
+    | FiguresSummed
+)
+Action = PlaceTile | SetScoringPreference | ChooseFigure | CarryOutMessage | TakeMessagePoints
 
 
 class CarcassonneState(msgspec.Struct, tag_field="type"):
@@ -177,6 +222,8 @@ class CarcassonneState(msgspec.Struct, tag_field="type"):
     open_ends: list[int]
     holders: list[list[int] | None]
     cloisters: dict[int, int]
+    messengers: MessengersState | None = None
+    """The Messengers' figures, messages and turn phase; None without the expansion."""
 
 
 class PlacedTile(msgspec.Struct, frozen=True):
@@ -200,13 +247,18 @@ class CarcassonneView(msgspec.Struct, frozen=True, tag_field="type"):
     followers: list[Follower]
     finished: bool
     winners: list[int]
+    messengers: MessengersView | None = None
 
 
 # ---------------------------------------------------------------------------- setup
 
 
 def validate_options(options: dict[str, Any], seats: int) -> dict[str, Any] | Rejection:
-    """A given tile order must use base-game letters, no more of each than the box holds."""
+    """A given tile order must use base-game letters, no more of each than the box holds;
+    the expansion's options follow ``carcassonne_messengers.validate_options``."""
+    problem = messengers.validate_options(options, seats)
+    if problem is not None:
+        return problem
     order = options["tile_order"]
     if order is None:
         return options
@@ -222,7 +274,8 @@ def validate_options(options: dict[str, Any], seats: int) -> dict[str, Any] | Re
 
 
 def setup(options: dict[str, Any], seats: int, rng: random.Random) -> list[Any]:
-    """Shuffle the stack (or take ``tile_order``), lay the start tile and draw for seat 0."""
+    """Shuffle the stack (or take ``tile_order``), lay the start tile and draw for seat 0;
+    with The Messengers, shuffle the messages (or take ``message_order``) after the tiles."""
     order = options.get("tile_order")
     if order:
         start, stack = order[0], list(order[1:])
@@ -235,7 +288,11 @@ def setup(options: dict[str, Any], seats: int, rng: random.Random) -> list[Any]:
         start = START_TILE
     started = StackShuffled(seats, start, stack, len(stack))
     state = evolve(None, started)
-    return [started, *_draw(state, 0, [])]
+    if not options.get("messengers"):
+        return [started, *_draw(state, 0, [])]
+    shuffled = messengers.shuffled_messages(options, rng)
+    state = evolve(state, shuffled)
+    return [started, shuffled, *_draw(state, 0, [])]
 
 
 # ---------------------------------------------------------------------------- evolve
@@ -399,6 +456,8 @@ def _evolve_placed(state: CarcassonneState, event: TilePlaced) -> CarcassonneSta
         if SEG_KIND[tile][spot] == CLOISTER:
             state.cloisters[square] = node
     state.tile = -1
+    if state.messengers is not None:
+        state.messengers.moved = 0
     return state
 
 
@@ -411,21 +470,92 @@ def _evolve_scored(state: CarcassonneState, event: FeatureScored) -> Carcassonne
             state.supply[follower.seat] += 1
             if follower.feature == "cloister":
                 del state.cloisters[square]
-    _award(state, event)
+    expansion = state.messengers
+    if expansion is None or event.final:
+        for seat in event.seats:
+            _award(state, seat, event.points)
+    elif state.seat in event.seats:
+        expansion.pending.append((KIND_NAMES.index(event.feature), event.points))
     return state
 
 
-def _award(state: CarcassonneState, event: FeatureScored) -> None:
+def _award(state: CarcassonneState, seat: int, points: int, figure: int = 0) -> None:
     """Every point reaches a player's score here and nowhere else (``_score`` decides who
-    scores what), so a variant can route points elsewhere, e.g. to a chosen scoring figure."""
-    for seat in event.seats:
-        state.scores[seat] += event.points
+    scores what). With The Messengers the points of play arrive as ``FigureAdvanced`` events
+    and also move that figure; the final scoring's go to the one figure left (figure 0)."""
+    state.scores[seat] += points
+    expansion = state.messengers
+    if expansion is not None:
+        expansion.figures[2 * seat + figure] += points
 
 
 def _evolve_over(state: CarcassonneState, event: GameOver) -> CarcassonneState:
     state.finished = True
     state.tile = -1
     state.winners = list(event.winners)
+    return state
+
+
+def _expansion(state: CarcassonneState) -> MessengersState:
+    """The Messengers' state, for code that only runs when the match plays them."""
+    return state.messengers  # type: ignore[return-value]
+
+
+def _evolve_messages_shuffled(state: CarcassonneState, event: MessagesShuffled) -> CarcassonneState:
+    state.messengers = messengers.new_state(event, state.seats)
+    return state
+
+
+def _evolve_preference(state: CarcassonneState, event: PreferenceSet) -> CarcassonneState:
+    preference = messengers.BEHIND if event.figure is None else event.figure
+    _expansion(state).preferences[event.seat] = preference
+    return state
+
+
+def _evolve_advanced(state: CarcassonneState, event: FigureAdvanced) -> CarcassonneState:
+    """Points to a figure; the active player's move pays the first pending scoring."""
+    _award(state, event.seat, event.points, event.figure)
+    expansion = _expansion(state)
+    if event.seat == state.seat and expansion.pending:
+        del expansion.pending[0]
+        expansion.moved |= 1 << event.figure
+    return state
+
+
+def _evolve_message_drawn(state: CarcassonneState, event: MessageDrawn) -> CarcassonneState:
+    expansion = _expansion(state)
+    if expansion.stack:  # empty only in a fold of redacted events
+        del expansion.stack[0]
+    expansion.message = event.message
+    return state
+
+
+def _evolve_message_resolved(state: CarcassonneState, event: MessageResolved) -> CarcassonneState:
+    """The message goes under the stack; message 8's follower goes home."""
+    expansion = _expansion(state)
+    expansion.stack.append(event.message)
+    expansion.message = 0
+    returned = event.returned
+    if returned is not None:
+        square = _square(returned.x, returned.y)
+        node = (state.board[square] << 3) + returned.spot
+        root = state.parent[node]
+        held = state.holders[root] or []
+        held.remove((node << 3) | event.seat)
+        if not held:
+            state.holders[root] = None
+        if state.cloisters.get(square) == node:
+            del state.cloisters[square]
+        state.supply[event.seat] += 1
+    return state
+
+
+def _evolve_summed(state: CarcassonneState, event: FiguresSummed) -> CarcassonneState:
+    figures = _expansion(state).figures
+    for seat, total in enumerate(event.totals):
+        figures[2 * seat] = total
+        figures[2 * seat + 1] = 0
+    _expansion(state).summed = True
     return state
 
 
@@ -436,6 +566,12 @@ _EVOLVERS: dict[type, Any] = {
     TilePlaced: _evolve_placed,
     FeatureScored: _evolve_scored,
     GameOver: _evolve_over,
+    MessagesShuffled: _evolve_messages_shuffled,
+    PreferenceSet: _evolve_preference,
+    FigureAdvanced: _evolve_advanced,
+    MessageDrawn: _evolve_message_drawn,
+    MessageResolved: _evolve_message_resolved,
+    FiguresSummed: _evolve_summed,
 }
 
 
@@ -506,10 +642,18 @@ def _occupied_ports(state: CarcassonneState, square: int) -> int:
     return occupied
 
 
-def legal_actions(state: CarcassonneState, seat: int) -> list[PlaceTile]:
-    """Every fitting (square, rotation), each without and with a follower on each free spot."""
+def legal_actions(state: CarcassonneState, seat: int) -> list[Any]:
+    """Every fitting (square, rotation), each without and with a follower on each free spot;
+    with The Messengers, the actions of the turn's phase (``_messenger_actions``)."""
+    if state.messengers is not None:
+        return _messenger_actions(state, seat)
     if state.finished or seat != state.seat:
         return []
+    return _placements(state, seat)
+
+
+def _placements(state: CarcassonneState, seat: int) -> list[Any]:
+    """The placements of the drawn tile, built from memoised per-square action lists."""
     tile = state.tile
     fits = FITS[tile]
     actions: list[PlaceTile] = []
@@ -535,6 +679,48 @@ def legal_actions(state: CarcassonneState, seat: int) -> list[PlaceTile]:
     return actions
 
 
+_PREFERENCES = tuple(SetScoringPreference(figure) for figure in (None, *FIGURES))
+_FIGURE_CHOICES = tuple(ChooseFigure(figure) for figure in FIGURES)
+_MESSAGE_POINTS = tuple(TakeMessagePoints(figure) for figure in FIGURES)
+_CARRY_OUT = tuple(CarryOutMessage(figure) for figure in FIGURES)
+
+
+def _messenger_actions(state: CarcassonneState, seat: int) -> list[Any]:
+    """Any seat may change its standing preference at any time; the active player also has
+    the phase's actions: a figure for the first pending scoring, the drawn message's
+    choices, or else the placement."""
+    if state.finished or not 0 <= seat < state.seats:
+        return []
+    expansion = _expansion(state)
+    preference = expansion.preferences[seat]
+    current = None if preference == messengers.BEHIND else preference
+    changes = [action for action in _PREFERENCES if action.figure != current]
+    if seat != state.seat:
+        return changes
+    if expansion.pending:
+        return [*_FIGURE_CHOICES, *changes]
+    if expansion.message:
+        return _message_actions(state, seat) + changes
+    return _placements(state, seat) + changes
+
+
+def _message_actions(state: CarcassonneState, seat: int) -> list[Any]:
+    message = MESSAGES[_expansion(state).message]
+    actions: list[Any] = list(_MESSAGE_POINTS)
+    followers = _own_followers(state, seat)
+    if not messengers.can_carry_out(message, followers, len(state.stack) - state.drawn):
+        return actions
+    if message.effect == EXTRA_TURN:
+        actions.append(CarryOutMessage())
+    elif message.effect == SCORE_FOLLOWER:
+        actions += [
+            CarryOutMessage(figure, follower.spot) for follower in followers for figure in FIGURES
+        ]
+    else:
+        actions += _CARRY_OUT
+    return actions
+
+
 def to_move(state: CarcassonneState) -> list[int]:
     return [] if state.finished else [state.seat]
 
@@ -545,10 +731,24 @@ def to_move(state: CarcassonneState) -> list[int]:
 def decide(state: CarcassonneState, seat: int, action: Any) -> list[Any] | Rejection:
     if state.finished:
         return Rejection("game_over", "the match is over")
+    if state.messengers is not None:
+        return _decide_messengers(state, seat, action)
     if seat != state.seat:
         return Rejection("not_your_turn", f"seat {state.seat} is to move")
     if type(action) is not PlaceTile:
         return Rejection("unknown_action", "the only action is PlaceTile")
+    placed = _placement(state, seat, action)
+    if isinstance(placed, Rejection):
+        return placed
+    events, square, code = placed
+    return _end_turn(state, seat, events, square, code)
+
+
+def _placement(
+    state: CarcassonneState, seat: int, action: PlaceTile
+) -> tuple[list[Any], int, int] | Rejection:
+    """The checked placement: ``TilePlaced`` and the scorings it causes, with the tile's
+    square and code (the state does not hold them yet)."""
     x, y, rotation, spot = action.x, action.y, action.rotation, action.follower
     square = _square(x, y)
     key = state.open.get(square) if -_BOUND <= x <= _BOUND and -_BOUND <= y <= _BOUND else None
@@ -569,6 +769,14 @@ def decide(state: CarcassonneState, seat: int, action: Any) -> list[Any] | Rejec
             return Rejection("feature_occupied", "that feature already holds a follower")
     events: list[Any] = [TilePlaced(seat, LETTERS[tile], x, y, rotation, spot)]
     events += _completions(state, seat, square, code, spot)
+    return events, square, code
+
+
+def _end_turn(
+    state: CarcassonneState, seat: int, events: list[Any], square: int = -1, code: int = 0
+) -> list[Any]:
+    """``events`` followed by the next seat's draw (or the end of the match); ``code`` on
+    ``square`` is a placement among ``events`` that the state does not hold yet."""
     following = (seat + 1) % state.seats
     drawn = state.drawn
     if drawn < len(state.stack) and _fits_somewhere(state, state.stack[drawn], square, code):
@@ -576,6 +784,153 @@ def decide(state: CarcassonneState, seat: int, action: Any) -> list[Any] | Rejec
     else:
         events += _draw(state, following, events, square, code)
     return events
+
+
+_ACTION_TYPES = frozenset(
+    (PlaceTile, SetScoringPreference, ChooseFigure, CarryOutMessage, TakeMessagePoints)
+)
+
+
+def _decide_messengers(state: CarcassonneState, seat: int, action: Any) -> list[Any] | Rejection:
+    """A turn's actions in order: place, a figure per pending scoring, the drawn message;
+    preferences from anyone at any time."""
+    kind = type(action)
+    if kind not in _ACTION_TYPES:
+        return Rejection("unknown_action", f"{kind.__name__} is no Carcassonne action")
+    expansion = _expansion(state)
+    if not 0 <= seat < state.seats:
+        return Rejection("bad_seat", f"seats are 0-{state.seats - 1}")
+    if kind is SetScoringPreference:
+        return _set_preference(expansion, seat, action)
+    if seat != state.seat:
+        return Rejection("not_your_turn", f"seat {state.seat} is to move")
+    if expansion.pending:
+        if kind is not ChooseFigure:
+            return Rejection("wrong_phase", "first choose the figure for your pending points")
+        return _choose_figure(state, seat, action.figure)
+    if expansion.message:
+        if kind is not CarryOutMessage and kind is not TakeMessagePoints:
+            return Rejection("wrong_phase", "first resolve the message you drew")
+        return _resolve_message(state, seat, action)
+    if kind is not PlaceTile:
+        return Rejection("wrong_phase", "place the drawn tile")
+    placed = _placement(state, seat, action)
+    if isinstance(placed, Rejection):
+        return placed
+    events, square, code = placed
+    routed = [events[0]]
+    figures = list(expansion.figures)
+    preferences = expansion.preferences
+    chooses = False
+    for scored in events[1:]:
+        routed.append(scored)
+        for other in scored.seats:
+            if other == seat:
+                chooses = True
+                continue
+            figure = messengers.preferred_figure(figures, preferences, other)
+            figures[2 * other + figure] += scored.points
+            routed.append(FigureAdvanced(other, figure, scored.points))
+    if chooses:
+        return routed
+    return _end_turn(state, seat, routed, square, code)
+
+
+def _set_preference(
+    expansion: MessengersState, seat: int, action: SetScoringPreference
+) -> list[Any] | Rejection:
+    figure = action.figure
+    if figure is not None and figure not in FIGURES:
+        return Rejection("bad_figure", "figure is 0 (scoring figure), 1 (messenger) or null")
+    stored = messengers.BEHIND if figure is None else figure
+    if expansion.preferences[seat] == stored:
+        return Rejection("preference_unchanged", "that is already your preference")
+    return [PreferenceSet(seat, figure)]
+
+
+def _choose_figure(state: CarcassonneState, seat: int, figure: int) -> list[Any] | Rejection:
+    """Pay the first pending scoring; after the last, a message if a moved figure stopped on
+    a dark space, else the next seat's draw."""
+    if figure not in FIGURES:
+        return Rejection("bad_figure", "figure is 0 (scoring figure) or 1 (messenger)")
+    expansion = _expansion(state)
+    points = expansion.pending[0][1]
+    events: list[Any] = [FigureAdvanced(seat, figure, points)]
+    if len(expansion.pending) > 1:
+        return events
+    figures = list(expansion.figures)
+    figures[2 * seat + figure] += points
+    if messengers.draws_message(expansion, figures, seat, expansion.moved | 1 << figure):
+        events.append(MessageDrawn(seat, expansion.stack[0]))
+        return events
+    return _end_turn(state, seat, events)
+
+
+def _resolve_message(
+    state: CarcassonneState, seat: int, action: CarryOutMessage | TakeMessagePoints
+) -> list[Any] | Rejection:
+    """The message's action or its 2 points; points that land the figure on a dark space
+    draw the next message, message 4 starts the extra turn, else the next seat draws."""
+    expansion = _expansion(state)
+    message = MESSAGES[expansion.message]
+    figure = action.figure
+    returned = None
+    took_points = isinstance(action, TakeMessagePoints)
+    if isinstance(action, TakeMessagePoints):
+        points = message.instead_points
+    else:
+        followers = _own_followers(state, seat)
+        if not messengers.can_carry_out(message, followers, len(state.stack) - state.drawn):
+            return Rejection("cannot_carry_out", f"message {message.number} cannot be done now")
+        if message.effect == EXTRA_TURN:
+            if figure is not None or action.follower is not None:
+                return Rejection("bad_figure", "message 4 gives a turn, not points: no figure")
+            events: list[Any] = [MessageResolved(seat, message.number, False, 0)]
+            return events + _draw(state, seat, events)
+        chosen = None
+        if message.effect == SCORE_FOLLOWER:
+            chosen = next((f for f in followers if f.spot == action.follower), None)
+            if chosen is None:
+                return Rejection("bad_follower", "name one of your followers on the board")
+            returned = chosen.spot
+        elif action.follower is not None:
+            return Rejection("bad_follower", "only message 8 names a follower")
+        points = messengers.message_points(message, followers, chosen)
+    if figure not in FIGURES:
+        return Rejection("bad_figure", "figure is 0 (scoring figure) or 1 (messenger)")
+    events = [MessageResolved(seat, message.number, took_points, points, returned)]
+    if points:
+        events.append(FigureAdvanced(seat, figure, points))
+        figures = list(expansion.figures)
+        figures[2 * seat + figure] += points
+        if messengers.draws_message(expansion, figures, seat, 1 << figure):
+            events.append(MessageDrawn(seat, expansion.stack[0]))
+            return events
+    return _end_turn(state, seat, events)
+
+
+def _own_followers(state: CarcassonneState, seat: int) -> list[OwnFollower]:
+    """``seat``'s followers on the board with what the messages need of their features."""
+    followers = []
+    codes = state.codes
+    for root, held in enumerate(state.holders):
+        if not held or all(holder & 7 != seat for holder in held):
+            continue
+        kind = SEG_KIND[codes[root >> 3] >> 2][root & 7]
+        counts = [0] * state.seats
+        for holder in held:
+            counts[holder & 7] += 1
+        majority = counts[seat] == max(counts)
+        points = _unfinished_points(state, root, kind)
+        nodes = state.members[root] or (root,)
+        pennants = sum(SEG_PENNANT[codes[node >> 3] >> 2][node & 7] for node in nodes)
+        for holder in sorted(held):
+            if holder & 7 == seat:
+                node = holder >> 3
+                x, y = _xy(state.squares[node >> 3])
+                spot = Spot(x, y, node & 7)
+                followers.append(OwnFollower(spot, kind, root, points, majority, pennants))
+    return followers
 
 
 def _completions(
@@ -756,17 +1111,25 @@ def _clone(state: CarcassonneState) -> CarcassonneState:
         open_ends=list(state.open_ends),
         holders=[None if held is None else list(held) for held in state.holders],
         cloisters=dict(state.cloisters),
+        messengers=None if state.messengers is None else messengers.copy_state(state.messengers),
     )
 
 
 def _game_over(state: CarcassonneState, pending: list[Any]) -> list[Any]:
-    """Final scoring, computed on a scratch copy with the ``pending`` events applied."""
+    """Final scoring, computed on a scratch copy with the ``pending`` events applied; with
+    The Messengers each player's figures are summed first."""
     scratch = _clone(state)
     for event in pending:
         scratch = evolve(scratch, event)
-    events: list[Any] = _final_scoring(scratch)
-    for event in events:
+    events: list[Any] = []
+    if scratch.messengers is not None:
+        summed = FiguresSummed(list(scratch.scores))
+        scratch = evolve(scratch, summed)
+        events.append(summed)
+    finals = _final_scoring(scratch)
+    for event in finals:
         scratch = evolve(scratch, event)
+    events += finals
     best = max(scratch.scores)
     winners = [seat for seat, score in enumerate(scratch.scores) if score == best]
     events.append(GameOver(list(scratch.scores), winners))
@@ -780,16 +1143,19 @@ def _final_scoring(state: CarcassonneState) -> list[FeatureScored]:
     for root, held in enumerate(state.holders):
         if not held:
             continue
-        tile = codes[root >> 3] >> 2
-        kind = SEG_KIND[tile][root & 7]
-        if kind == CLOISTER:
-            points = 1 + _neighbours(state.board, state.squares[root >> 3])
-        elif kind == FIELD:
-            points = FARM_POINTS_PER_CITY * len(_completed_cities(state, root))
-        else:
-            points = _feature_points(state, kind, state.members[root] or [root], False)
+        kind = SEG_KIND[codes[root >> 3] >> 2][root & 7]
+        points = _unfinished_points(state, root, kind)
         events.append(_score(state, kind, points, list(held), -1, True))
     return events
+
+
+def _unfinished_points(state: CarcassonneState, root: int, kind: int) -> int:
+    """A feature's points as at final scoring (also what messages 1-3 and 8 score)."""
+    if kind == CLOISTER:
+        return 1 + _neighbours(state.board, state.squares[root >> 3])
+    if kind == FIELD:
+        return FARM_POINTS_PER_CITY * len(_completed_cities(state, root))
+    return _feature_points(state, kind, state.members[root] or [root], False)
 
 
 def _completed_cities(state: CarcassonneState, field_root: int) -> set[int]:
@@ -812,7 +1178,7 @@ def _completed_cities(state: CarcassonneState, field_root: int) -> set[int]:
 
 def view(state: CarcassonneState, seat: int | None) -> CarcassonneView:
     """The same for every seat and spectators: nothing in Carcassonne is private but the
-    stack order, which no view shows."""
+    order of the stacks (land tiles, messages), which no view shows."""
     board = []
     for code, square in zip(state.codes, state.squares, strict=True):
         x, y = _xy(square)
@@ -828,7 +1194,21 @@ def view(state: CarcassonneState, seat: int | None) -> CarcassonneView:
         followers=_followers_on_board(state),
         finished=state.finished,
         winners=list(state.winners),
+        messengers=None if state.messengers is None else _messengers_view(state),
     )
+
+
+def _messengers_view(state: CarcassonneState) -> MessengersView:
+    expansion = _expansion(state)
+    if state.finished:
+        phase = "finished"
+    elif expansion.pending:
+        phase = "choose_figure"
+    elif expansion.message:
+        phase = "resolve_message"
+    else:
+        phase = "place_tile"
+    return messengers.message_view(expansion, state.seats, phase)
 
 
 def _followers_on_board(state: CarcassonneState) -> list[Follower]:
@@ -844,9 +1224,12 @@ def _followers_on_board(state: CarcassonneState) -> list[Follower]:
 
 
 def redact(event: Any, seat: int | None) -> Any:
-    """Only the setup event hides something: the order of the stack."""
+    """Only the setup events hide something: the order of the stacks. A drawn message is
+    public."""
     if type(event) is StackShuffled:
         return StackShuffled(event.seats, event.start_tile, None, event.stack_size)
+    if type(event) is MessagesShuffled:
+        return msgspec.structs.replace(event, order=None)
     return event
 
 
@@ -862,9 +1245,11 @@ def result(state: CarcassonneState) -> Outcome | None:
 def export_turns(events: list[Any]) -> list[dict[str, Any]]:
     """A finished (or running) match as the list of turns documented in
     ``seeds/carcassonne/README.md``: the start tile, each placement or discard, then the
-    final scoring."""
+    final scoring. With The Messengers a placement's points are its figures' moves, the
+    points of its messages included."""
     turns: list[dict[str, Any]] = []
     seats = 0
+    figures_score = False
     current: dict[str, Any] | None = None
     final: dict[str, Any] | None = None
     for event in events:
@@ -890,11 +1275,15 @@ def export_turns(events: list[Any]) -> list[dict[str, Any]]:
             turns.append(current)
         elif kind is TileDiscarded:
             turns.append({"kind": "discard", "seat": event.seat, "tile": event.tile})
+        elif kind is MessagesShuffled:
+            figures_score = True
+        elif kind is FigureAdvanced and current is not None:
+            current["points"][event.seat] += event.points
         elif kind is FeatureScored:
             if event.final and final is None:
                 final = {"kind": "final", "points": [0] * seats, "scores": None}
                 turns.append(final)
-            target = final if event.final else current
+            target = final if event.final else None if figures_score else current
             if target is not None:
                 for seat in event.seats:
                     target["points"][seat] += event.points
@@ -925,7 +1314,7 @@ GAME = Game(
     name="carcassonne",
     title="Carcassonne",
     min_players=2,
-    max_players=5,
+    max_players=messengers.SIX_PLAYERS,
     options=(
         OptionSpec(
             name="tile_order",
@@ -938,8 +1327,46 @@ GAME = Game(
             ),
             secret=True,
         ),
+        OptionSpec(
+            name="messengers",
+            type="bool",
+            default=False,
+            description=(
+                "Play with the mini expansion The Messengers: two scoring figures per player, "
+                "8 messages drawn on dark spaces of the scoring track; allows a 6th player."
+            ),
+        ),
+        OptionSpec(
+            name="messengers_edition",
+            type="enum",
+            default="C3",
+            choices=list(messengers.EDITIONS),
+            description=(
+                "Edition of The Messengers (needs messengers). The HiG rules are the same in "
+                "both; only C2 admits zmg_alone_rule, the ZMG translation's extra condition."
+            ),
+        ),
+        OptionSpec(
+            name="zmg_alone_rule",
+            type="bool",
+            default=False,
+            description=(
+                "C2 only, the ZMG rules' reading: draw a message only if your figure stands "
+                "alone on its dark space (no other player's figure on that space)."
+            ),
+        ),
+        OptionSpec(
+            name="message_order",
+            type="list[int]",
+            default=None,
+            description=(
+                "Replay a known game: the message stack top first, each of the messages 1-8 "
+                "once (needs messengers). Default: shuffled."
+            ),
+            secret=True,
+        ),
     ),
-    action_type=PlaceTile,
+    action_type=Action,
     event_type=Event,
     state_type=CarcassonneState,
     setup=setup,
@@ -953,6 +1380,8 @@ GAME = Game(
     validate_options=validate_options,
     description=(
         "Base game, 2nd edition: 72 land tiles, 7 followers each, roads, cities, cloisters and "
-        "farms. One action per turn: place the drawn tile, optionally with a follower."
+        "farms. One action per turn: place the drawn tile, optionally with a follower. With "
+        "The Messengers, choose a figure for each of your scorings and resolve the messages "
+        "you draw."
     ),
 )

@@ -45,3 +45,27 @@ def random_playout(
             check(state, seat, action, events)
         moves += 1
     return state, outcome, moves
+
+
+def play_until(
+    game: Game,
+    seats: int,
+    rng: random.Random,
+    reached: Callable[[Any], bool],
+    options: dict[str, Any] | None = None,
+) -> Any:
+    """A seeded random game stopped at the first state where ``reached(state)`` holds
+    (mid-game positions for benchmarks and tests, e.g. a board of 60 tiles)."""
+    resolved = game.resolve_options(options or {}, seats)
+    if isinstance(resolved, Rejection):
+        raise ValueError(resolved.detail)
+    state = game.fold(game.setup(resolved, seats, rng))
+    while not reached(state):
+        if game.result(state) is not None:
+            raise ValueError(f"{game.name}: the game ended before the state was reached")
+        seat = rng.choice(game.to_move(state))
+        events = game.decide(state, seat, rng.choice(game.legal_actions(state, seat)))
+        if isinstance(events, Rejection):
+            raise AssertionError(f"{game.name}: legal action rejected: {events}")
+        state = game.fold(events, state)
+    return state
