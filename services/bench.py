@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import random
 import statistics
 import time
@@ -17,6 +18,7 @@ DEFAULT_PLAYERS = {"hanabi": 2, "carcassonne": 2, "dingo": 3, "breaking_news": 3
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per request otherwise
     if args.bench == "engine":
         return bench_engine(args.game, args.players, args.games, args.seed)
     if args.bench == "api":

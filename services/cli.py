@@ -22,6 +22,7 @@ def _logging(settings: Settings) -> None:
 
 
 def _serve_http(app_factory_path: str, port: int, settings: Settings) -> None:
+    """Serve with ``settings.http_workers`` processes sharing the port (one app each)."""
     import uvicorn
 
     uvicorn.run(
@@ -29,6 +30,7 @@ def _serve_http(app_factory_path: str, port: int, settings: Settings) -> None:
         factory=True,
         host=settings.host,
         port=port,
+        workers=settings.http_workers,
         loop="uvloop",
         http="httptools",
         log_level="warning",

@@ -222,6 +222,15 @@ def bearer_token(request: Request[Any, Any, Any]) -> str | None:
     return token.strip()
 
 
+def required_bearer_token(request: Request[Any, Any, Any]) -> str:
+    token = bearer_token(request)
+    if token is None:
+        raise Problem(
+            401, "token-required", "Seat token required", "send 'Authorization: Bearer <token>'"
+        )
+    return token
+
+
 # --- health ----------------------------------------------------------------------------------
 
 

@@ -60,11 +60,13 @@ class OutboxRelay:
         *,
         batch: int = 500,
         poll_interval_s: float = 1.0,
+        linger_s: float = 0.003,
     ) -> None:
         self._pool = pool
         self._bus = bus
         self._batch = batch
         self._poll_interval_s = poll_interval_s
+        self._linger_s = linger_s
         self._wakeup = asyncio.Event()
 
     def wake(self) -> None:
@@ -86,6 +88,9 @@ class OutboxRelay:
                     delay, backoff = backoff, min(backoff * 2, 5.0)
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._wakeup.wait(), timeout=delay)
+                    # Under load many commits wake us at once: let a few more land so that one
+                    # pass (a handful of round trips) publishes them all.
+                    await asyncio.sleep(self._linger_s)
         finally:
             watcher.cancel()
 

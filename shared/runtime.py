@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 import redis.asyncio as redis_async
 from psycopg_pool import AsyncConnectionPool
@@ -13,8 +14,10 @@ from psycopg_pool import AsyncConnectionPool
 from shared.bus import Bus, Consumer
 from shared.db import open_pool
 from shared.eventstore import EventStore
+from shared.http import Problem
 from shared.outbox import OutboxRelay
-from shared.rpc import RulesClient
+from shared.rpc import RulesClient, RulesUnavailable
+from shared.rules_api import Rejected, RulesRequest
 from shared.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -51,6 +54,20 @@ class Runtime:
         )
         await self.rules.start()
         self.spawn("outbox-relay", self.relay.run(self.stop))
+
+    async def ask_rules(self, request: RulesRequest, reply_type: Any) -> Any:
+        """Ask the rules service; its refusal is a 422 problem, its silence a 503."""
+        try:
+            reply = await self.rules.call(request, reply_type)
+        except RulesUnavailable as error:
+            raise Problem(
+                503, "rules-unavailable", "Rules service unavailable", str(error)
+            ) from None
+        if isinstance(reply, Rejected):
+            raise Problem(
+                422, reply.code.replace("_", "-"), "Refused by the game's rules", reply.detail
+            )
+        return reply
 
     def spawn(self, name: str, job: Awaitable[None]) -> None:
         async def guarded() -> None:

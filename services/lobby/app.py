@@ -17,16 +17,14 @@ from shared.http import (
     EXCEPTION_HANDLERS,
     SEAT_TOKEN,
     IdempotencyKey,
-    Problem,
-    bearer_token,
     health_route,
     not_found,
     openapi_config,
     problem_responses,
+    required_bearer_token,
 )
 from shared.idempotency import check_key, recall, remember, request_fingerprint
 from shared.messages import Actor
-from shared.rpc import RulesUnavailable
 from shared.runtime import Runtime
 from shared.settings import Settings
 
@@ -43,7 +41,7 @@ class Lobby:
 
     async def catalogue(self) -> dict[str, s.GameInfo]:
         if self._catalogue is None:
-            reply = await _ask_rules(self.runtime, rules_api.Catalogue(), list[s.GameInfo])
+            reply = await self.runtime.ask_rules(rules_api.Catalogue(), list[s.GameInfo])
             self._catalogue = {game.name: game for game in reply}
         return self._catalogue
 
@@ -75,29 +73,8 @@ class Lobby:
         return _json_response(body, status)
 
 
-async def _ask_rules(runtime: Runtime, request: Any, reply_type: Any) -> Any:
-    try:
-        reply = await runtime.rules.call(request, reply_type)
-    except RulesUnavailable as error:
-        raise Problem(503, "rules-unavailable", "Rules service unavailable", str(error)) from None
-    if isinstance(reply, rules_api.Rejected):
-        raise Problem(
-            422, reply.code.replace("_", "-"), "Rejected by the game's rules", reply.detail
-        )
-    return reply
-
-
 def _json_response(body: bytes, status: int) -> Response[Any]:
     return Response(content=body, status_code=status, media_type="application/json")
-
-
-def _required_token(request: Request[Any, Any, Any]) -> str:
-    token = bearer_token(request)
-    if token is None:
-        raise Problem(
-            401, "token-required", "Seat token required", "send 'Authorization: Bearer <token>'"
-        )
-    return token
 
 
 class GamesController(Controller):
@@ -141,8 +118,7 @@ class TablesController(Controller):
     ) -> Response[s.TableInfo]:
         check_key(idempotency_key)
         await lobby.game(data.game)
-        options = await _ask_rules(
-            lobby.runtime,
+        options = await lobby.runtime.ask_rules(
             rules_api.ResolveOptions(game=data.game, options=data.options, seats=data.seats),
             dict[str, Any],
         )
@@ -232,7 +208,7 @@ class TablesController(Controller):
         table_id: FromPath[str],
         seat: FromPath[int],
     ) -> s.TableInfo:
-        token = _required_token(request)
+        token = required_bearer_token(request)
         secrets = await lobby.secret_options()
         async with lobby.runtime.pool.connection() as conn, conn.transaction():
             await lobby.tables.leave(conn, table_id, seat, token)
@@ -254,7 +230,7 @@ class TablesController(Controller):
         table_id: FromPath[str],
         idempotency_key: IdempotencyKey = None,
     ) -> Response[s.TableInfo]:
-        token = _required_token(request)
+        token = required_bearer_token(request)
         check_key(idempotency_key)
         secrets = await lobby.secret_options()
 

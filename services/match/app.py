@@ -22,6 +22,7 @@ from shared.http import (
     health_route,
     openapi_config,
     problem_responses,
+    required_bearer_token,
 )
 from shared.idempotency import check_key
 from shared.messages import CommandEnvelope, CreateMatch
@@ -32,15 +33,6 @@ log = logging.getLogger(__name__)
 
 MATCH_GROUP = "match"
 _envelope_decoder = msgspec.json.Decoder(CommandEnvelope)
-
-
-def _seat_token(request: Request[Any, Any, Any]) -> str:
-    token = bearer_token(request)
-    if token is None:
-        raise Problem(
-            401, "token-required", "Seat token required", "send 'Authorization: Bearer <token>'"
-        )
-    return token
 
 
 class MatchesController(Controller):
@@ -76,7 +68,7 @@ class MatchesController(Controller):
         matches: NamedDependency[Matches],
         match_id: FromPath[str],
     ) -> s.LegalActions:
-        return await matches.legal_actions(match_id, _seat_token(request))
+        return await matches.legal_actions(match_id, required_bearer_token(request))
 
     @post(
         "/{match_id:str}/actions",
@@ -93,7 +85,7 @@ class MatchesController(Controller):
         data: JSONBody[s.SubmitAction],
         idempotency_key: IdempotencyKey = None,
     ) -> Response[s.ActionAccepted]:
-        token = _seat_token(request)
+        token = required_bearer_token(request)
         status, body = await matches.act(match_id, token, data, check_key(idempotency_key))
         return Response(content=body, status_code=status, media_type="application/json")
 

@@ -29,7 +29,6 @@ from shared.messages import (
     metadata,
     new_id,
 )
-from shared.rpc import RulesUnavailable
 from shared.runtime import Runtime
 
 _json = msgspec.json.Encoder()
@@ -72,28 +71,13 @@ class Matches:
         self.topic = runtime.settings.stream("match-events")
         self._cache: OrderedDict[str, Snapshot] = OrderedDict()
 
-    # --- rules ---------------------------------------------------------------------------------
-
-    async def ask(self, request: Any, reply_type: Any) -> Any:
-        try:
-            reply = await self.runtime.rules.call(request, reply_type)
-        except RulesUnavailable as error:
-            raise Problem(
-                503, "rules-unavailable", "Rules service unavailable", str(error)
-            ) from None
-        if isinstance(reply, api.Rejected):
-            raise Problem(
-                422, reply.code.replace("_", "-"), "Refused by the game's rules", reply.detail
-            )
-        return reply
-
     # --- creation ------------------------------------------------------------------------------
 
     async def create(self, command: CreateMatch, correlation_id: str) -> bool:
         """Set up the match a table asked for; a repeated command changes nothing."""
         if await self._exists(command.match_id):
             return False
-        done: api.SetUpDone = await self.ask(
+        done: api.SetUpDone = await self.runtime.ask_rules(
             api.SetUp(
                 game=command.game, options=command.options, seats=command.seats, seed=command.seed
             ),
@@ -113,11 +97,11 @@ class Matches:
         )
 
     async def import_match(self, body: s.ImportMatch) -> tuple[str, list[str]]:
-        imported: api.Imported = await self.ask(
+        imported: api.Imported = await self.runtime.ask_rules(
             api.ImportMatch(game=body.game, document=msgspec.Raw(_json.encode(body.document))),
             api.Imported,
         )
-        redacted: list[msgspec.Raw] = await self.ask(
+        redacted: list[msgspec.Raw] = await self.runtime.ask_rules(
             api.RedactEvents(game=body.game, events=[e.data for e in imported.events], seat=None),
             list[msgspec.Raw],
         )
@@ -247,10 +231,18 @@ class Matches:
     # --- reads ---------------------------------------------------------------------------------
 
     async def load(self, match_id: str, *, fresh: bool = False) -> Snapshot:
-        snapshot = None if fresh else self._cache.get(match_id)
-        if snapshot is not None:
+        """The match as this process knows it; ``fresh`` re-reads what moves change.
+
+        Other processes may have moved the match since, so whatever is served to a client is
+        read ``fresh``; a move may start from the cached copy, because its commit holds only if
+        the match is still at the version it was decided on. What never changes (game, players,
+        seat tokens) is read once.
+        """
+        cached = self._cache.get(match_id)
+        if cached is not None:
             self._cache.move_to_end(match_id)
-            return snapshot
+            if not fresh:
+                return cached
         async with self.runtime.pool.connection() as conn:
             result = await conn.execute(
                 "select table_id, game, players, version, state, to_move, status, result"
@@ -260,24 +252,31 @@ class Matches:
             row = await result.fetchone()
             if row is None:
                 raise not_found("match", match_id)
-            seats = await conn.execute(
-                "select token_hash, seat from match_seats where match_id = %s", (match_id,)
+            if cached is None:
+                seats = await conn.execute(
+                    "select token_hash, seat from match_seats where match_id = %s", (match_id,)
+                )
+                token_hashes = dict(await seats.fetchall())
+        if cached is None:
+            cached = Snapshot(
+                match_id=match_id,
+                table_id=row[0],
+                game=row[1],
+                players=msgspec.json.decode(row[2]),
+                seat_by_token_hash=token_hashes,
+                version=0,
+                state=b"",
+                to_move=[],
+                status="",
+                result=None,
             )
-            token_hashes = dict(await seats.fetchall())
-        snapshot = Snapshot(
-            match_id=match_id,
-            table_id=row[0],
-            game=row[1],
-            players=msgspec.json.decode(row[2]),
-            seat_by_token_hash=token_hashes,
-            version=row[3],
-            state=bytes(row[4]),
-            to_move=list(row[5]),
-            status=row[6],
-            result=None if row[7] is None else msgspec.json.decode(row[7]),
-        )
-        self._remember(snapshot)
-        return snapshot
+            self._remember(cached)
+        cached.version = row[3]
+        cached.state = bytes(row[4])
+        cached.to_move = list(row[5])
+        cached.status = row[6]
+        cached.result = None if row[7] is None else msgspec.json.decode(row[7])
+        return cached
 
     def _remember(self, snapshot: Snapshot) -> None:
         self._cache[snapshot.match_id] = snapshot
@@ -286,18 +285,18 @@ class Matches:
             self._cache.popitem(last=False)
 
     async def info(self, match_id: str, token: str | None) -> s.MatchInfo:
-        snapshot = await self.load(match_id)
+        snapshot = await self.load(match_id, fresh=True)
         seat = snapshot.seat_of(token)
-        view = await self.ask(
+        view = await self.runtime.ask_rules(
             api.ShowView(game=snapshot.game, state=snapshot.state, seat=seat), msgspec.Raw
         )
         return _info(snapshot, seat, view)
 
     async def legal_actions(self, match_id: str, token: str) -> s.LegalActions:
-        snapshot = await self.load(match_id)
+        snapshot = await self.load(match_id, fresh=True)
         seat = snapshot.seat_of(token)
         assert seat is not None
-        actions = await self.ask(
+        actions = await self.runtime.ask_rules(
             api.ListLegalActions(game=snapshot.game, state=snapshot.state, seat=seat),
             list[msgspec.Raw],
         )
@@ -310,7 +309,7 @@ class Matches:
             match_stream(match_id), after_version=after, limit=limit
         )
         redacted: list[msgspec.Raw] = (
-            await self.ask(
+            await self.runtime.ask_rules(
                 api.RedactEvents(
                     game=snapshot.game, events=[msgspec.Raw(e.data) for e in stored], seat=seat
                 ),
@@ -327,13 +326,13 @@ class Matches:
         return await self.runtime.store.read_stream(match_stream(match_id))
 
     async def export(self, match_id: str) -> msgspec.Raw:
-        snapshot = await self.load(match_id)
+        snapshot = await self.load(match_id, fresh=True)
         if snapshot.status != "finished":
             raise Problem(
                 409, "match-running", "Match still running", "a match exports once it has finished"
             )
         stored = await self.stored_events(match_id)
-        return await self.ask(
+        return await self.runtime.ask_rules(
             api.ExportMatch(
                 game=snapshot.game,
                 events=[msgspec.Raw(e.data) for e in stored],
@@ -366,7 +365,7 @@ class Matches:
         if snapshot.status == "finished":
             finished = Problem(409, "match-finished", "Match finished", "the match has ended")
             return await retry.answer_or(finished)
-        decided: api.Decided = await self.ask(
+        decided: api.Decided = await self.runtime.ask_rules(
             api.Decide(
                 game=snapshot.game, state=snapshot.state, seat=seat, action=msgspec.Raw(action)
             ),
