@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
@@ -28,10 +28,10 @@ class Stack:
     env: dict[str, str]
     processes: dict[str, subprocess.Popen[bytes]]
 
-    def start(self, service: str, name: str | None = None) -> subprocess.Popen[bytes]:
+    def start(self, service: str, name: str | None = None, **env: str) -> subprocess.Popen[bytes]:
         process = subprocess.Popen(
             [sys.executable, "-m", "services.cli", service],
-            env=self.env,
+            env={**self.env, **env},
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
         )
@@ -44,7 +44,7 @@ class Stack:
         process.wait(timeout=10)
 
 
-def _wait_healthy(client: httpx.Client, process: subprocess.Popen[bytes]) -> None:
+def wait_healthy(client: httpx.Client, process: subprocess.Popen[bytes]) -> None:
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         if process.poll() is not None:
@@ -60,7 +60,7 @@ def _wait_healthy(client: httpx.Client, process: subprocess.Popen[bytes]) -> Non
 
 @pytest.fixture(scope="module")
 def stack(database_url: str, redis_url: str) -> Iterator[Stack]:
-    lobby_port, match_port = _free_port(), _free_port()
+    lobby_port, match_port = free_port(), free_port()
     env = dict(os.environ)
     env.update(
         DATABASE_URL=database_url,
@@ -76,8 +76,8 @@ def stack(database_url: str, redis_url: str) -> Iterator[Stack]:
     running = Stack(lobby=lobby, match=match, env=env, processes={})
     try:
         running.start("rules")
-        _wait_healthy(match, running.start("match"))
-        _wait_healthy(lobby, running.start("lobby"))
+        wait_healthy(match, running.start("match"))
+        wait_healthy(lobby, running.start("lobby"))
         yield running
     finally:
         for process in running.processes.values():

@@ -5,12 +5,13 @@ from __future__ import annotations
 import random
 import time
 
+import httpx
 import msgspec
 import pytest
 import redis
 
 from shared.messages import EventEnvelope
-from tests.e2e.conftest import Stack
+from tests.e2e.conftest import Stack, free_port, wait_healthy
 from tests.e2e.play import auth, open_table, play_to_end
 
 pytestmark = pytest.mark.e2e
@@ -94,3 +95,35 @@ def test_published_events_arrive_in_order_once_and_redacted(stack: Stack, redis_
             assert data.get("suit") is None
     finished = msgspec.json.decode(envelopes[-1].data)
     assert finished["result"] == final["result"]
+
+
+def test_two_match_processes_serve_one_match_without_stale_answers(stack: Stack) -> None:
+    """Scale-out: moves alternate between two match processes; each read is current."""
+    port = free_port()
+    second = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10)
+    wait_healthy(second, stack.start("match", name="match-2", PLAYTABLE_MATCH_PORT=str(port)))
+    try:
+        match_id, tokens = open_table(stack, "hanabi", 2, seed=17)
+        servers = [stack.match, second]
+        rng = random.Random(5)
+        for move in range(30):
+            server = servers[move % 2]
+            match = server.get(f"/matches/{match_id}").json()
+            if match["status"] == "finished":
+                break
+            assert match["version"] >= move + 1
+            seat = match["to_move"][0]
+            legal = server.get(f"/matches/{match_id}/actions", headers=auth(tokens[seat])).json()
+            assert legal["version"] == match["version"] and legal["actions"]
+            quiet = [a for a in legal["actions"] if a["type"] != "PlayCard"] or legal["actions"]
+            moved = server.post(
+                f"/matches/{match_id}/actions",
+                json={"expected_version": match["version"], "action": rng.choice(quiet)},
+                headers=auth(tokens[seat]),
+            )
+            assert moved.status_code == 201, moved.text
+            other = servers[(move + 1) % 2].get(f"/matches/{match_id}").json()
+            assert other["version"] == moved.json()["version"]
+    finally:
+        stack.stop("match-2")
+        second.close()
