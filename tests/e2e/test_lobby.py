@@ -1,0 +1,92 @@
+"""The lobby over HTTP: catalogue, seats, leaving, starting, paging, secret options."""
+
+from __future__ import annotations
+
+import pytest
+
+from services.rules.games.hanabi import standard_deck
+from tests.e2e.conftest import Stack
+from tests.e2e.play import auth, wait_for_match
+
+pytestmark = pytest.mark.e2e
+
+
+def test_catalogue_lists_every_game_with_options(stack: Stack) -> None:
+    games = {game["name"]: game for game in stack.lobby.get("/games").json()}
+    assert {"hanabi", "carcassonne", "dingo", "breaking_news"} <= set(games)
+    for game in games.values():
+        assert game["min_players"] <= game["max_players"]
+        for option in game["options"]:
+            assert {"name", "type", "default", "description"} <= set(option)
+    assert stack.lobby.get("/games/hanabi").json()["title"] == "Hanabi"
+    assert stack.lobby.get("/games/chess").status_code == 404
+
+
+def test_seats_leave_and_start_rules(stack: Stack) -> None:
+    table = stack.lobby.post("/tables", json={"game": "hanabi", "seats": 3}).json()
+    url = f"/tables/{table['table_id']}"
+    ada = stack.lobby.post(f"{url}/seats", json={"name": "ada", "seat": 2}).json()
+    assert ada["seat"] == 2
+    taken = stack.lobby.post(f"{url}/seats", json={"name": "bob", "seat": 2})
+    assert taken.status_code == 409 and taken.json()["type"].endswith("/seat-taken")
+    bob = stack.lobby.post(f"{url}/seats", json={"name": "bob"}).json()
+    assert bob["seat"] == 0
+
+    early = stack.lobby.post(f"{url}/start", headers=auth(bob["token"]))
+    assert early.status_code == 409 and early.json()["type"].endswith("/table-not-full")
+    wrong = stack.lobby.delete(f"{url}/seats/0", headers=auth(ada["token"]))
+    assert wrong.status_code == 403
+    left = stack.lobby.delete(f"{url}/seats/0", headers=auth(bob["token"]))
+    assert left.status_code == 200 and left.json()["seats"][0]["player"] is None
+
+    cleo = stack.lobby.post(
+        f"{url}/seats", json={"name": "cleo"}, headers={"Idempotency-Key": "c1"}
+    )
+    again = stack.lobby.post(
+        f"{url}/seats", json={"name": "cleo"}, headers={"Idempotency-Key": "c1"}
+    )
+    assert cleo.json() == again.json()  # one seat taken, the same token returned
+    dan = stack.lobby.post(f"{url}/seats", json={"name": "dan"}).json()
+    full = stack.lobby.post(f"{url}/seats", json={"name": "eve"})
+    assert full.status_code == 409 and full.json()["type"].endswith("/table-full")
+    assert stack.lobby.post(f"{url}/start", headers=auth("nobody")).status_code == 403
+
+    started = stack.lobby.post(f"{url}/start", headers=auth(dan["token"]))
+    assert started.status_code == 200
+    info = started.json()
+    assert info["status"] == "started" and info["match_id"]
+    match = wait_for_match(stack, info["match_id"])
+    assert match["players"] == ["cleo", "dan", "ada"]
+    assert stack.lobby.post(f"{url}/seats", json={"name": "late"}).status_code == 409
+
+
+def test_listing_pages_with_a_cursor(stack: Stack) -> None:
+    created = [
+        stack.lobby.post("/tables", json={"game": "dingo", "seats": 2, "name": f"t{i}"}).json()
+        for i in range(5)
+    ]
+    seen: list[str] = []
+    cursor = None
+    while True:
+        params = {"game": "dingo", "limit": 2, **({"cursor": cursor} if cursor else {})}
+        page = stack.lobby.get("/tables", params=params).json()
+        seen += [item["table_id"] for item in page["items"]]
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    assert [t["table_id"] for t in created] == [
+        t for t in seen if t in {c["table_id"] for c in created}
+    ]
+    assert len(seen) == len(set(seen))
+    assert stack.lobby.get("/tables", params={"cursor": "garbage"}).status_code == 400
+
+
+def test_secret_options_never_show(stack: Stack) -> None:
+    deck = list(reversed(standard_deck(5, False)))
+    table = stack.lobby.post(
+        "/tables", json={"game": "hanabi", "seats": 2, "options": {"deck": deck}, "seed": 3}
+    ).json()
+    assert table["options"]["deck"] is None and table["seeded"] is True
+    listed = stack.lobby.get(f"/tables/{table['table_id']}").json()
+    assert listed["options"]["deck"] is None
+    assert "seed" not in listed
