@@ -2,11 +2,15 @@
 # Make Postgres and Redis reachable for the stack and the tests. In order of preference:
 # already running; the machine's own packages (started, or installed with apt-get when missing
 # and we are root); embedded servers from Python packages (the zero-setup default elsewhere).
+# PLAYTABLE_PG_PORT / PLAYTABLE_REDIS_PORT pick other ports (defaults 5432 / 6379);
+# PLAYTABLE_EMBEDDED=1 skips the machine's packages. Embedded servers keep running after this
+# script; stop them with: kill $(cat .stack/embedded-*.pid)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/.." && pwd)"
 python="${PLAYTABLE_PYTHON:-$root/.venv/bin/python}"
-pg_host=127.0.0.1 pg_port=5432 redis_port=6379
+pg_host=127.0.0.1 pg_port="${PLAYTABLE_PG_PORT:-5432}" redis_port="${PLAYTABLE_REDIS_PORT:-6379}"
+export PLAYTABLE_PG_PORT="$pg_port" PLAYTABLE_REDIS_PORT="$redis_port"  # for embedded.py
 
 reachable() { "$python" - "$1" "$2" <<'PY'
 import socket, sys
@@ -27,6 +31,7 @@ start_machine_postgres() {
   fi
   version="$(ls /etc/postgresql 2>/dev/null | sort -V | tail -1)"
   [ -n "$version" ] || return 1
+  [ "$pg_port" = "$(pg_conftool -s "$version" main show port 2>/dev/null || echo 5432)" ] || return 1
   # trust auth on loopback, as the tests and the stack expect (a development machine)
   hba="/etc/postgresql/$version/main/pg_hba.conf"
   if ! grep -q "playtable" "$hba" 2>/dev/null; then
@@ -48,18 +53,39 @@ start_machine_redis() {
   wait_for 127.0.0.1 "$redis_port"
 }
 
+machine_packages() { [ "${PLAYTABLE_EMBEDDED:-0}" != 1 ]; }
+
+install_embedded_packages() {
+  # only the [embedded] extra's requirements: the project itself is already installed
+  "$python" - "$root/pyproject.toml" <<'PY'
+import subprocess, sys, tomllib
+with open(sys.argv[1], "rb") as file:
+    requirements = tomllib.load(file)["project"]["optional-dependencies"]["embedded"]
+subprocess.run([sys.executable, "-m", "pip", "install", "-q", *requirements], check=True)
+PY
+}
+
 start_embedded() {
-  echo "starting embedded $1 from Python packages" >&2
-  "$python" -m pip install -q -e "$root[embedded]"
+  echo "starting embedded $1 on 127.0.0.1:$2 from Python packages" >&2
+  install_embedded_packages
   mkdir -p "$root/.stack"
-  nohup "$python" "$here/embedded.py" "$1" >"$root/.stack/embedded-$1.log" 2>&1 &
-  wait_for 127.0.0.1 "$2"
+  local log="$root/.stack/embedded-$1.log" pid
+  nohup "$python" "$here/embedded.py" "$1" >"$log" 2>&1 </dev/null &
+  pid=$!
+  for _ in $(seq 1 120); do
+    if reachable 127.0.0.1 "$2"; then echo "$pid" >"$root/.stack/embedded-$1.pid"; return 0; fi
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.5
+  done
+  echo "embedded $1 did not start; the end of $log:" >&2
+  tail -n 20 "$log" >&2
+  return 1
 }
 
 if [ -z "${DATABASE_URL:-}" ] && ! reachable "$pg_host" "$pg_port"; then
-  start_machine_postgres || start_embedded postgres "$pg_port"
+  { machine_packages && start_machine_postgres; } || start_embedded postgres "$pg_port"
 fi
 if [ -z "${REDIS_URL:-}" ] && ! reachable 127.0.0.1 "$redis_port"; then
-  start_machine_redis || start_embedded redis "$redis_port"
+  { machine_packages && start_machine_redis; } || start_embedded redis "$redis_port"
 fi
 echo "postgres and redis are reachable" >&2
