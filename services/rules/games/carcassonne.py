@@ -30,7 +30,8 @@ this runs and the events are those of the base game.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
+from itertools import compress
 from operator import itemgetter
 from typing import Any
 
@@ -308,11 +309,14 @@ def _place(state: CarcassonneState, square: int, code: int) -> int:
     board = state.board
     board[square] = ordinal
     parent = state.parent
-    parent.extend(range(base, base + _NODE_SLOTS))
+    try:
+        parent += _NODES[ordinal]
+    except IndexError:  # more tiles than the box holds: only a hand-made stack
+        parent += range(base, base + _NODE_SLOTS)
     members = state.members
-    members.extend(_EMPTY_SLOTS)
+    members += _EMPTY_SLOTS
     open_ends = state.open_ends
-    open_ends.extend(_OPEN_TEMPLATE[tile])
+    open_ends += _OPEN_TEMPLATE[tile]
     state.holders.extend(_EMPTY_SLOTS)
     del state.open[square]
     port_seg = PORT_SEG[code]
@@ -339,19 +343,32 @@ def _place(state: CarcassonneState, square: int, code: int) -> int:
     all_links = state.links
     for step, keep, require, links in _SIDES[code]:
         neighbour = square + step
-        if neighbour in board:
+        key = open_squares.get(neighbour)
+        if key is None and neighbour in board:
             continue
-        open_squares[neighbour] = (open_squares.get(neighbour, OPEN_KEY) & keep) | require
-        fresh = [(bits, port, base + seg) for bits, port, seg in links]
-        known = all_links.get(neighbour)
-        if known is None:
+        if len(links) == 1:
+            ((bits, port, seg),) = links
+            fresh = [(bits, port, base + seg)]
+        else:  # a road side: the road and the fields on either side of it
+            (bits, port, seg), (bits1, port1, seg1), (bits2, port2, seg2) = links
+            fresh = [
+                (bits, port, base + seg),
+                (bits1, port1, base + seg1),
+                (bits2, port2, base + seg2),
+            ]
+        if key is None:
+            open_squares[neighbour] = (OPEN_KEY & keep) | require
             all_links[neighbour] = fresh
         else:
+            open_squares[neighbour] = (key & keep) | require
+            known = all_links[neighbour]
             known += fresh
     return base
 
 
 _EMPTY_SLOTS = (None,) * _NODE_SLOTS
+_NODES = tuple(tuple(range(ordinal << 3, (ordinal + 1) << 3)) for ordinal in range(sum(COUNTS)))
+"""Per tile ordinal, its union-find nodes (each its own root when laid)."""
 _OPEN_TEMPLATE = tuple(sides + (0,) * (_NODE_SLOTS - len(sides)) for sides in SEG_SIDES)
 _CLOSES = tuple(tuple(2 if kind <= ROAD else 0 for kind in kinds) for kinds in SEG_KIND)
 """Per tile and feature: open ends a matched side closes (both sides of a road or city)."""
@@ -391,7 +408,7 @@ def _union(state: CarcassonneState, a: int, b: int) -> int:
     absorbed = holders[b]
     if absorbed:
         kept = holders[a]
-        if kept is None:
+        if not kept:
             holders[a] = absorbed
         else:
             kept += absorbed
@@ -440,16 +457,17 @@ def _evolve_discarded(state: CarcassonneState, event: TileDiscarded) -> Carcasso
 
 
 def _evolve_placed(state: CarcassonneState, event: TilePlaced) -> CarcassonneState:
-    square = _square(event.x, event.y)
+    square = ((event.x + 128) << 8) | (event.y + 128)
     tile = TILE_INDEX[event.tile]
     base = _place(state, square, (tile << 2) + event.rotation)
     spot = event.follower
     if spot is not None:
         node = base + spot
         root = state.parent[node]
-        held = state.holders[root]
-        if held is None:
-            state.holders[root] = [(node << 3) | event.seat]
+        holders = state.holders
+        held = holders[root]
+        if not held:
+            holders[root] = [(node << 3) | event.seat]
         else:
             held.append((node << 3) | event.seat)
         state.supply[event.seat] -= 1
@@ -586,33 +604,51 @@ _NO_FOLLOWER = 1 << 12
 """Flag in a picker key: the player has no follower left."""
 _SPOT_CHOICES = _NODE_SLOTS + 1
 """Per rotation: no follower, or one of up to 8 spots."""
-_pickers: dict[int, Callable[[list[PlaceTile]], Sequence[PlaceTile]]] = {}
+Picker = Callable[[list[PlaceTile]], Sequence[PlaceTile]]
+_pickers: dict[int, Picker] = {}
 _square_actions: dict[int, list[PlaceTile]] = {}
 
 
-def _picker(tile: int, key: int, occupied: int) -> Callable[[list[PlaceTile]], Sequence[PlaceTile]]:
+def _build_picker(tile: int, key: int, occupied: int) -> Picker | None:
     """Picks the legal actions of ``tile`` out of a square's ``_actions_at`` list, given the
     square's requirement ``key`` and its ``occupied`` ports (those leading to a feature that
-    holds a follower). Memoised: the same patterns come back all game long."""
+    holds a follower); None where the tile does not fit."""
+    picks = []
+    for rotation in FITS[tile][key]:
+        picks.append(rotation * _SPOT_CHOICES)
+        if not occupied & _NO_FOLLOWER:
+            masks = SEG_MASK[(tile << 2) + rotation]
+            picks.extend(
+                rotation * _SPOT_CHOICES + spot + 1
+                for spot, mask in enumerate(masks)
+                if not mask & occupied
+            )
+    if not picks:
+        return None
+    if len(picks) > 1:
+        return itemgetter(*picks)
+    return itemgetter(slice(picks[0], picks[0] + 1))
+
+
+def _picker(tile: int, key: int, occupied: int) -> Picker:
+    """``_build_picker`` memoised: the same patterns come back all game long."""
     cache_key = (tile << 21) | (key << 13) | occupied
     picker = _pickers.get(cache_key)
     if picker is None:
-        picks = []
-        for rotation in FITS[tile][key]:
-            picks.append(rotation * _SPOT_CHOICES)
-            if not occupied & _NO_FOLLOWER:
-                masks = SEG_MASK[(tile << 2) + rotation]
-                picks.extend(
-                    rotation * _SPOT_CHOICES + spot + 1
-                    for spot, mask in enumerate(masks)
-                    if not mask & occupied
-                )
-        if len(picks) > 1:
-            picker = itemgetter(*picks)
-        else:
-            picker = itemgetter(slice(picks[0], picks[0] + 1))
-        _pickers[cache_key] = picker
+        picker = _pickers[cache_key] = _build_picker(tile, key, occupied)  # type: ignore[assignment]
     return picker
+
+
+_FREE_PICKERS = tuple(
+    tuple(_build_picker(tile, key, 0) for key in range(256)) for tile in range(len(LETTERS))
+)
+"""``_FREE_PICKERS[tile][key]``: the picker when no neighbouring feature holds a follower
+(None: the tile does not fit)."""
+_BARE_PICKERS = tuple(
+    tuple(_build_picker(tile, key, _NO_FOLLOWER) for key in range(256))
+    for tile in range(len(LETTERS))
+)
+"""``_BARE_PICKERS[tile][key]``: the picker for a player without followers left."""
 
 
 def _actions_at(square: int) -> list[PlaceTile]:
@@ -653,29 +689,40 @@ def legal_actions(state: CarcassonneState, seat: int) -> list[Any]:
 
 
 def _placements(state: CarcassonneState, seat: int) -> list[Any]:
-    """The placements of the drawn tile, built from memoised per-square action lists."""
+    """The placements of the drawn tile, picked out of memoised per-square action lists."""
     tile = state.tile
-    fits = FITS[tile]
     actions: list[PlaceTile] = []
-    no_follower = 0 if state.supply[seat] else _NO_FOLLOWER
+    square_actions = _square_actions
+    if not state.supply[seat]:
+        bare = _BARE_PICKERS[tile]
+        for square, key in state.open.items():
+            picker = bare[key]
+            if picker is not None:
+                try:
+                    actions += picker(square_actions[square])
+                except KeyError:  # a square seen for the first time
+                    actions += picker(_actions_at(square))
+        return actions
+    free = _FREE_PICKERS[tile]
+    pickers = _pickers
+    tile_key = tile << 21
     parent = state.parent
     holders = state.holders
     links = state.links
-    pickers = _pickers
-    square_actions = _square_actions
-    tile_key = (tile << 21) | no_follower
     for square, key in state.open.items():
-        if not fits[key]:
+        picker = free[key]
+        if picker is None:
             continue
-        occupied = no_follower
-        if not no_follower:
-            for bits, _port, node in links[square]:
-                if holders[parent[node]]:
-                    occupied |= bits
+        occupied = 0
+        for bits, _port, node in links[square]:
+            if holders[parent[node]]:
+                occupied |= bits
+        if occupied:
+            picker = pickers.get(tile_key | (key << 13) | occupied) or _picker(tile, key, occupied)
         try:
-            actions += pickers[tile_key | (key << 13) | occupied](square_actions[square])
-        except KeyError:  # a pattern or a square seen for the first time
-            actions += _picker(tile, key, occupied)(_actions_at(square))
+            actions += picker(square_actions[square])
+        except KeyError:  # a square seen for the first time
+            actions += picker(_actions_at(square))
     return actions
 
 
@@ -750,14 +797,14 @@ def _placement(
     """The checked placement: ``TilePlaced`` and the scorings it causes, with the tile's
     square and code (the state does not hold them yet)."""
     x, y, rotation, spot = action.x, action.y, action.rotation, action.follower
-    square = _square(x, y)
+    square = ((x + 128) << 8) | (y + 128)
     key = state.open.get(square) if -_BOUND <= x <= _BOUND and -_BOUND <= y <= _BOUND else None
     if key is None:
         return Rejection("bad_square", f"({x}, {y}) is not an empty square next to the board")
-    if rotation not in _ROTATIONS:
-        return Rejection("bad_rotation", "rotation is 0, 1, 2 or 3 clockwise quarter turns")
     tile = state.tile
     if rotation not in FITS[tile][key]:
+        if rotation not in _ROTATIONS:
+            return Rejection("bad_rotation", "rotation is 0, 1, 2 or 3 clockwise quarter turns")
         return Rejection("edges_do_not_match", "every touching edge must match its neighbour")
     code = (tile << 2) + rotation
     if spot is not None:
@@ -768,7 +815,7 @@ def _placement(
         if SEG_MASK[code][spot] & _occupied_ports(state, square):
             return Rejection("feature_occupied", "that feature already holds a follower")
     events: list[Any] = [TilePlaced(seat, LETTERS[tile], x, y, rotation, spot)]
-    events += _completions(state, seat, square, code, spot)
+    _add_completions(events, state, seat, square, code, spot)
     return events, square, code
 
 
@@ -779,8 +826,9 @@ def _end_turn(
     ``square`` is a placement among ``events`` that the state does not hold yet."""
     following = (seat + 1) % state.seats
     drawn = state.drawn
-    if drawn < len(state.stack) and _fits_somewhere(state, state.stack[drawn], square, code):
-        events.append(TileDrawn(following, LETTERS[state.stack[drawn]]))
+    stack = state.stack
+    if drawn < len(stack) and _fits_somewhere(state, stack[drawn], square, code):
+        events.append(TileDrawn(following, LETTERS[stack[drawn]]))
     else:
         events += _draw(state, following, events, square, code)
     return events
@@ -913,8 +961,10 @@ def _own_followers(state: CarcassonneState, seat: int) -> list[OwnFollower]:
     """``seat``'s followers on the board with what the messages need of their features."""
     followers = []
     codes = state.codes
-    for root, held in enumerate(state.holders):
-        if not held or all(holder & 7 != seat for holder in held):
+    holders = state.holders
+    for root in compress(range(len(holders)), holders):
+        held: list[int] = holders[root]  # type: ignore[assignment]
+        if all(holder & 7 != seat for holder in held):
             continue
         kind = SEG_KIND[codes[root >> 3] >> 2][root & 7]
         counts = [0] * state.seats
@@ -933,10 +983,16 @@ def _own_followers(state: CarcassonneState, seat: int) -> list[OwnFollower]:
     return followers
 
 
-def _completions(
-    state: CarcassonneState, seat: int, square: int, code: int, spot: int | None
-) -> list[FeatureScored]:
-    """Roads, cities and cloisters that the placement completes, read without mutating."""
+def _add_completions(
+    events: list[Any],
+    state: CarcassonneState,
+    seat: int,
+    square: int,
+    code: int,
+    spot: int | None,
+) -> None:
+    """Append the scorings of the roads, cities and cloisters that the placement completes,
+    read without mutating."""
     tile = code >> 2
     kinds = SEG_KIND[tile]
     port_seg = PORT_SEG[code]
@@ -953,26 +1009,14 @@ def _completions(
                 joined[seg].append(parent[node])
             else:
                 joined[seg] = [parent[node]]
-    events = []
     if joined is not None:
-        open_ends = state.open_ends
         holders = state.holders
-        members = state.members
-        sides = SEG_SIDES[tile]
-        if len(joined) == 1:
-            groups = [(list(joined), set(roots), len(roots)) for roots in joined.values()]
-        else:
-            groups = _join_groups(joined)
-        for segs, roots, links in groups:
-            if (
-                sum(sides[seg] for seg in segs) + sum(open_ends[root] for root in roots)
-                != 2 * links
-            ):
-                continue
+        for segs, roots in _closed(joined, SEG_SIDES[tile], state.open_ends):
             held = [holder for root in roots for holder in holders[root] or ()]
             if spot in segs:
                 held.append((((ordinal << 3) + spot) << 3) | seat)
             if held:
+                members = state.members
                 nodes = [member for root in roots for member in members[root] or (root,)]
                 nodes.extend((ordinal << 3) + seg for seg in segs)
                 points = _feature_points(state, kinds[segs[0]], nodes, True, tile)
@@ -986,14 +1030,36 @@ def _completions(
             )
     cloisters = state.cloisters
     if cloisters:
+        monk_at = cloisters.get
         for offset in _AROUND:
-            monk = cloisters.get(square + offset)
+            monk = monk_at(square + offset)
             if monk is not None and _neighbours(board, square + offset) == 7:
                 held = list(state.holders[monk] or ())
                 events.append(
                     _score(state, CLOISTER, CLOISTER_COMPLETE_POINTS, held, square, False)
                 )
-    return events
+
+
+def _closed(
+    joined: dict[int, list[int]], sides: tuple[int, ...], open_ends: list[int]
+) -> list[tuple[list[int], Collection[int]]]:
+    """The resulting features that the placement closes, as ``(features of the new tile,
+    neighbour roots)``: every open end of theirs and of the tile's features is matched."""
+    if len(joined) == 1:
+        [(seg, roots)] = joined.items()
+        groups = [([seg], roots if len(roots) == 1 else set(roots), len(roots))]
+    else:
+        groups = _join_groups(joined)
+    closed = []
+    for segs, distinct, links in groups:
+        ends = 0
+        for root in distinct:
+            ends += open_ends[root]
+        for seg in segs:
+            ends += sides[seg]
+        if ends == 2 * links:
+            closed.append((segs, distinct))
+    return closed
 
 
 def _join_groups(joined: dict[int, list[int]]) -> list[tuple[list[int], set[int], int]]:
@@ -1107,12 +1173,20 @@ def _clone(state: CarcassonneState) -> CarcassonneState:
         open=dict(state.open),
         links={square: list(links) for square, links in state.links.items()},
         parent=list(state.parent),
-        members=[None if nodes is None else list(nodes) for nodes in state.members],
+        members=_copy_lists(state.members),
         open_ends=list(state.open_ends),
-        holders=[None if held is None else list(held) for held in state.holders],
+        holders=_copy_lists(state.holders),
         cloisters=dict(state.cloisters),
         messengers=None if state.messengers is None else messengers.copy_state(state.messengers),
     )
+
+
+def _copy_lists(lists: list[list[int] | None]) -> list[list[int] | None]:
+    """A copy whose inner lists are copies too (an empty one, never stored, is shared)."""
+    copied = list(lists)
+    for index in compress(range(len(copied)), copied):
+        copied[index] = copied[index][:]  # type: ignore[index]
+    return copied
 
 
 def _game_over(state: CarcassonneState, pending: list[Any]) -> list[Any]:
@@ -1140,12 +1214,11 @@ def _final_scoring(state: CarcassonneState) -> list[FeatureScored]:
     """Every feature still holding followers: unfinished roads, cities and cloisters, farms."""
     events = []
     codes = state.codes
-    for root, held in enumerate(state.holders):
-        if not held:
-            continue
+    holders = state.holders
+    for root in compress(range(len(holders)), holders):
         kind = SEG_KIND[codes[root >> 3] >> 2][root & 7]
         points = _unfinished_points(state, root, kind)
-        events.append(_score(state, kind, points, list(held), -1, True))
+        events.append(_score(state, kind, points, list(holders[root]), -1, True))  # type: ignore[arg-type]
     return events
 
 
@@ -1213,8 +1286,8 @@ def _messengers_view(state: CarcassonneState) -> MessengersView:
 
 def _followers_on_board(state: CarcassonneState) -> list[Follower]:
     followers = []
-    for held in state.holders:
-        for holder in held or ():
+    for held in filter(None, state.holders):
+        for holder in held:
             node = holder >> 3
             x, y = _xy(state.squares[node >> 3])
             kind = SEG_KIND[state.codes[node >> 3] >> 2][node & 7]
