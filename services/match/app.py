@@ -111,7 +111,7 @@ class MatchesController(Controller):
     @get(
         "/{match_id:str}/export",
         operation_id="exportMatch",
-        summary="A finished match in its game's community format (Hanabi: hanab.live JSON)",
+        summary="A finished match as a file (Hanabi: hanab.live JSON; Carcassonne: turns)",
         responses=problem_responses(404, 409, 422, 503),
     )
     async def export_match(
@@ -123,7 +123,7 @@ class MatchesController(Controller):
     @post(
         "/import",
         operation_id="importMatch",
-        summary="Replay a game from its community format into a new match",
+        summary="Replay an exported game (hanab.live JSON, Carcassonne turns) into a new match",
         responses=problem_responses(400, 422, 503),
     )
     async def import_match(

@@ -206,4 +206,8 @@ def _exchange_format(game_name: str) -> Any:
         from services.rules.games import hanabi_live
 
         return hanabi_live
+    if game_name == "carcassonne":
+        from services.rules.games import carcassonne
+
+        return carcassonne
     return None

@@ -37,6 +37,15 @@ def test_whole_three_player_match_and_replay(stack: Stack, database_url: str) ->
     replayed = CARCASSONNE.fold([decoder.decode(bytes(row[0])) for row in rows])
     assert CARCASSONNE.result(replayed).scores == scores
 
+    exported = stack.match.get(f"/matches/{match_id}/export").json()
+    assert exported["players"] == ["player0", "player1", "player2"]
+    assert exported["turns"][0] == {"kind": "start", "tile": "D", "x": 0, "y": 0, "rotation": 0}
+    imported = stack.match.post(
+        "/matches/import", json={"game": "carcassonne", "document": exported}
+    )
+    assert imported.status_code == 201, imported.text
+    assert imported.json()["match"]["result"] == final["result"]
+
 
 def test_match_with_the_messengers_plays_to_the_end(stack: Stack, database_url: str) -> None:
     match_id, tokens = open_table(stack, "carcassonne", 3, {"messengers": True}, seed=77)
@@ -57,3 +66,9 @@ def test_match_with_the_messengers_plays_to_the_end(stack: Stack, database_url: 
     decoder = msgspec.json.Decoder(CARCASSONNE.event_type)
     replayed = CARCASSONNE.fold([decoder.decode(bytes(row[1])) for row in rows])
     assert CARCASSONNE.result(replayed).scores == final["result"]["scores"]
+    exported = stack.match.get(f"/matches/{match_id}/export").json()
+    assert exported["messengers"] is True
+    refused = stack.match.post(
+        "/matches/import", json={"game": "carcassonne", "document": exported}
+    )
+    assert refused.status_code == 422 and "Messengers" in refused.json()["detail"]

@@ -131,3 +131,28 @@ def test_timed_actions_carry_the_server_clock_not_the_clients() -> None:
     stamped = _stamp_server_time(told)
     assert stamped.server_time_ms > 1_700_000_000_000
     assert _stamp_server_time(api.Catalogue()) == api.Catalogue()
+
+
+def test_carcassonne_turn_list_round_trip_and_refusals() -> None:
+    game = load_games()["carcassonne"]
+    events = game.setup(game.resolve_options({}, 2), 2, random.Random(12))
+    state = game.fold(events)
+    rng = random.Random(12)
+    while game.result(state) is None:
+        seat = game.to_move(state)[0]
+        decided = game.decide(state, seat, rng.choice(game.legal_actions(state, seat)))
+        events += decided
+        state = game.fold(decided, state)
+    raws = [msgspec.Raw(msgspec.json.encode(event)) for event in events]
+    document = ENGINE.handle(api.ExportMatch(game="carcassonne", events=raws, players=["a", "b"]))
+    assert document["messengers"] is False and document["turns"][0]["tile"] == "D"
+    imported = ENGINE.handle(
+        api.ImportMatch(game="carcassonne", document=msgspec.Raw(msgspec.json.encode(document)))
+    )
+    assert isinstance(imported, api.Imported)
+    assert imported.progress.result == msgspec.to_builtins(game.result(state))
+    for broken in ({"game": "chess"}, {**document, "messengers": True}, {**document, "players": 3}):
+        refused = ENGINE.handle(
+            api.ImportMatch(game="carcassonne", document=msgspec.Raw(msgspec.json.encode(broken)))
+        )
+        assert isinstance(refused, api.Rejected) and refused.code == "invalid_document"

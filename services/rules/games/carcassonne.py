@@ -1383,6 +1383,38 @@ def replay_from_turns(turns: list[dict[str, Any]]) -> tuple[list[str], list[tupl
     return order, actions
 
 
+class ImportedTurns(msgspec.Struct, frozen=True):
+    """An exported match read back: options, player names and the actions to replay."""
+
+    players: list[str]
+    options: dict[str, Any]
+    actions: list[PlaceTile]
+
+
+def export_events(events: list[Any], players: list[str]) -> dict[str, Any]:
+    """The exchange document of a stored match (``GET /matches/{id}/export``)."""
+    return {
+        "game": "carcassonne",
+        "players": list(players),
+        "messengers": any(type(event) is MessagesShuffled for event in events),
+        "turns": export_turns(events),
+    }
+
+
+def import_game(document: dict[str, Any]) -> ImportedTurns:
+    """Read an exported base-game match back (The Messengers' figure choices and messages are
+    not part of the turn list, so such a match cannot be replayed from it)."""
+    if document.get("game") != "carcassonne" or not isinstance(document.get("turns"), list):
+        raise ValueError("not a Carcassonne turn list")
+    if document.get("messengers"):
+        raise ValueError("a match with The Messengers cannot be replayed from its turn list")
+    players = document.get("players")
+    if not isinstance(players, list) or not all(isinstance(name, str) for name in players):
+        raise ValueError("players must be a list of names")
+    order, actions = replay_from_turns(document["turns"])
+    return ImportedTurns(players, {"tile_order": order}, [action for _, action in actions])
+
+
 GAME = Game(
     name="carcassonne",
     title="Carcassonne",
