@@ -27,6 +27,10 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         return asyncio.run(bench_api(lobby, match, args.matches, args.seconds))
     if args.bench == "memory":
         return asyncio.run(bench_memory(settings, args.matches))
+    if args.bench == "webhooks":
+        return asyncio.run(
+            bench_webhooks(settings, args.subscriptions, args.events, args.rate, args.workers)
+        )
     raise SystemExit(f"unknown benchmark {args.bench}")
 
 
@@ -258,4 +262,120 @@ async def bench_memory(settings: Settings, count: int) -> int:
             f"(+{grown / 1024:.1f} MiB, {grown * 1024 / count / 1000:.1f} KB per match; pids "
             f"{','.join(map(str, pids.get(name, [])))})"
         )
+    return 0
+
+
+# --- webhooks --------------------------------------------------------------------------------
+
+BENCH_EVENT = "WebhookBenchPinged"
+
+
+async def bench_webhooks(
+    settings: Settings, subscriptions: int, events: int, rate: float, workers: int
+) -> int:
+    """Publish ``events`` match events (``rate`` per second, over ten match streams) to
+    ``subscriptions`` subscribers at a local receiver, through our own ``playtable webhooks``
+    processes; measure deliveries per second and the delay from each event's commit time
+    (``occurred_at_ms``) to its receipt."""
+    import os
+    import subprocess
+    import sys
+
+    import msgspec
+    import redis.asyncio as redis_async
+    from aiohttp import web
+
+    from shared.db import open_pool
+    from shared.messages import EventEnvelope, metadata
+
+    expected = subscriptions * events
+    delays_ms: list[float] = []
+    done = asyncio.Event()
+    first_receipt = last_receipt = 0.0
+
+    async def receive(request: web.Request) -> web.Response:
+        nonlocal first_receipt, last_receipt
+        body = await request.read()
+        now = time.time()
+        sent = msgspec.json.decode(body)["data"]["sent_at"]
+        delays_ms.append((now - sent) * 1000)
+        first_receipt = first_receipt or now
+        last_receipt = now
+        if len(delays_ms) >= expected:
+            done.set()
+        return web.Response(status=204)
+
+    app = web.Application()
+    app.router.add_post("/{name}", receive)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+
+    prefix = f"bench-webhooks-{uuid.uuid4().hex[:8]}"
+    pool = await open_pool(settings.database_url, min_size=1, max_size=2)
+    run_id = uuid.uuid4().hex[:8]
+    names = [f"bench-{run_id}-{n}" for n in range(subscriptions)]
+    async with pool.connection() as conn:
+        for name in names:
+            await conn.execute(
+                "INSERT INTO webhook_subscriptions (id, url, event_types, secret)"
+                " VALUES (%s, %s, %s, %s)",
+                (name, f"http://127.0.0.1:{port}/{name}", [BENCH_EVENT], "whsec_" + "A" * 32),
+            )
+    env = {
+        **os.environ,
+        "PLAYTABLE_STREAM_PREFIX": prefix,
+        "PLAYTABLE_WEBHOOK_ALLOWED_NETWORKS": "127.0.0.0/8",
+        "PLAYTABLE_LOG_LEVEL": "warning",
+    }
+    env.pop("PLAYTABLE_INSTANCE_ID", None)
+    processes = [
+        subprocess.Popen([sys.executable, "-m", "services.cli", "webhooks"], env=env)
+        for _ in range(workers)
+    ]
+    redis = redis_async.Redis.from_url(settings.redis_url)
+    stream = f"{prefix}:match-events"
+    try:
+        await asyncio.sleep(3.0)  # the workers connect and the dispatchers join the group
+        started = time.time()
+        for number in range(events):
+            data = msgspec.Raw(msgspec.json.encode({"sent_at": time.time()}))
+            envelope = EventEnvelope(
+                stream_id=f"match-bench-{run_id}-{number % 10}",
+                version=number // 10 + 1,
+                type=BENCH_EVENT,
+                data=data,
+                metadata=metadata(correlation_id=run_id),
+            )
+            await redis.xadd(stream, {b"m": msgspec.json.encode(envelope)})
+            await asyncio.sleep(max(0.0, started + (number + 1) / rate - time.time()))
+        try:
+            await asyncio.wait_for(done.wait(), timeout=120)
+        except TimeoutError:
+            print(f"only {len(delays_ms)} of {expected} deliveries arrived in time")
+    finally:
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            process.wait(timeout=30)
+        async with pool.connection() as conn:
+            await conn.execute("DELETE FROM webhook_subscriptions WHERE id = ANY(%s)", (names,))
+        await pool.close()
+        keys = [key async for key in redis.scan_iter(match=f"{prefix}:*", count=1000)]
+        if keys:
+            await redis.delete(*keys)
+        await redis.aclose()
+        await runner.cleanup()
+    if not delays_ms:
+        return 1
+    ordered = sorted(delays_ms)
+    elapsed = max(last_receipt - started, 1e-9)
+    print(
+        f"webhooks: {len(delays_ms)} deliveries ({events} events x {subscriptions} subscriptions,"
+        f" {rate:g} events/s, {workers} worker process(es)) in {elapsed:.2f} s:"
+        f" {len(delays_ms) / elapsed:,.0f} deliveries/s; delay from commit to receipt"
+        f" p50 {ordered[len(ordered) // 2]:.0f} ms, p99 {ordered[int(len(ordered) * 0.99)]:.0f} ms"
+    )
     return 0

@@ -60,6 +60,8 @@ def main(argv: list[str] | None = None) -> int:
     commands.add_parser("lobby", help="run the lobby service (HTTP)")
     commands.add_parser("match", help="run the match service (HTTP and command consumer)")
     commands.add_parser("rules", help="run a rules worker (consumer only)")
+    commands.add_parser("webhooks", help="run the webhook dispatcher and a Celery worker")
+    commands.add_parser("webhooks-api", help="run the webhooks service's HTTP API")
     stack = commands.add_parser("stack", help="run every service as its own process")
     stack.add_argument("--rules-workers", type=int, default=1)
     contract = commands.add_parser("openapi", help="write the OpenAPI contract to openapi/")
@@ -80,6 +82,11 @@ def main(argv: list[str] | None = None) -> int:
     api.add_argument("--match", default=None, help="match URL (default: from settings)")
     memory = bench_kinds.add_parser("memory", help="resident memory with many live matches")
     memory.add_argument("--matches", type=int, default=10_000)
+    hooks = bench_kinds.add_parser("webhooks", help="webhook deliveries to a local receiver")
+    hooks.add_argument("--subscriptions", type=int, default=100)
+    hooks.add_argument("--events", type=int, default=100)
+    hooks.add_argument("--rate", type=float, default=10.0, help="events published per second")
+    hooks.add_argument("--workers", type=int, default=1, help="`playtable webhooks` processes")
     args = parser.parse_args(argv)
 
     settings = Settings.from_env()
@@ -90,6 +97,12 @@ def main(argv: list[str] | None = None) -> int:
         _serve_http("services.match.app:create_app", settings.match_port, settings)
     elif args.command == "rules":
         run_rules(settings)
+    elif args.command == "webhooks":
+        from services.webhooks.worker import run_webhooks
+
+        return run_webhooks(settings)
+    elif args.command == "webhooks-api":
+        _serve_http("services.webhooks.app:create_app", settings.webhooks_port, settings)
     elif args.command == "stack":
         from services.stack import run_stack
 

@@ -1,4 +1,4 @@
-"""The public OpenAPI contract (lobby + match), generated from the code, committed in openapi/."""
+"""The public OpenAPI contract (lobby, match, webhooks), generated from the code, in openapi/."""
 
 from __future__ import annotations
 
@@ -12,9 +12,10 @@ from shared.settings import Settings
 
 
 def build_contract() -> dict[str, Any]:
-    """Merge the two public services' schemas into one OpenAPI 3.1 document."""
+    """Merge the public services' schemas into one OpenAPI 3.1 document."""
     from services.lobby.app import create_app as create_lobby
     from services.match.app import create_app as create_match
+    from services.webhooks.app import create_app as create_webhooks
 
     settings = Settings(instance_id="contract")
     merged: dict[str, Any] = {
@@ -24,19 +25,21 @@ def build_contract() -> dict[str, Any]:
             "version": "0.1.0",
             "description": (
                 "Host turn-based tabletop games: create tables in the lobby, seat players, "
-                "start matches, submit moves and read each match as your seat may see it. "
+                "start matches, submit moves and read each match as your seat may see it; "
+                "subscribe URLs to signed webhooks (Standard Webhooks) of the events. "
                 "Errors are RFC 9457 problem+json documents with a stable `type` per error."
             ),
         },
         "servers": [
             {"url": "http://127.0.0.1:8001", "description": "lobby"},
             {"url": "http://127.0.0.1:8002", "description": "match"},
+            {"url": "http://127.0.0.1:8004", "description": "webhooks"},
         ],
         "paths": {},
         "components": {"schemas": {}},
         "tags": [],
     }
-    for app in (create_lobby(settings), create_match(settings)):
+    for app in (create_lobby(settings), create_match(settings), create_webhooks(settings)):
         schema = app.openapi_schema.to_schema()
         for path, item in schema.get("paths", {}).items():
             if path == "/health":

@@ -33,13 +33,14 @@ def run_stack(settings: Settings, *, rules_workers: int = 1) -> int:
     env.pop("PLAYTABLE_INSTANCE_ID", None)  # every process names itself
     processes = [spawn("rules", env) for _ in range(rules_workers)]
     processes += [spawn("match", env), spawn("lobby", env)]
+    processes += [spawn("webhooks", env), spawn("webhooks-api", env)]
     base = f"http://{settings.host}"
-    for port in (settings.match_port, settings.lobby_port):
+    for port in (settings.match_port, settings.lobby_port, settings.webhooks_port):
         if not wait_healthy(f"{base}:{port}/health"):
             print(f"service on port {port} did not become healthy", file=sys.stderr)
     print(
-        f"playtable is up: lobby {base}:{settings.lobby_port}, match {base}:{settings.match_port}"
-        f" (API docs at /docs on each); Ctrl-C stops it",
+        f"playtable is up: lobby {base}:{settings.lobby_port}, match {base}:{settings.match_port},"
+        f" webhooks {base}:{settings.webhooks_port} (API docs at /docs on each); Ctrl-C stops it",
         flush=True,
     )
     stopping = False

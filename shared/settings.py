@@ -28,6 +28,24 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     db_pool_max: int = 10
     log_level: str = "info"
     stream_prefix: str = "playtable"
+    webhooks_port: int = 8004
+    webhook_allowed_networks: str = ""
+    """Comma-separated networks (``127.0.0.0/8,::1``) webhook targets may resolve to although
+    private, loopback or link-local; such targets are refused otherwise."""
+    webhook_timeout_s: float = 5.0
+    webhook_max_attempts: int = 10
+    """Attempts per delivery; retries wait ``webhook_retry_base_s * 2**n`` (or Retry-After)."""
+    webhook_retry_base_s: float = 2.0
+    webhook_retry_max_s: float = 600.0
+    """Upper bound of any wait between attempts, Retry-After included."""
+    webhook_secret_overlap_s: int = 86_400
+    """How long a rotated-out secret keeps signing beside the new one."""
+    webhook_worker_concurrency: int = 4
+    """Delivery threads per worker process; more help against slow receivers, not the CPU."""
+    webhook_visibility_timeout_s: int = 3600
+    """A task a dead worker held is given to another worker after this long."""
+    webhook_redrive_after_s: float = 300.0
+    """A pending delivery overdue this long (its task lost with Redis) is enqueued again."""
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:

@@ -1,0 +1,1 @@
+"""The webhooks service: subscriptions over HTTP, a dispatcher and Celery workers delivering."""

@@ -1,0 +1,308 @@
+"""The webhooks service's HTTP API: subscriptions, their secrets and their delivery logs."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import datetime
+from typing import Annotated, Any
+
+import msgspec
+from litestar import Controller, Litestar, Response, get, patch, post
+from litestar.datastructures import State
+from litestar.di import NamedDependency
+from litestar.params import FromPath, JSONBody, QueryParameter
+from psycopg_pool import AsyncConnectionPool
+
+from services.webhooks import schemas as s
+from services.webhooks.delivery import configure, enqueue
+from services.webhooks.signing import new_secret
+from services.webhooks.targets import TargetRefused, allowed_networks, check_target
+from shared.db import open_pool
+from shared.http import (
+    EXCEPTION_HANDLERS,
+    Problem,
+    health_route,
+    not_found,
+    openapi_config,
+    problem_responses,
+)
+from shared.messages import new_id
+from shared.settings import Settings
+
+_SUBSCRIPTION_COLUMNS = (
+    "id, url, event_types, table_id, match_id, enabled, disabled_reason, created_at,"
+    " CASE WHEN previous_secret_until > now() THEN previous_secret_until END"
+)
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return None if moment is None else moment.isoformat()
+
+
+def _subscription(row: tuple[Any, ...]) -> s.SubscriptionInfo:
+    return s.SubscriptionInfo(
+        id=row[0],
+        url=row[1],
+        event_types=list(row[2]),
+        table_id=row[3],
+        match_id=row[4],
+        enabled=row[5],
+        disabled_reason=row[6],
+        created_at=row[7].isoformat(),
+        previous_secret_until=_iso(row[8]),
+    )
+
+
+class Webhooks:
+    """The service's composition: settings, the Postgres pool and the Celery app."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.allowed = allowed_networks(settings.webhook_allowed_networks)
+        self.pool: AsyncConnectionPool
+        configure(settings)
+
+    async def start(self) -> None:
+        settings = self.settings
+        self.pool = await open_pool(
+            settings.database_url, min_size=settings.db_pool_min, max_size=settings.db_pool_max
+        )
+
+    async def close(self) -> None:
+        await self.pool.close()
+
+    async def check_target(self, url: str) -> None:
+        """A 422 problem for targets webhooks may not reach (resolving may block: a thread)."""
+        try:
+            await asyncio.to_thread(check_target, url, self.allowed)
+        except TargetRefused as refused:
+            raise Problem(422, "target-refused", "Webhook target refused", str(refused)) from None
+
+    async def subscription(self, conn: Any, subscription_id: str) -> s.SubscriptionInfo:
+        cursor = await conn.execute(
+            f"SELECT {_SUBSCRIPTION_COLUMNS} FROM webhook_subscriptions WHERE id = %s",
+            (subscription_id,),
+        )
+        row = await cursor.fetchone()
+        if row is None:
+            raise not_found("subscription", subscription_id)
+        return _subscription(row)
+
+    async def deliveries(
+        self, conn: Any, subscription_id: str, after: int, limit: int
+    ) -> s.DeliveryPage:
+        await self.subscription(conn, subscription_id)
+        cursor = await conn.execute(
+            "SELECT d.id, d.event_key, d.event_type, d.stream_id, d.status, d.created_at,"
+            " coalesce(array_agg(array[a.attempted_at::text, a.status_code::text,"
+            "   a.duration_ms::text, a.error] ORDER BY a.id) FILTER (WHERE a.id IS NOT NULL),"
+            "   '{}')"
+            " FROM webhook_deliveries d LEFT JOIN webhook_attempts a ON a.delivery_id = d.id"
+            " WHERE d.subscription_id = %s AND d.id > %s"
+            " GROUP BY d.id ORDER BY d.id LIMIT %s",
+            (subscription_id, after, limit + 1),
+        )
+        rows = await cursor.fetchall()
+        page = [
+            s.DeliveryInfo(
+                id=row[0],
+                webhook_id=row[1],
+                event_type=row[2],
+                stream_id=row[3],
+                status=row[4],
+                created_at=row[5].isoformat(),
+                attempts=[
+                    s.AttemptInfo(
+                        attempted_at=datetime.fromisoformat(at).isoformat(),
+                        status_code=None if code is None else int(code),
+                        duration_ms=float(duration),
+                        error=error,
+                    )
+                    for at, code, duration, error in row[6]
+                ],
+            )
+            for row in rows[:limit]
+        ]
+        return s.DeliveryPage(
+            deliveries=page, next_after=page[-1].id if len(rows) > limit else None
+        )
+
+
+class SubscriptionsController(Controller):
+    path = "/webhooks/subscriptions"
+    tags = ["webhooks"]
+
+    @post(
+        "/",
+        operation_id="createWebhookSubscription",
+        summary="Subscribe a URL to events; the answer holds the signing secret (shown once)",
+        responses=problem_responses(400, 422, 503),
+    )
+    async def create_subscription(
+        self, webhooks: NamedDependency[Webhooks], data: JSONBody[s.CreateSubscription]
+    ) -> Response[s.CreatedSubscription]:
+        await webhooks.check_target(data.url)
+        subscription_id, secret = new_id(), new_secret()
+        async with webhooks.pool.connection() as conn:
+            await conn.execute(
+                "INSERT INTO webhook_subscriptions"
+                " (id, url, event_types, table_id, match_id, secret)"
+                " VALUES (%s, %s, %s, %s, %s, %s)",
+                (subscription_id, data.url, data.event_types, data.table_id, data.match_id, secret),
+            )
+            info = await webhooks.subscription(conn, subscription_id)
+        return Response(s.CreatedSubscription(subscription=info, secret=secret), status_code=201)
+
+    @get(
+        "/",
+        operation_id="listWebhookSubscriptions",
+        summary="Every subscription, oldest first",
+        responses=problem_responses(503),
+    )
+    async def list_subscriptions(
+        self, webhooks: NamedDependency[Webhooks]
+    ) -> list[s.SubscriptionInfo]:
+        async with webhooks.pool.connection() as conn:
+            cursor = await conn.execute(
+                f"SELECT {_SUBSCRIPTION_COLUMNS} FROM webhook_subscriptions ORDER BY created_at, id"
+            )
+            return [_subscription(row) for row in await cursor.fetchall()]
+
+    @get(
+        "/{subscription_id:str}",
+        operation_id="getWebhookSubscription",
+        summary="One subscription (without its secret)",
+        responses=problem_responses(404, 503),
+    )
+    async def get_subscription(
+        self, webhooks: NamedDependency[Webhooks], subscription_id: FromPath[str]
+    ) -> s.SubscriptionInfo:
+        async with webhooks.pool.connection() as conn:
+            return await webhooks.subscription(conn, subscription_id)
+
+    @patch(
+        "/{subscription_id:str}",
+        operation_id="updateWebhookSubscription",
+        summary="Enable or disable a subscription, or change its URL, event types or filter",
+        responses=problem_responses(400, 404, 422, 503),
+    )
+    async def update_subscription(
+        self,
+        webhooks: NamedDependency[Webhooks],
+        subscription_id: FromPath[str],
+        data: JSONBody[s.UpdateSubscription],
+    ) -> s.SubscriptionInfo:
+        changes = msgspec.structs.asdict(data)
+        changes = {name: value for name, value in changes.items() if value is not msgspec.UNSET}
+        if isinstance(data.url, str):
+            await webhooks.check_target(data.url)
+        if changes.get("enabled") is True:
+            changes["disabled_reason"] = None
+        elif changes.get("enabled") is False:
+            changes["disabled_reason"] = "disabled through the API"
+        async with webhooks.pool.connection() as conn, conn.transaction():
+            await webhooks.subscription(conn, subscription_id)
+            if changes:
+                assignments = ", ".join(f"{name} = %({name})s" for name in changes)
+                await conn.execute(
+                    f"UPDATE webhook_subscriptions SET {assignments} WHERE id = %(id)s",
+                    {**changes, "id": subscription_id},
+                )
+            return await webhooks.subscription(conn, subscription_id)
+
+    @post(
+        "/{subscription_id:str}/rotate-secret",
+        operation_id="rotateWebhookSecret",
+        status_code=200,
+        summary="A new signing secret; the old one keeps signing too until the overlap ends",
+        responses=problem_responses(404, 503),
+    )
+    async def rotate_secret(
+        self, webhooks: NamedDependency[Webhooks], subscription_id: FromPath[str]
+    ) -> s.RotatedSecret:
+        secret = new_secret()
+        async with webhooks.pool.connection() as conn:
+            cursor = await conn.execute(
+                "UPDATE webhook_subscriptions SET previous_secret = secret, secret = %s,"
+                " previous_secret_until = now() + make_interval(secs => %s)"
+                " WHERE id = %s RETURNING previous_secret_until",
+                (secret, webhooks.settings.webhook_secret_overlap_s, subscription_id),
+            )
+            row = await cursor.fetchone()
+        if row is None:
+            raise not_found("subscription", subscription_id)
+        return s.RotatedSecret(secret=secret, previous_secret_until=row[0].isoformat())
+
+    @get(
+        "/{subscription_id:str}/deliveries",
+        operation_id="listWebhookDeliveries",
+        summary="The subscription's deliveries, oldest first, each with its attempts",
+        responses=problem_responses(400, 404, 503),
+    )
+    async def list_deliveries(
+        self,
+        webhooks: NamedDependency[Webhooks],
+        subscription_id: FromPath[str],
+        after: Annotated[int, QueryParameter(ge=0)] = 0,
+        limit: Annotated[int, QueryParameter(ge=1, le=200)] = 50,
+    ) -> s.DeliveryPage:
+        async with webhooks.pool.connection() as conn:
+            return await webhooks.deliveries(conn, subscription_id, after, limit)
+
+
+class DeliveriesController(Controller):
+    path = "/webhooks/deliveries"
+    tags = ["webhooks"]
+
+    @post(
+        "/{delivery_id:int}/redeliver",
+        operation_id="redeliverWebhook",
+        status_code=202,
+        summary="Send a delivery again (its attempts start over); refused while it is pending",
+        responses=problem_responses(404, 409, 503),
+    )
+    async def redeliver(
+        self, webhooks: NamedDependency[Webhooks], delivery_id: FromPath[int]
+    ) -> s.DeliveryInfo:
+        async with webhooks.pool.connection() as conn:
+            cursor = await conn.execute(
+                "UPDATE webhook_deliveries SET status = 'pending', attempts = 0, due_at = now()"
+                " WHERE id = %s AND status <> 'pending' RETURNING subscription_id",
+                (delivery_id,),
+            )
+            row = await cursor.fetchone()
+            if row is None:
+                cursor = await conn.execute(
+                    "SELECT 1 FROM webhook_deliveries WHERE id = %s", (delivery_id,)
+                )
+                if await cursor.fetchone() is None:
+                    raise not_found("delivery", str(delivery_id))
+                raise Problem(
+                    409, "delivery-pending", "Delivery pending", "it is being delivered already"
+                )
+            await asyncio.to_thread(enqueue, [delivery_id])
+            page = await webhooks.deliveries(conn, row[0], delivery_id - 1, 1)
+        return page.deliveries[0]
+
+
+def create_app(settings: Settings | None = None) -> Litestar:
+    """Compose the webhooks API: settings, the pool, the Celery app and the routes."""
+    settings = settings or Settings.from_env()
+    webhooks = Webhooks(settings)
+
+    async def provide_webhooks() -> Webhooks:
+        return webhooks
+
+    return Litestar(
+        route_handlers=[
+            health_route("webhooks", settings.instance_id),
+            SubscriptionsController,
+            DeliveriesController,
+        ],
+        dependencies={"webhooks": provide_webhooks},
+        exception_handlers=EXCEPTION_HANDLERS,
+        on_startup=[webhooks.start],
+        on_shutdown=[webhooks.close],
+        state=State({"service": "webhooks"}),
+        openapi_config=openapi_config("webhooks"),
+    )

@@ -1,0 +1,79 @@
+"""Request and response bodies of the webhooks API."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import msgspec
+
+TargetUrl = Annotated[str, msgspec.Meta(min_length=1, max_length=2000)]
+EventTypes = Annotated[list[str], msgspec.Meta(max_length=100)]
+
+
+class CreateSubscription(msgspec.Struct, forbid_unknown_fields=True):
+    """``event_types`` empty: every type; ``table_id``/``match_id`` narrow to one table (and
+    the match it starts) or one match."""
+
+    url: TargetUrl
+    event_types: EventTypes = []
+    table_id: str | None = None
+    match_id: str | None = None
+
+
+class UpdateSubscription(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
+    """Fields left out stay as they are; a filter set to null is removed."""
+
+    url: TargetUrl | msgspec.UnsetType = msgspec.UNSET
+    event_types: EventTypes | msgspec.UnsetType = msgspec.UNSET
+    table_id: str | None | msgspec.UnsetType = msgspec.UNSET
+    match_id: str | None | msgspec.UnsetType = msgspec.UNSET
+    enabled: bool | msgspec.UnsetType = msgspec.UNSET
+
+
+class SubscriptionInfo(msgspec.Struct):
+    id: str
+    url: str
+    event_types: list[str]
+    table_id: str | None
+    match_id: str | None
+    enabled: bool
+    disabled_reason: str | None
+    created_at: str
+    previous_secret_until: str | None
+    """While set, the rotated-out secret signs beside the current one until then."""
+
+
+class CreatedSubscription(msgspec.Struct):
+    subscription: SubscriptionInfo
+    secret: str
+    """The signing secret (``whsec_...``), shown only now."""
+
+
+class RotatedSecret(msgspec.Struct):
+    secret: str
+    """The new signing secret, shown only now."""
+    previous_secret_until: str
+
+
+class AttemptInfo(msgspec.Struct):
+    attempted_at: str
+    status_code: int | None
+    duration_ms: float
+    error: str | None
+
+
+class DeliveryInfo(msgspec.Struct):
+    id: int
+    webhook_id: str
+    event_type: str
+    stream_id: str
+    status: str
+    """pending, delivered or failed."""
+    created_at: str
+    attempts: list[AttemptInfo]
+
+
+class DeliveryPage(msgspec.Struct):
+    deliveries: list[DeliveryInfo]
+    next_after: int | None
+    """Pass as ``after`` for the next page; null on the last page."""

@@ -1,0 +1,82 @@
+"""``playtable webhooks``: the dispatcher and a Celery worker in one process.
+
+The dispatcher runs its asyncio loop in a background thread; the Celery worker (thread pool,
+``webhook_worker_concurrency`` threads) owns the main thread and its signals. When the worker
+shuts down the dispatcher stops too. Run more of these processes to scale out: dispatchers share
+the consumer group, workers share the Celery queue.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+
+from services.webhooks.delivery import configure, enqueue
+from services.webhooks.dispatcher import dispatch
+from shared.db import open_pool
+from shared.settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+class DispatcherThread(threading.Thread):
+    def __init__(self, settings: Settings) -> None:
+        super().__init__(name="webhook-dispatcher", daemon=True)
+        self.settings = settings
+        self.ready = threading.Event()
+        self.error: BaseException | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stopping: asyncio.Event | None = None
+
+    def run(self) -> None:
+        try:
+            asyncio.run(self._main())
+        except BaseException as error:
+            self.error = error
+            log.exception("webhook dispatcher died")
+        finally:
+            self.ready.set()
+
+    async def _main(self) -> None:
+        settings = self.settings
+        self._loop = asyncio.get_running_loop()
+        self._stopping = asyncio.Event()
+        pool = await open_pool(
+            settings.database_url, min_size=1, max_size=settings.db_pool_max
+        )  # applies the migrations before the worker's first task
+        try:
+            self.ready.set()
+            await dispatch(settings, pool, enqueue, self._stopping)
+        finally:
+            await pool.close()
+
+    def stop(self) -> None:
+        if self._loop is not None and self._stopping is not None:
+            self._loop.call_soon_threadsafe(self._stopping.set)
+        self.join(timeout=10)
+
+
+def run_webhooks(settings: Settings) -> int:
+    app = configure(settings)
+    dispatcher = DispatcherThread(settings)
+    dispatcher.start()
+    dispatcher.ready.wait()
+    if dispatcher.error is not None:
+        return 1
+    try:
+        app.worker_main(
+            [
+                "worker",
+                "--pool=threads",
+                f"--concurrency={settings.webhook_worker_concurrency}",
+                f"--loglevel={settings.log_level.upper()}",
+                f"--hostname=webhooks-{settings.instance_id}@%h",
+                "--without-gossip",
+                "--without-mingle",
+                "--without-heartbeat",
+            ]
+        )
+    finally:
+        dispatcher.stop()
+    return 0

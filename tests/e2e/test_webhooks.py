@@ -1,0 +1,335 @@
+"""Webhooks end to end: a real Celery worker on the Redis broker delivers signed events to a
+local receiver that verifies them with the ``standardwebhooks`` library."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import httpx
+import pytest
+from standardwebhooks import Webhook, WebhookVerificationError
+
+from tests.e2e.conftest import Stack, free_port, wait_healthy
+from tests.e2e.play import open_table, play_to_end
+
+pytestmark = pytest.mark.e2e
+
+WEBHOOK_ENV = {
+    "PLAYTABLE_WEBHOOK_ALLOWED_NETWORKS": "127.0.0.0/8",
+    "PLAYTABLE_WEBHOOK_RETRY_BASE_S": "0.2",
+    "PLAYTABLE_WEBHOOK_MAX_ATTEMPTS": "4",
+    "PLAYTABLE_WEBHOOK_TIMEOUT_S": "30",
+    "PLAYTABLE_WEBHOOK_VISIBILITY_TIMEOUT_S": "3",
+    "PLAYTABLE_WEBHOOK_WORKER_CONCURRENCY": "4",
+}
+
+
+@dataclass
+class Received:
+    webhook_id: str
+    body: dict[str, Any]
+    signatures: int
+
+
+@dataclass
+class Receiver:
+    """Receives on ``/<name>``; each name verifies with its secrets and answers as told."""
+
+    url: str
+    secrets: dict[str, list[str]] = field(default_factory=dict)
+    received: dict[str, list[Received]] = field(default_factory=dict)
+    requests: dict[str, list[str]] = field(default_factory=dict)
+    """Every request's webhook-id per name, answered or not."""
+    answers: dict[str, Callable[[str, int], int]] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def verified(self, name: str) -> list[Received]:
+        with self.lock:
+            return list(self.received.get(name, []))
+
+
+def serve_receiver() -> tuple[Receiver, ThreadingHTTPServer]:
+    port = free_port()
+    receiver = Receiver(url=f"http://127.0.0.1:{port}")
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+            name = self.path.strip("/")
+            body = self.rfile.read(int(self.headers["content-length"]))
+            headers = {key.lower(): value for key, value in self.headers.items()}
+            webhook_id = headers["webhook-id"]
+            with receiver.lock:
+                seen = receiver.requests.setdefault(name, [])
+                seen.append(webhook_id)
+                count = seen.count(webhook_id)
+            for secret in receiver.secrets[name]:
+                Webhook(secret).verify(body, headers)  # raises unless signed with it
+            status = receiver.answers.get(name, lambda _id, _n: 200)(webhook_id, count)
+            if 200 <= status < 300:
+                received = Received(
+                    webhook_id, json.loads(body), len(headers["webhook-signature"].split())
+                )
+                with receiver.lock:
+                    receiver.received.setdefault(name, []).append(received)
+            self.send_response(status)
+            self.send_header("content-length", "0")
+            self.end_headers()
+
+        def log_message(self, *_args: Any) -> None:
+            pass
+
+        def handle_one_request(self) -> None:
+            try:
+                super().handle_one_request()
+            except (OSError, WebhookVerificationError):
+                self.close_connection = True
+
+    server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return receiver, server
+
+
+@dataclass
+class Hooks:
+    api: httpx.Client
+    receiver: Receiver
+    env: dict[str, str]
+    log_path: str
+    worker: subprocess.Popen[bytes] | None = None
+
+    def start_worker(self) -> None:
+        with open(self.log_path, "ab") as log:
+            self.worker = subprocess.Popen(
+                [sys.executable, "-m", "services.cli", "webhooks"],
+                env=self.env,
+                stdout=log,
+                stderr=log,
+            )
+
+    def stop_worker(self, signum: int = signal.SIGTERM) -> None:
+        assert self.worker is not None
+        self.worker.send_signal(signum)
+        try:
+            self.worker.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.worker.kill()
+            self.worker.wait()
+        self.worker = None
+
+    def subscribe(self, name: str, **body: Any) -> dict[str, Any]:
+        created = self.api.post(
+            "/webhooks/subscriptions", json={"url": f"{self.receiver.url}/{name}", **body}
+        )
+        assert created.status_code == 201, created.text
+        secret = created.json()["secret"]
+        assert secret.startswith("whsec_")
+        self.receiver.secrets[name] = [secret]
+        return created.json()["subscription"]
+
+    def deliveries(self, subscription_id: str) -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = []
+        after = 0
+        while True:
+            page = self.api.get(
+                f"/webhooks/subscriptions/{subscription_id}/deliveries",
+                params={"after": after, "limit": 200},
+            )
+            assert page.status_code == 200, page.text
+            found += page.json()["deliveries"]
+            after = page.json()["next_after"]
+            if after is None:
+                return found
+
+
+def eventually(check: Callable[[], Any], timeout_s: float = 30.0, what: str = "") -> Any:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        result = check()
+        if result:
+            return result
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what or check}")
+
+
+@pytest.fixture(scope="module")
+def hooks(stack: Stack) -> Iterator[Hooks]:
+    receiver, server = serve_receiver()
+    port = free_port()
+    env = {**stack.env, **WEBHOOK_ENV, "PLAYTABLE_WEBHOOKS_PORT": str(port)}
+    api = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10)
+    with tempfile.NamedTemporaryFile(suffix=".log", delete=False) as log:
+        log_path = log.name
+    running = Hooks(api=api, receiver=receiver, env=env, log_path=log_path)
+    api_process = subprocess.Popen(
+        [sys.executable, "-m", "services.cli", "webhooks-api"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        wait_healthy(api, api_process)
+        running.start_worker()
+        yield running
+    finally:
+        if running.worker is not None:
+            running.stop_worker()
+        api_process.terminate()
+        api_process.wait(timeout=10)
+        api.close()
+        server.shutdown()
+        os.unlink(log_path)
+
+
+def table_created(stack: Stack) -> str:
+    created = stack.lobby.post("/tables", json={"game": "hanabi", "seats": 2})
+    assert created.status_code == 201, created.text
+    return f"table-{created.json()['table_id']}"
+
+
+def match_log(stack: Stack, match_id: str) -> list[dict[str, Any]]:
+    """The match's events as a spectator reads them."""
+    events: list[dict[str, Any]] = []
+    after: int | None = 0
+    while after is not None:
+        page = stack.match.get(f"/matches/{match_id}/events", params={"after": after})
+        assert page.status_code == 200, page.text
+        events += page.json()["items"]
+        after = page.json()["next_after"]
+    return events
+
+
+def test_private_targets_are_refused(hooks: Hooks) -> None:
+    for url in ("http://10.1.2.3/hook", "http://169.254.169.254/latest", "ftp://example.com/"):
+        refused = hooks.api.post("/webhooks/subscriptions", json={"url": url})
+        assert refused.status_code == 422, refused.text
+        assert refused.json()["type"].endswith("/target-refused")
+
+
+def test_a_full_match_is_delivered_in_order(stack: Stack, hooks: Hooks) -> None:
+    everything = hooks.subscribe("all")
+    finished_only = hooks.subscribe("finished", event_types=["MatchFinished"])
+    match_id, tokens = open_table(stack, "hanabi", 2, seed=7)
+    hooks.subscribe("this-match", match_id=match_id)
+    play_to_end(stack, match_id, tokens, random.Random(7))
+    stream = f"match-{match_id}"
+
+    def finished(name: str) -> list[Received]:
+        got = [r for r in hooks.receiver.verified(name) if r.body["stream_id"] == stream]
+        return got if got and got[-1].body["type"] == "MatchFinished" else []
+
+    delivered = eventually(lambda: finished("all"), what="the whole match")
+    log = match_log(stack, match_id)
+    assert [(r.body["version"], r.body["type"]) for r in delivered] == [
+        (event["version"], event["type"]) for event in log
+    ] + [(log[-1]["version"], "MatchFinished")]
+    assert [r.body["data"] for r in delivered[:-1]] == [event["data"] for event in log]
+    assert len({r.webhook_id for r in delivered}) == len(delivered)
+    assert delivered[0].body["timestamp"].endswith("Z")
+    assert [r.body for r in eventually(lambda: finished("finished"))] == [delivered[-1].body]
+    later = eventually(lambda: finished("this-match"))
+    assert [r.body for r in later] == [r.body for r in delivered[-len(later) :]]
+    assert all(r.body["stream_id"] == stream for r in hooks.receiver.verified("this-match"))
+    assert any(r.body["stream_id"].startswith("table-") for r in hooks.receiver.verified("all"))
+    assert not [r for r in hooks.receiver.verified("finished") if r.body["stream_id"] != stream]
+
+    log_entries = [d for d in hooks.deliveries(everything["id"]) if d["stream_id"] == stream]
+    assert len(log_entries) == len(delivered)
+    assert all(d["status"] == "delivered" for d in log_entries)
+    assert all([a["status_code"] for a in d["attempts"]] == [200] for d in log_entries)
+    assert len(hooks.deliveries(finished_only["id"])) == 1
+
+
+def test_a_failing_receiver_gets_the_event_once_it_recovers(stack: Stack, hooks: Hooks) -> None:
+    hooks.receiver.answers["flaky"] = lambda _id, count: 503 if count <= 2 else 200
+    subscription = hooks.subscribe("flaky", event_types=["TableCreated"])
+    stream = table_created(stack)
+    received = eventually(lambda: hooks.receiver.verified("flaky"), what="the recovered delivery")
+    assert [r.body["stream_id"] for r in received] == [stream]
+    assert hooks.receiver.requests["flaky"] == [received[0].webhook_id] * 3
+
+    def settled() -> list[dict[str, Any]]:
+        found = hooks.deliveries(subscription["id"])
+        return found if found and found[0]["status"] == "delivered" else []
+
+    (delivery,) = eventually(settled)
+    assert [a["status_code"] for a in delivery["attempts"]] == [503, 503, 200]
+    assert delivery["attempts"][0]["error"] == "HTTP 503"
+    assert all(a["duration_ms"] > 0 for a in delivery["attempts"])
+
+    again = hooks.api.post(f"/webhooks/deliveries/{delivery['id']}/redeliver")
+    assert again.status_code == 202, again.text
+    eventually(lambda: len(hooks.receiver.verified("flaky")) == 2, what="the redelivery")
+    assert hooks.receiver.verified("flaky")[1].webhook_id == delivery["webhook_id"]
+    assert eventually(lambda: len(hooks.deliveries(subscription["id"])[0]["attempts"]) == 4)
+
+
+def test_gone_disables_the_subscription(stack: Stack, hooks: Hooks) -> None:
+    hooks.receiver.answers["gone"] = lambda _id, _count: 410
+    subscription = hooks.subscribe("gone", event_types=["TableCreated"])
+    table_created(stack)
+
+    def disabled() -> dict[str, Any] | None:
+        info = hooks.api.get(f"/webhooks/subscriptions/{subscription['id']}").json()
+        return None if info["enabled"] else info
+
+    assert "410" in eventually(disabled, what="the subscription disabled")["disabled_reason"]
+    (delivery,) = hooks.deliveries(subscription["id"])
+    assert delivery["status"] == "failed"
+    assert [a["status_code"] for a in delivery["attempts"]] == [410]
+    enabled = hooks.api.patch(
+        f"/webhooks/subscriptions/{subscription['id']}", json={"enabled": True}
+    )
+    assert enabled.status_code == 200 and enabled.json()["disabled_reason"] is None
+
+
+def test_rotated_secrets_both_sign_during_the_overlap(stack: Stack, hooks: Hooks) -> None:
+    subscription = hooks.subscribe("rotated", event_types=["TableCreated"])
+    old_secret = hooks.receiver.secrets["rotated"][0]
+    rotated = hooks.api.post(f"/webhooks/subscriptions/{subscription['id']}/rotate-secret")
+    assert rotated.status_code == 200, rotated.text
+    assert rotated.json()["secret"] != old_secret
+    hooks.receiver.secrets["rotated"] = [old_secret, rotated.json()["secret"]]
+    table_created(stack)
+    (received,) = eventually(lambda: hooks.receiver.verified("rotated"))
+    assert received.signatures == 2
+    info = hooks.api.get(f"/webhooks/subscriptions/{subscription['id']}").json()
+    assert info["previous_secret_until"] is not None and "secret" not in info
+
+
+def test_a_killed_workers_task_is_delivered_after_restart(stack: Stack, hooks: Hooks) -> None:
+    arrived, release = threading.Event(), threading.Event()
+
+    def hang_first(_id: str, count: int) -> int:
+        if count == 1:
+            arrived.set()
+            release.wait(timeout=30)
+            return 503  # never read: the worker that sent it is dead by now
+        return 200
+
+    hooks.receiver.answers["hang"] = hang_first
+    subscription = hooks.subscribe("hang", event_types=["TableCreated"])
+    stream = table_created(stack)
+    assert arrived.wait(timeout=30), "the first attempt never arrived"
+    hooks.stop_worker(signal.SIGKILL)
+    release.set()
+    hooks.start_worker()
+    (received,) = eventually(lambda: hooks.receiver.verified("hang"), what="the redelivered task")
+    assert received.body["stream_id"] == stream
+    assert hooks.receiver.requests["hang"] == [received.webhook_id] * 2
+    (delivery,) = eventually(
+        lambda: [d for d in hooks.deliveries(subscription["id"]) if d["status"] == "delivered"]
+    )
+    assert [a["status_code"] for a in delivery["attempts"]] == [200]
