@@ -68,6 +68,9 @@ def main(argv: list[str] | None = None) -> int:
     contract.add_argument(
         "--check", action="store_true", help="fail if the committed file is stale"
     )
+    commands.add_parser(
+        "verify", help="re-fold every stored match and compare its snapshots (exit 1 if any differ)"
+    )
     bench = commands.add_parser("bench", help="measure speed")
     bench_kinds = bench.add_subparsers(dest="bench", required=True)
     engine = bench_kinds.add_parser("engine", help="random playouts of one game on one core")
@@ -111,6 +114,10 @@ def main(argv: list[str] | None = None) -> int:
         from services.contract import write_contract
 
         return write_contract(CONTRACT_PATH, check=args.check)
+    elif args.command == "verify":
+        from services.verify import run as run_verify
+
+        return run_verify(settings)
     elif args.command == "bench":
         from services import bench as benchmarks
 

@@ -81,6 +81,19 @@ class Fold(msgspec.Struct, frozen=True, tag=True):
     events: list[msgspec.Raw]
 
 
+class ReplayTo(msgspec.Struct, frozen=True, tag=True):
+    """Fold ``events`` onto a stored ``state`` (``None``: from nothing) and show the result.
+
+    ``full`` adds the complete state (every hand, the deck order): only for finished matches.
+    """
+
+    game: str
+    state: bytes | None
+    events: list[msgspec.Raw]
+    seat: int | None
+    full: bool = False
+
+
 class ExportMatch(msgspec.Struct, frozen=True, tag=True):
     game: str
     events: list[msgspec.Raw]
@@ -101,6 +114,7 @@ RulesRequest = (
     | ListLegalActions
     | RedactEvents
     | Fold
+    | ReplayTo
     | ExportMatch
     | ImportMatch
 )
@@ -123,6 +137,16 @@ class Decided(msgspec.Struct, frozen=True):
     actor_events: list[msgspec.Raw]
     public_events: list[msgspec.Raw]
     progress: Progress
+
+
+class Replayed(msgspec.Struct, frozen=True):
+    """A match at some version: the view asked for, who was to move, the result if over."""
+
+    view: msgspec.Raw
+    to_move: list[int]
+    result: dict[str, Any] | None
+    state: msgspec.Raw = msgspec.Raw(b"null")
+    """The complete state when asked for ``full``; JSON null otherwise."""
 
 
 class Rejected(msgspec.Struct, frozen=True):

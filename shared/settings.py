@@ -24,6 +24,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     instance_id: str = ""
     """Names this process in consumer groups and reply streams; generated when empty."""
     rules_timeout_s: float = 5.0
+    snapshot_every: int = 32
+    """A match's folded state is stored each time a move crosses a multiple of this many
+    events, so a replay folds fewer events than that onto the nearest snapshot."""
     db_pool_min: int = 2
     db_pool_max: int = 10
     log_level: str = "info"

@@ -109,6 +109,26 @@ class MatchesController(Controller):
         return await matches.events(match_id, bearer_token(request), after, limit)
 
     @get(
+        "/{match_id:str}/replay",
+        operation_id="replayMatch",
+        security=OPTIONAL_SEAT_TOKEN,
+        summary="The match at a past version as the caller saw it then (after the end: in full)",
+        responses=problem_responses(400, 403, 404, 409, 503),
+    )
+    async def replay_match(
+        self,
+        request: Request[Any, Any, Any],
+        matches: NamedDependency[Matches],
+        match_id: FromPath[str],
+        version: Annotated[int, QueryParameter(ge=1, description="The version to show")],
+        full: Annotated[
+            bool,
+            QueryParameter(description="Show everything (every hand, the deck); finished only"),
+        ] = False,
+    ) -> s.MatchReplay:
+        return await matches.replay(match_id, bearer_token(request), version, full)
+
+    @get(
         "/{match_id:str}/export",
         operation_id="exportMatch",
         summary="A finished match as a file (Hanabi: hanab.live JSON; Carcassonne: turns)",

@@ -169,6 +169,10 @@ class Matches:
                     "insert into match_seats (match_id, seat, token_hash) values (%s, %s, %s)",
                     [(match_id, seat, hashed) for seat, hashed in enumerate(token_hashes)],
                 )
+            await conn.execute(
+                "insert into match_snapshots (match_id, version, state) values (%s, %s, %s)",
+                (match_id, len(events), progress.state),
+            )
             await self._append(conn, match_id, 0, events, public_events, meta, progress)
         self.runtime.relay.wake()
         return True
@@ -341,6 +345,78 @@ class Matches:
             msgspec.Raw,
         )
 
+    async def replay(
+        self, match_id: str, token: str | None, version: int, full: bool
+    ) -> s.MatchReplay:
+        """The match at ``version`` as the caller saw it then (``full``: everything, once over).
+
+        Versions start where the match was created, once set up (its first snapshot). The
+        nearest stored snapshot at or below ``version`` plus the few events after it are folded
+        by the rules service, so any version costs about the same.
+        """
+        snapshot = await self.load(match_id, fresh=True)
+        seat = snapshot.seat_of(token)
+        if full and snapshot.status != "finished":
+            raise Problem(
+                409,
+                "match-running",
+                "Match still running",
+                "the full replay opens once the match has finished",
+            )
+        async with self.runtime.pool.connection() as conn:
+            found = await conn.execute(
+                "select version, state from match_snapshots"
+                " where match_id = %s and version <= %s order by version desc limit 1",
+                (match_id, version),
+            )
+            row = await found.fetchone()
+            first = 1
+            if row is None:
+                earliest = await conn.execute(
+                    "select min(version) from match_snapshots where match_id = %s", (match_id,)
+                )
+                first = (await earliest.fetchone() or (None,))[0] or 1
+            if not first <= version <= snapshot.version:
+                raise Problem(
+                    404,
+                    "version-not-found",
+                    "No such version",
+                    f"the match has versions {first} (set up) to {snapshot.version}, not {version}",
+                )
+            base_version, base_state = (0, None) if row is None else (row[0], bytes(row[1]))
+            stored = await self.runtime.store.read_stream(
+                match_stream(match_id),
+                after_version=base_version,
+                limit=version - base_version,
+                conn=conn,
+            )
+        replayed: api.Replayed = await self.runtime.ask_rules(
+            api.ReplayTo(
+                game=snapshot.game,
+                state=base_state,
+                events=[msgspec.Raw(e.data) for e in stored],
+                seat=seat,
+                full=full,
+            ),
+            api.Replayed,
+        )
+        return s.MatchReplay(
+            match_id=match_id,
+            game=snapshot.game,
+            players=snapshot.players,
+            version=version,
+            status="finished" if replayed.result is not None else "running",
+            to_move=replayed.to_move,
+            you=seat,
+            view=replayed.view,
+            result=replayed.result,
+            state=replayed.state if full else None,
+        )
+
+    def _crosses_snapshot(self, version: int, new_version: int) -> bool:
+        every = self.runtime.settings.snapshot_every
+        return new_version // every > version // every
+
     # --- moves ---------------------------------------------------------------------------------
 
     async def act(
@@ -411,6 +487,7 @@ class Matches:
                         "key": key,
                         "fingerprint": retry.fingerprint,
                         "reply": reply,
+                        "snapshot": self._crosses_snapshot(snapshot.version, new_version),
                     },
                 )
                 moved = (await result.fetchone() or (0,))[0]
@@ -467,6 +544,10 @@ with moved as (
     from unnest(%(payloads)s::bytea[]) with ordinality as p(payload, n)
     where exists (select from moved)
     order by p.n
+), snapshotted as (
+    insert into match_snapshots (match_id, version, state)
+    select %(match_id)s, %(new_version)s, %(state)s
+    where %(snapshot)s and exists (select from moved)
 ), remembered as (
     insert into idempotency (scope, key, request_hash, status, body)
     select %(scope)s, %(key)s, %(fingerprint)s, 201, %(reply)s
@@ -477,7 +558,8 @@ select count(*) from moved
 """One statement, so one round trip and one commit: the snapshot row moves only from the
 version the move was decided on (a concurrent move finds no row and loses), and the events,
 their public copies for the outbox and the idempotency record are written with it or not at
-all. ``unique(stream_id, version)`` on events backs the version guard up."""
+all, and so is the state when the move crosses a multiple of the snapshot interval.
+``unique(stream_id, version)`` on events backs the version guard up."""
 
 
 def _stale(current: int, expected: int) -> Problem:

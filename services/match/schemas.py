@@ -34,6 +34,26 @@ class MatchInfo(msgspec.Struct):
     result: dict[str, Any] | None
 
 
+class MatchReplay(msgspec.Struct):
+    match_id: str
+    game: str
+    players: list[str]
+    version: int
+    """The version shown: the state after that many events."""
+    status: str
+    """``running`` or ``finished`` at that version."""
+    to_move: list[int]
+    """Who was to move at that version."""
+    you: int | None
+    view: GameJson
+    """The state at that version as the caller could see it then."""
+    result: dict[str, Any] | None
+    """The result, if the match had finished at that version."""
+    state: GameJson | None
+    """With ``full=true`` (finished matches only): the complete state, every hand and the
+    deck order included; null otherwise."""
+
+
 class ActionAccepted(msgspec.Struct):
     version: int
     events: list[GameJson]

@@ -57,6 +57,16 @@ class GameCodec:
             result=None if outcome is None else msgspec.to_builtins(outcome),
         )
 
+    def replayed(self, state: Any, seat: int | None, full: bool) -> api.Replayed:
+        outcome: Outcome | None = self.game.result(state)
+        encode = self.json.encode
+        return api.Replayed(
+            view=msgspec.Raw(encode(self.game.view(state, seat))),
+            to_move=self.game.to_move(state),
+            result=None if outcome is None else msgspec.to_builtins(outcome),
+            state=msgspec.Raw(encode(msgspec.to_builtins(state) if full else None)),
+        )
+
 
 class RulesEngine:
     """Maps each rules request onto the pure functions of the game it names."""
@@ -136,6 +146,9 @@ class RulesEngine:
                 return codec.redacted(codec.events(raws), seat)
             case api.Fold(events=raws):
                 return codec.progress(game.fold(codec.events(raws)))
+            case api.ReplayTo(state=state_bytes, events=raws, seat=seat, full=full):
+                start = None if state_bytes is None else codec.state(state_bytes)
+                return codec.replayed(game.fold(codec.events(raws), start), seat, full)
             case api.ExportMatch(events=raws, players=players):
                 return self.export(game, codec.events(raws), players)
             case api.ImportMatch(document=document):
