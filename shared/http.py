@@ -252,3 +252,33 @@ def health_route(service: str, instance: str) -> Any:
         return Health(service=service, status="ok", instance=instance)
 
     return health
+
+
+# --- composition -----------------------------------------------------------------------------
+
+
+def service_app(
+    service: str,
+    instance_id: str,
+    handlers: list[Any],
+    dependencies: dict[str, Any],
+    *,
+    on_startup: list[Any],
+    on_shutdown: list[Any],
+) -> Any:
+    """A public service's Litestar app: its routes plus a health route, one object per named
+    dependency, problem+json for every error and its part of the OpenAPI contract."""
+    from litestar import Litestar
+    from litestar.di import Provide
+
+    def provider(value: Any) -> Provide:
+        return Provide(lambda: value, use_cache=True, sync_to_thread=False)
+
+    return Litestar(
+        route_handlers=[health_route(service, instance_id), *handlers],
+        dependencies={name: provider(value) for name, value in dependencies.items()},
+        exception_handlers=EXCEPTION_HANDLERS,
+        on_startup=on_startup,
+        on_shutdown=on_shutdown,
+        openapi_config=openapi_config(service),
+    )

@@ -6,7 +6,6 @@ from typing import Annotated, Any
 
 import msgspec
 from litestar import Controller, Litestar, Request, Response, delete, get, post
-from litestar.datastructures import State
 from litestar.di import NamedDependency
 from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
 
@@ -14,14 +13,12 @@ from services.lobby import schemas as s
 from services.lobby.tables import Tables
 from shared import rules_api
 from shared.http import (
-    EXCEPTION_HANDLERS,
     SEAT_TOKEN,
     IdempotencyKey,
-    health_route,
     not_found,
-    openapi_config,
     problem_responses,
     required_bearer_token,
+    service_app,
 )
 from shared.idempotency import check_key, recall, remember, request_fingerprint
 from shared.messages import Actor
@@ -246,21 +243,11 @@ def create_app(settings: Settings | None = None) -> Litestar:
     """Compose the lobby: settings, runtime, domain and HTTP routes, in one place."""
     settings = settings or Settings.from_env()
     runtime = Runtime(settings)
-    lobby = Lobby(runtime)
-
-    async def provide_lobby() -> Lobby:
-        return lobby
-
-    return Litestar(
-        route_handlers=[
-            health_route("lobby", settings.instance_id),
-            GamesController,
-            TablesController,
-        ],
-        dependencies={"lobby": provide_lobby},
-        exception_handlers=EXCEPTION_HANDLERS,
+    return service_app(
+        "lobby",
+        settings.instance_id,
+        [GamesController, TablesController],
+        {"lobby": Lobby(runtime)},
         on_startup=[runtime.start],
         on_shutdown=[runtime.close],
-        state=State({"service": "lobby"}),
-        openapi_config=openapi_config("lobby"),
     )

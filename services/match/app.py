@@ -13,16 +13,14 @@ from litestar.params import FromPath, JSONBody, QueryParameter
 from services.match import schemas as s
 from services.match.matches import Matches
 from shared.http import (
-    EXCEPTION_HANDLERS,
     OPTIONAL_SEAT_TOKEN,
     SEAT_TOKEN,
     IdempotencyKey,
     Problem,
     bearer_token,
-    health_route,
-    openapi_config,
     problem_responses,
     required_bearer_token,
+    service_app,
 )
 from shared.idempotency import check_key
 from shared.messages import CommandEnvelope, CreateMatch
@@ -186,14 +184,11 @@ def create_app(settings: Settings | None = None) -> Litestar:
             settings.stream("commands:match"), MATCH_GROUP, command_handler(matches)
         )
 
-    async def provide_matches() -> Matches:
-        return matches
-
-    return Litestar(
-        route_handlers=[health_route("match", settings.instance_id), MatchesController],
-        dependencies={"matches": provide_matches},
-        exception_handlers=EXCEPTION_HANDLERS,
+    return service_app(
+        "match",
+        settings.instance_id,
+        [MatchesController],
+        {"matches": matches},
         on_startup=[start],
         on_shutdown=[runtime.close],
-        openapi_config=openapi_config("match"),
     )

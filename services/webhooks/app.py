@@ -8,7 +8,6 @@ from typing import Annotated, Any
 
 import msgspec
 from litestar import Controller, Litestar, Response, get, patch, post
-from litestar.datastructures import State
 from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody, QueryParameter
 from psycopg_pool import AsyncConnectionPool
@@ -19,12 +18,10 @@ from services.webhooks.signing import new_secret
 from services.webhooks.targets import TargetRefused, allowed_networks, check_target
 from shared.db import open_pool
 from shared.http import (
-    EXCEPTION_HANDLERS,
     Problem,
-    health_route,
     not_found,
-    openapi_config,
     problem_responses,
+    service_app,
 )
 from shared.messages import new_id
 from shared.settings import Settings
@@ -289,20 +286,11 @@ def create_app(settings: Settings | None = None) -> Litestar:
     """Compose the webhooks API: settings, the pool, the Celery app and the routes."""
     settings = settings or Settings.from_env()
     webhooks = Webhooks(settings)
-
-    async def provide_webhooks() -> Webhooks:
-        return webhooks
-
-    return Litestar(
-        route_handlers=[
-            health_route("webhooks", settings.instance_id),
-            SubscriptionsController,
-            DeliveriesController,
-        ],
-        dependencies={"webhooks": provide_webhooks},
-        exception_handlers=EXCEPTION_HANDLERS,
+    return service_app(
+        "webhooks",
+        settings.instance_id,
+        [SubscriptionsController, DeliveriesController],
+        {"webhooks": webhooks},
         on_startup=[webhooks.start],
         on_shutdown=[webhooks.close],
-        state=State({"service": "webhooks"}),
-        openapi_config=openapi_config("webhooks"),
     )
