@@ -8,8 +8,13 @@ import secrets
 from typing import Annotated, Any
 
 import msgspec
-from litestar import Request, Response, get
+from litestar import Litestar, Request, Response, get
+from litestar.di import Provide
 from litestar.exceptions import HTTPException, ValidationException
+from litestar.openapi import OpenAPIConfig
+from litestar.openapi.datastructures import ResponseSpec
+from litestar.openapi.plugins import ScalarRenderPlugin
+from litestar.openapi.spec import Components, SecurityScheme
 from litestar.params import HeaderParameter
 
 log = logging.getLogger(__name__)
@@ -145,9 +150,8 @@ def finalize_contract(schema: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
-def problem_responses(*statuses: int) -> dict[int, Any]:
+def problem_responses(*statuses: int) -> dict[int, ResponseSpec]:
     """Per-route documentation of the errors it may answer with (bodies are problem+json)."""
-    from litestar.openapi.datastructures import ResponseSpec
 
     descriptions = {
         400: "The request is not valid",
@@ -175,10 +179,7 @@ OPTIONAL_SEAT_TOKEN = [{}, {"seatToken": []}]
 """Routes that answer anyone, and answer a seat's token with what that seat may see."""
 
 
-def openapi_config(service: str) -> Any:
-    from litestar.openapi import OpenAPIConfig
-    from litestar.openapi.plugins import ScalarRenderPlugin
-    from litestar.openapi.spec import Components, SecurityScheme
+def openapi_config(service: str) -> OpenAPIConfig:
 
     seat_token = SecurityScheme(
         type="http",
@@ -265,11 +266,9 @@ def service_app(
     *,
     on_startup: list[Any],
     on_shutdown: list[Any],
-) -> Any:
+) -> Litestar:
     """A public service's Litestar app: its routes plus a health route, one object per named
     dependency, problem+json for every error and its part of the OpenAPI contract."""
-    from litestar import Litestar
-    from litestar.di import Provide
 
     def provider(value: Any) -> Provide:
         return Provide(lambda: value, use_cache=True, sync_to_thread=False)

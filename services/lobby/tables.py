@@ -44,7 +44,7 @@ class Tables:
         self, conn: AsyncConnection, table_id: str, secret_options: dict[str, set[str]]
     ) -> s.TableInfo:
         row = await self._row(conn, table_id, lock=False)
-        return await self._info(conn, row, secret_options)
+        return _table_info(row, await self._holders(conn, table_id), secret_options)
 
     async def page(
         self,
@@ -65,7 +65,16 @@ class Tables:
             (after_created, after_id, status, status, game, game, limit + 1),
         )
         rows = await result.fetchall()
-        items = [await self._info(conn, row, secret_options) for row in rows[:limit]]
+        listed = rows[:limit]
+        seats = await conn.execute(
+            "select table_id, seat, player_name, token_hash from lobby_seats"
+            " where table_id = any(%s)",
+            ([row[0] for row in listed],),
+        )
+        holders: dict[str, dict[int, tuple[str, str]]] = {row[0]: {} for row in listed}
+        for table_id, seat, name, hashed in await seats.fetchall():
+            holders[table_id][seat] = (name, hashed)
+        items = [_table_info(row, holders[row[0]], secret_options) for row in listed]
         next_cursor = None
         if len(rows) > limit:
             last = rows[limit - 1]
@@ -108,7 +117,7 @@ class Tables:
     ) -> tuple[int, str]:
         row = await self._row(conn, table_id, lock=True)
         _require_open(row)
-        taken = await self._taken_seats(conn, table_id)
+        taken = await self._holders(conn, table_id)
         seats = row[3]
         if body.seat is not None:
             if not 0 <= body.seat < seats:
@@ -229,9 +238,6 @@ class Tables:
         )
         return {seat: (name, hashed) for seat, name, hashed in await result.fetchall()}
 
-    async def _taken_seats(self, conn: AsyncConnection, table_id: str) -> set[int]:
-        return set(await self._holders(conn, table_id))
-
     async def _seat_holder(
         self, conn: AsyncConnection, table_id: str, seat: int, token: str
     ) -> str:
@@ -242,28 +248,30 @@ class Tables:
             )
         return holders[seat][0]
 
-    async def _info(
-        self, conn: AsyncConnection, row: tuple[Any, ...], secret_options: dict[str, set[str]]
-    ) -> s.TableInfo:
-        """The table as anyone may see it: secret options (a deck order, say) show as null."""
-        holders = await self._holders(conn, row[0])
-        options = msgspec.json.decode(row[4])
-        hidden = secret_options.get(row[1], set())
-        shown = {name: (None if name in hidden else value) for name, value in options.items()}
-        return s.TableInfo(
-            table_id=row[0],
-            game=row[1],
-            name=row[2],
-            options=shown,
-            seeded=row[6],
-            status=row[7],
-            match_id=row[8],
-            seats=[
-                s.SeatInfo(seat=number, player=holders[number][0] if number in holders else None)
-                for number in range(row[3])
-            ],
-            version=row[9],
-        )
+
+def _table_info(
+    row: tuple[Any, ...],
+    holders: dict[int, tuple[str, str]],
+    secret_options: dict[str, set[str]],
+) -> s.TableInfo:
+    """The table as anyone may see it: secret options (a deck order, say) show as null."""
+    options = msgspec.json.decode(row[4])
+    hidden = secret_options.get(row[1], set())
+    shown = {name: (None if name in hidden else value) for name, value in options.items()}
+    return s.TableInfo(
+        table_id=row[0],
+        game=row[1],
+        name=row[2],
+        options=shown,
+        seeded=row[6],
+        status=row[7],
+        match_id=row[8],
+        seats=[
+            s.SeatInfo(seat=number, player=holders[number][0] if number in holders else None)
+            for number in range(row[3])
+        ],
+        version=row[9],
+    )
 
 
 _COLUMNS = (
