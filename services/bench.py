@@ -25,6 +25,10 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         lobby = args.lobby or f"http://{settings.host}:{settings.lobby_port}"
         match = args.match or f"http://{settings.host}:{settings.match_port}"
         return asyncio.run(bench_api(lobby, match, args.matches, args.seconds))
+    if args.bench == "replay":
+        lobby = args.lobby or f"http://{settings.host}:{settings.lobby_port}"
+        match = args.match or f"http://{settings.host}:{settings.match_port}"
+        return asyncio.run(bench_replay(lobby, match, args.game, args.requests))
     if args.bench == "memory":
         return asyncio.run(bench_memory(settings, args.matches))
     if args.bench == "webhooks":
@@ -87,8 +91,10 @@ def _carcassonne_legal_moves(game: Any, boards: int = 20, repeats: int = 200) ->
 # --- api -------------------------------------------------------------------------------------
 
 
-async def _new_match(session: Any, lobby: str, players: int) -> tuple[str, list[str]]:
-    async with session.post(f"{lobby}/tables", json={"game": "hanabi", "seats": players}) as r:
+async def _new_match(
+    session: Any, lobby: str, players: int, game: str = "hanabi"
+) -> tuple[str, list[str]]:
+    async with session.post(f"{lobby}/tables", json={"game": game, "seats": players}) as r:
         table_id = (await _ok(r))["table_id"]
     tokens = []
     for seat in range(players):
@@ -180,6 +186,72 @@ async def bench_api(lobby: str, match: str, concurrent: int, seconds: float) -> 
         f"{len(latencies) / elapsed:,.0f} moves/s, POST action p50 {p50:.1f} ms, p99 {p99:.1f} ms; "
         f"{finished_matches} matches finished; trivial GET /health on the match server in the "
         f"same run: {health_hits / elapsed:,.0f} requests/s (one client loop)"
+    )
+    return 0
+
+
+# --- replay ----------------------------------------------------------------------------------
+
+
+def _percentiles(latencies: list[float]) -> str:
+    ordered = sorted(latencies)
+    p50 = statistics.median(ordered) * 1000
+    p99 = ordered[max(0, int(len(ordered) * 0.99) - 1)] * 1000
+    return f"p50 {p50:.2f} ms, p99 {p99:.2f} ms ({len(ordered)} requests)"
+
+
+async def bench_replay(lobby: str, match: str, game: str, requests: int) -> int:
+    """Serve a finished 2-player match at random versions and at its last, one client.
+
+    The first pass asks every version once in a random order, as a viewer stepping through a
+    match would, so it includes the rules calls that fill each snapshot span; the next passes
+    measure random versions and the last version, as a spectator or either seat.
+    """
+    import aiohttp
+
+    rng = random.Random(7)
+    async with aiohttp.ClientSession() as session:
+        match_id, tokens = await _new_match(session, lobby, 2, game)
+        url = f"{match}/matches/{match_id}"
+        info = await _wait_for(session, url)
+        while info["to_move"]:
+            auth = {"Authorization": f"Bearer {tokens[info['to_move'][0]]}"}
+            async with session.get(f"{url}/actions", headers=auth) as response:
+                action = rng.choice((await _ok(response))["actions"])
+            move = {"expected_version": info["version"], "action": action}
+            async with session.post(f"{url}/actions", json=move, headers=auth) as response:
+                await _ok(response)
+            async with session.get(url) as response:
+                info = await _ok(response)
+        last = info["version"]
+        first = 1  # the first version shown is the match once set up
+        while True:
+            async with session.get(f"{url}/replay", params={"version": first}) as response:
+                if response.status == 200:
+                    break
+            first += 1
+        viewers = [{}] + [{"Authorization": f"Bearer {token}"} for token in tokens]
+
+        async def timed(version: int, headers: dict[str, str]) -> float:
+            began = time.perf_counter()
+            async with session.get(
+                f"{url}/replay", params={"version": version}, headers=headers
+            ) as r:
+                await _ok(r)
+            return time.perf_counter() - began
+
+        versions = list(range(first, last + 1))
+        rng.shuffle(versions)
+        stepping = [await timed(version, viewers[0]) for version in versions]
+        any_version = [
+            await timed(rng.randint(first, last), rng.choice(viewers)) for _ in range(requests)
+        ]
+        last_version = [await timed(last, rng.choice(viewers)) for _ in range(requests)]
+    print(
+        f"replay of a finished 2-player {game} match, versions {first}-{last}, one client:\n"
+        f"  first visit of every version, random order: {_percentiles(stepping)}\n"
+        f"  random version, random viewer: {_percentiles(any_version)}\n"
+        f"  last version, random viewer: {_percentiles(last_version)}"
     )
     return 0
 

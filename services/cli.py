@@ -1,4 +1,5 @@
-"""The ``playtable`` command: run a service, the whole stack, the contract, or a benchmark."""
+"""The ``playtable`` command: run a service, the whole stack, the contract, a benchmark, or
+work with match files (replay, export, import)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ import logging
 import signal
 import sys
 from pathlib import Path
+from typing import Any, get_args
 
+from services.match.schemas import ExportFormat
 from shared.settings import Settings
 
 CONTRACT_PATH = Path(__file__).resolve().parents[1] / "openapi" / "openapi.json"
@@ -36,6 +39,8 @@ def _serve_http(app_factory_path: str, port: int, settings: Settings) -> None:
         log_level="warning",
         access_log=False,
         lifespan="on",
+        # Live feeds never end by themselves: cut them after a moment (clients reconnect).
+        timeout_graceful_shutdown=3,
     )
 
 
@@ -52,6 +57,40 @@ def run_rules(settings: Settings) -> None:
     import uvloop
 
     uvloop.run(main())
+
+
+def _file_commands(commands: Any) -> None:
+    replay = commands.add_parser("replay", help="print a match turn by turn (from Postgres)")
+    replay.add_argument("match_id")
+    viewer = replay.add_mutually_exclusive_group()
+    viewer.add_argument("--seat", type=int, default=None, help="as this seat saw it")
+    viewer.add_argument(
+        "--full", action="store_true", help="everything, every hand (finished matches only)"
+    )
+    export = commands.add_parser("export", help="write finished matches as files (from Postgres)")
+    export.add_argument("match_ids", nargs="*", metavar="MATCH_ID")
+    export.add_argument("--all", action="store_true", help="every finished match")
+    export.add_argument("--game", default=None, help="only matches of this game")
+    export.add_argument("--format", default="playtable", choices=get_args(ExportFormat))
+    export.add_argument("--out", default=".", help="folder for <match_id>.json; - for stdout")
+    imports = commands.add_parser("import", help="import match files through the match API")
+    imports.add_argument("files", nargs="+", metavar="FILE")
+    imports.add_argument("--game", default=None, help="the game (community formats)")
+    imports.add_argument("--match-url", default=None, help="match URL (default: from settings)")
+
+
+def _run_file_command(args: argparse.Namespace, settings: Settings) -> int:
+    from services import files
+
+    if args.command == "replay":
+        return files.run_replay(settings, args.match_id, args.seat, args.full)
+    if args.command == "export":
+        if bool(args.match_ids) == args.all:
+            print("name match ids or pass --all (not both)", file=sys.stderr)
+            return 2
+        return files.run_export(settings, args.match_ids, args.game, args.format, args.out)
+    url = args.match_url or f"http://{settings.host}:{settings.match_port}"
+    return files.import_files(args.files, args.game, url)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -71,6 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     commands.add_parser(
         "verify", help="re-fold every stored match and compare its snapshots (exit 1 if any differ)"
     )
+    _file_commands(commands)
     bench = commands.add_parser("bench", help="measure speed")
     bench_kinds = bench.add_subparsers(dest="bench", required=True)
     engine = bench_kinds.add_parser("engine", help="random playouts of one game on one core")
@@ -83,6 +123,11 @@ def main(argv: list[str] | None = None) -> int:
     api.add_argument("--seconds", type=float, default=20.0)
     api.add_argument("--lobby", default=None, help="lobby URL (default: from settings)")
     api.add_argument("--match", default=None, help="match URL (default: from settings)")
+    replay_bench = bench_kinds.add_parser("replay", help="past versions of a finished match")
+    replay_bench.add_argument("--game", default="carcassonne")
+    replay_bench.add_argument("--requests", type=int, default=1000)
+    replay_bench.add_argument("--lobby", default=None, help="lobby URL (default: from settings)")
+    replay_bench.add_argument("--match", default=None, help="match URL (default: from settings)")
     memory = bench_kinds.add_parser("memory", help="resident memory with many live matches")
     memory.add_argument("--matches", type=int, default=10_000)
     hooks = bench_kinds.add_parser("webhooks", help="webhook deliveries to a local receiver")
@@ -118,6 +163,8 @@ def main(argv: list[str] | None = None) -> int:
         from services.verify import run as run_verify
 
         return run_verify(settings)
+    elif args.command in {"replay", "export", "import"}:
+        return _run_file_command(args, settings)
     elif args.command == "bench":
         from services import bench as benchmarks
 

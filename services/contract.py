@@ -60,14 +60,31 @@ def render(contract: dict[str, Any]) -> str:
     return json.dumps(contract, indent=2, sort_keys=True) + "\n"
 
 
+MATCH_FILE_SCHEMA = "playtable-match.schema.json"
+"""Beside the contract: the JSON Schema of the playtable match file (``shared/match_file.py``)."""
+
+
+def generated_files(contract_path: Path) -> dict[Path, str]:
+    """Every committed file generated from the code, by path: the contract and the schema."""
+    from shared.match_file import json_schema
+
+    return {
+        contract_path: render(build_contract()),
+        contract_path.parent / MATCH_FILE_SCHEMA: render(json_schema()),
+    }
+
+
 def write_contract(path: Path, *, check: bool = False) -> int:
-    text = render(build_contract())
+    files = generated_files(path)
     if check:
-        if not path.exists() or path.read_text() != text:
-            print(f"{path} is stale: run `playtable openapi`", file=sys.stderr)
-            return 1
-        return 0
+        stale = [
+            file for file, text in files.items() if not file.exists() or file.read_text() != text
+        ]
+        for file in stale:
+            print(f"{file} is stale: run `playtable openapi`", file=sys.stderr)
+        return 1 if stale else 0
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    print(f"wrote {path}")
+    for file, text in files.items():
+        file.write_text(text)
+        print(f"wrote {file}")
     return 0

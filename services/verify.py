@@ -14,24 +14,8 @@ import msgspec
 
 from services.rules.engine import GameCodec, RulesEngine, UnknownGame
 from services.rules.games import load_games
-from shared.db import open_pool
+from services.stored import StoredMatch, open_archive
 from shared.settings import Settings
-
-_MATCHES = (
-    "select match_id, game, version, state, to_move, status, result from matches order by match_id"
-)
-_EVENTS = "select version, data from events where stream_id = %s order by version"
-_SNAPSHOTS = "select version, state from match_snapshots where match_id = %s order by version"
-
-
-class StoredMatch(msgspec.Struct, frozen=True):
-    match_id: str
-    game: str
-    version: int
-    state: bytes
-    to_move: list[int]
-    status: str
-    result: dict[str, Any] | None
 
 
 def differences(
@@ -83,44 +67,21 @@ def _same_state(codec: GameCodec, stored: bytes, folded: Any) -> bool:
 async def verify(settings: Settings) -> int:
     """Print one line per difference and a summary; 1 if anything differs, else 0."""
     engine = RulesEngine(load_games())
-    pool = await open_pool(settings.database_url, min_size=1, max_size=1)
     checked = failed = 0
-    try:
-        async with pool.connection() as conn:
-            rows = await (await conn.execute(_MATCHES)).fetchall()
-            for row in rows:
-                match = StoredMatch(
-                    match_id=row[0],
-                    game=row[1],
-                    version=row[2],
-                    state=bytes(row[3]),
-                    to_move=list(row[4]),
-                    status=row[5],
-                    result=None if row[6] is None else msgspec.json.decode(row[6]),
-                )
-                events = await (
-                    await conn.execute(_EVENTS, (f"match-{match.match_id}",))
-                ).fetchall()
-                snapshots = await (await conn.execute(_SNAPSHOTS, (match.match_id,))).fetchall()
-                try:
-                    codec = engine.codec(match.game)
-                except UnknownGame:
-                    found = [f"unknown game {match.game!r}"]
-                else:
-                    found = list(
-                        differences(
-                            codec,
-                            match,
-                            [(version, bytes(data)) for version, data in events],
-                            {version: bytes(state) for version, state in snapshots},
-                        )
-                    )
-                checked += 1
-                failed += bool(found)
-                for difference in found:
-                    print(f"{match.match_id}: {difference}")
-    finally:
-        await pool.close()
+    async with open_archive(settings) as archive:
+        for match in await archive.matches():
+            events = [(event.version, event.data) for event in await archive.events(match.match_id)]
+            snapshots = await archive.snapshots(match.match_id)
+            try:
+                codec = engine.codec(match.game)
+            except UnknownGame:
+                found = [f"unknown game {match.game!r}"]
+            else:
+                found = list(differences(codec, match, events, snapshots))
+            checked += 1
+            failed += bool(found)
+            for difference in found:
+                print(f"{match.match_id}: {difference}")
     print(f"verified {checked} matches: {checked - failed} consistent, {failed} with differences")
     return 1 if failed else 0
 

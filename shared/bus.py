@@ -65,7 +65,7 @@ def _read_entries(response: Any) -> list[Entry]:
 
 
 class Bus:
-    """Publishes payloads on Redis streams and creates consumer groups."""
+    """Publishes payloads on Redis streams, creates consumer groups, tails streams."""
 
     def __init__(self, redis: redis_async.Redis) -> None:
         self._redis = redis
@@ -94,6 +94,18 @@ class Bus:
         except ResponseError as exc:
             if not str(exc).startswith("BUSYGROUP"):
                 raise
+
+    async def newest_id(self, stream: str) -> str:
+        """The id of the stream's newest entry (``0-0`` when it has none): tail it from there."""
+        newest = await self._redis.xrevrange(stream, count=1)
+        return _text(newest[0][0]) if newest else "0-0"
+
+    async def read(
+        self, stream: str, after_id: str, *, block_ms: int, count: int = 512
+    ) -> list[Entry]:
+        """Entries after ``after_id``, outside any group; waits up to ``block_ms`` for one."""
+        response = await self._redis.xread({stream: after_id}, count=count, block=block_ms)
+        return _read_entries(response)
 
 
 class Consumer:

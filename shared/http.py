@@ -175,8 +175,11 @@ def problem_responses(*statuses: int) -> dict[int, ResponseSpec]:
 
 SEAT_TOKEN = [{"seatToken": []}]
 """Routes that need a seat's token."""
-OPTIONAL_SEAT_TOKEN = [{}, {"seatToken": []}]
-"""Routes that answer anyone, and answer a seat's token with what that seat may see."""
+OPTIONAL_SEAT_TOKEN = [{}, {"seatToken": []}, {"invitationToken": []}]
+"""Routes that answer anyone (anything private: only with its invitation), and answer a seat's
+token with what that seat may see."""
+OPTIONAL_INVITATION = [{}, {"invitationToken": []}]
+"""Routes open to anyone, except for a private table: then only with its invitation token."""
 
 
 def openapi_config(service: str) -> OpenAPIConfig:
@@ -186,13 +189,21 @@ def openapi_config(service: str) -> OpenAPIConfig:
         scheme="bearer",
         description="The secret token a seat got when joining its table",
     )
+    invitation_token = SecurityScheme(
+        type="http",
+        scheme="bearer",
+        description="A private table's invitation, given once to its creator: to see the table,"
+        " join it and watch its match as a spectator",
+    )
     return OpenAPIConfig(
         title=f"playtable {service} API",
         version="0.1.0",
         description="Event-sourced backend for turn-based tabletop games",
         path="/docs",
         render_plugins=[ScalarRenderPlugin()],
-        components=Components(security_schemes={"seatToken": seat_token}),
+        components=Components(
+            security_schemes={"seatToken": seat_token, "invitationToken": invitation_token}
+        ),
     )
 
 

@@ -121,3 +121,6 @@ class CreateMatch(msgspec.Struct, frozen=True):
     seat_token_hashes: list[str]
     players: list[str]
     seed: int
+    private: bool = False
+    """Watched only with the table's invitation token (or a seat token)."""
+    invitation_token_hash: str | None = None

@@ -81,8 +81,10 @@ class Fold(msgspec.Struct, frozen=True, tag=True):
     events: list[msgspec.Raw]
 
 
-class ReplayTo(msgspec.Struct, frozen=True, tag=True):
-    """Fold ``events`` onto a stored ``state`` (``None``: from nothing) and show the result.
+class ReplaySpan(msgspec.Struct, frozen=True, tag=True):
+    """Fold ``events`` one by one onto a stored ``state`` (``None``: from nothing) and show the
+    match after ``first`` of them, then after each further one: one call serves every version
+    between two snapshots, so stepping through a match asks the rules service once per span.
 
     ``full`` adds the complete state (every hand, the deck order): only for finished matches.
     """
@@ -92,17 +94,26 @@ class ReplayTo(msgspec.Struct, frozen=True, tag=True):
     events: list[msgspec.Raw]
     seat: int | None
     full: bool = False
+    first: int = 0
 
 
 class ExportMatch(msgspec.Struct, frozen=True, tag=True):
+    """A finished match in its game's community format: ``format`` names it (``None``: the
+    game's own, and a JSON null reply when the game has none)."""
+
     game: str
     events: list[msgspec.Raw]
     players: list[str]
+    format: str | None = None
 
 
 class ImportMatch(msgspec.Struct, frozen=True, tag=True):
+    """A match file (playtable's or the game's community format) replayed into events, with
+    the state every ``snapshot_every`` events (0: none) so its replays cost what played ones do."""
+
     game: str
     document: msgspec.Raw
+    snapshot_every: int = 0
 
 
 RulesRequest = (
@@ -114,7 +125,7 @@ RulesRequest = (
     | ListLegalActions
     | RedactEvents
     | Fold
-    | ReplayTo
+    | ReplaySpan
     | ExportMatch
     | ImportMatch
 )
@@ -154,12 +165,21 @@ class Rejected(msgspec.Struct, frozen=True):
     detail: str
 
 
+class StateSnapshot(msgspec.Struct, frozen=True):
+    version: int
+    state: bytes
+
+
 class Imported(msgspec.Struct, frozen=True):
     options: dict[str, Any]
     seats: int
     players: list[str]
     events: list[EncodedEvent]
     progress: Progress
+    actors: list[int | None] = msgspec.field(default_factory=list)
+    """Per event, the seat whose move caused it (``None``: the set-up)."""
+    snapshots: list[StateSnapshot] = msgspec.field(default_factory=list)
+    """The state once set up, at every multiple of ``snapshot_every``, and at the end."""
 
 
 class RulesCall(msgspec.Struct, frozen=True):

@@ -27,6 +27,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     snapshot_every: int = 32
     """A match's folded state is stored each time a move crosses a multiple of this many
     events, so a replay folds fewer events than that onto the nearest snapshot."""
+    replay_cache_mb: int = 64
+    """Memory each match process may keep past versions in, already shown (they never change)."""
     db_pool_min: int = 2
     db_pool_max: int = 10
     log_level: str = "info"

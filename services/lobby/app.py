@@ -8,13 +8,19 @@ import msgspec
 from litestar import Controller, Litestar, Request, Response, delete, get, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
+from litestar.response import ServerSentEvent
 
 from services.lobby import schemas as s
+from services.lobby.feed import TableFeeds
 from services.lobby.tables import Tables
 from shared import rules_api
+from shared.feed import FeedAfter, FeedHub, FeedToken, LastEventId, feed_token, resume_point
 from shared.http import (
+    OPTIONAL_INVITATION,
+    OPTIONAL_SEAT_TOKEN,
     SEAT_TOKEN,
     IdempotencyKey,
+    bearer_token,
     not_found,
     problem_responses,
     required_bearer_token,
@@ -104,7 +110,7 @@ class TablesController(Controller):
     @post(
         "/",
         operation_id="createTable",
-        summary="Create a table for a game",
+        summary="Create a table for a game (a private one answers with its invitation token, once)",
         responses=problem_responses(400, 404, 422, 503),
     )
     async def create_table(
@@ -112,7 +118,7 @@ class TablesController(Controller):
         lobby: NamedDependency[Lobby],
         data: JSONBody[s.CreateTable],
         idempotency_key: IdempotencyKey = None,
-    ) -> Response[s.TableInfo]:
+    ) -> Response[s.CreatedTable]:
         check_key(idempotency_key)
         await lobby.game(data.game)
         options = await lobby.runtime.ask_rules(
@@ -121,9 +127,12 @@ class TablesController(Controller):
         )
         secrets = await lobby.secret_options()
 
-        async def work(conn: Any) -> s.TableInfo:
-            table_id = await lobby.tables.create(conn, data, options, Actor(kind="player"))
-            return await lobby.tables.get(conn, table_id, secrets)
+        async def work(conn: Any) -> s.CreatedTable:
+            table_id, invitation = await lobby.tables.create(
+                conn, data, options, Actor(kind="player")
+            )
+            table = await lobby.tables.get(conn, table_id, secrets)
+            return s.CreatedTable(**msgspec.structs.asdict(table), invitation_token=invitation)
 
         return await lobby.once(
             "lobby:create-table",
@@ -136,7 +145,7 @@ class TablesController(Controller):
     @get(
         "/",
         operation_id="listTables",
-        summary="Tables, oldest first, a page at a time",
+        summary="Public tables, oldest first, a page at a time",
         responses=problem_responses(400, 503),
     )
     async def list_tables(
@@ -156,38 +165,74 @@ class TablesController(Controller):
     @get(
         "/{table_id:str}",
         operation_id="getTable",
-        summary="One table with its seats",
-        responses=problem_responses(404, 503),
+        security=OPTIONAL_SEAT_TOKEN,
+        summary="One table with its seats (a private one: for its invitation or a seat token)",
+        responses=problem_responses(401, 403, 404, 503),
     )
     async def get_table(
-        self, lobby: NamedDependency[Lobby], table_id: FromPath[str]
+        self,
+        request: Request[Any, Any, Any],
+        lobby: NamedDependency[Lobby],
+        table_id: FromPath[str],
     ) -> s.TableInfo:
+        token = bearer_token(request)
         secrets = await lobby.secret_options()
         async with lobby.runtime.pool.connection() as conn:
-            return await lobby.tables.get(conn, table_id, secrets)
+            return await lobby.tables.seen_by(conn, table_id, token, secrets)
+
+    @get(
+        "/{table_id:str}/feed",
+        operation_id="followTable",
+        security=OPTIONAL_SEAT_TOKEN,
+        media_type="text/event-stream",
+        response_description="Server-Sent Events, as they happen",
+        summary="Live Server-Sent Events of the table: seats taken and left, the match started",
+        description=(
+            "Each event once, in order: `id` is its version, `event` its type, `data` the"
+            " event without the table's secrets. Resume with `Last-Event-ID`."
+        ),
+        responses=problem_responses(400, 401, 403, 404, 503),
+    )
+    async def follow_table(
+        self,
+        request: Request[Any, Any, Any],
+        table_feeds: NamedDependency[TableFeeds],
+        table_id: FromPath[str],
+        last_event_id: LastEventId = None,
+        after: FeedAfter = None,
+        token: FeedToken = None,
+    ) -> ServerSentEvent:
+        caller = feed_token(request, token)
+        resume = resume_point(last_event_id, after)
+        return ServerSentEvent(await table_feeds.follow(table_id, caller, resume))
 
     @post(
         "/{table_id:str}/seats",
         operation_id="joinTable",
-        summary="Take a seat; the answer holds the seat's secret token (shown once)",
-        responses=problem_responses(400, 404, 409, 422, 503),
+        security=OPTIONAL_INVITATION,
+        summary="Take a seat (a private table's: with its invitation token); the answer holds"
+        " the seat's secret token (shown once)",
+        responses=problem_responses(400, 401, 403, 404, 409, 422, 503),
     )
     async def join_table(
         self,
+        request: Request[Any, Any, Any],
         lobby: NamedDependency[Lobby],
         table_id: FromPath[str],
         data: JSONBody[s.JoinTable],
         idempotency_key: IdempotencyKey = None,
     ) -> Response[s.Joined]:
         check_key(idempotency_key)
+        invitation = bearer_token(request)
         secrets = await lobby.secret_options()
 
         async def work(conn: Any) -> s.Joined:
-            seat, token = await lobby.tables.join(conn, table_id, data)
+            seat, token = await lobby.tables.join(conn, table_id, data, invitation)
             table = await lobby.tables.get(conn, table_id, secrets)
             return s.Joined(seat=seat, token=token, table=table)
 
-        fingerprint = request_fingerprint(table_id, _json.encode(data))
+        # The invitation is part of the request: a retry without it is not answered the seat.
+        fingerprint = request_fingerprint(table_id, _json.encode(data), invitation or "")
         return await lobby.once(f"lobby:join:{table_id}", idempotency_key, fingerprint, work, 201)
 
     @delete(
@@ -243,11 +288,13 @@ def create_app(settings: Settings | None = None) -> Litestar:
     """Compose the lobby: settings, runtime, domain and HTTP routes, in one place."""
     settings = settings or Settings.from_env()
     runtime = Runtime(settings)
+    lobby = Lobby(runtime)
+    feeds = FeedHub(runtime, settings.stream("lobby-events"))
     return service_app(
         "lobby",
         settings.instance_id,
         [GamesController, TablesController],
-        {"lobby": Lobby(runtime)},
-        on_startup=[runtime.start],
+        {"lobby": lobby, "table_feeds": TableFeeds(lobby.tables, feeds)},
+        on_startup=[runtime.start, feeds.start],
         on_shutdown=[runtime.close],
     )

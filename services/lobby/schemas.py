@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import msgspec
 
 PlayerName = Annotated[str, msgspec.Meta(min_length=1, max_length=40)]
+Visibility = Literal["public", "private"]
 
 
 class GameOption(msgspec.Struct, omit_defaults=True):
@@ -39,6 +40,9 @@ class CreateTable(msgspec.Struct, forbid_unknown_fields=True):
     name: Annotated[str, msgspec.Meta(max_length=80)] = ""
     seed: Annotated[int, msgspec.Meta(ge=0, le=2**63 - 1)] | None = None
     """Two tables with the same seed and options get the same deal (duplicate tournaments)."""
+    visibility: Visibility = "public"
+    """A ``private`` table is not listed; seeing it, joining it and watching its match take the
+    invitation token its creation answers with."""
 
 
 class JoinTable(msgspec.Struct, forbid_unknown_fields=True):
@@ -63,6 +67,13 @@ class TableInfo(msgspec.Struct):
     match_id: str | None
     seats: list[SeatInfo]
     version: int
+    visibility: Visibility
+
+
+class CreatedTable(TableInfo):
+    invitation_token: str | None
+    """A private table's invitation (null for a public one): send it as ``Authorization: Bearer
+    <token>`` to see the table, join it and watch its match. Shown only once."""
 
 
 class TablePage(msgspec.Struct):
@@ -77,6 +88,18 @@ class Joined(msgspec.Struct):
     table: TableInfo
 
 
+class TableFeedEvent(msgspec.Struct):
+    """A table's event as its feed sends it (the shape of a match's feed items)."""
+
+    version: int
+    type: str
+    data: msgspec.Raw
+    """The event without secrets: ``TableCreated`` comes without its options."""
+    seat: int | None
+    """The seat of the player who caused it, if any."""
+    recorded_at: str
+
+
 # --- events of a table-<id> stream -----------------------------------------------------------
 
 
@@ -87,6 +110,7 @@ class TableCreated(msgspec.Struct, tag=True):
     seats: int
     options: dict[str, Any]
     seeded: bool
+    visibility: Visibility = "public"
 
 
 class SeatTaken(msgspec.Struct, tag=True):

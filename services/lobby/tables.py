@@ -11,7 +11,7 @@ from psycopg import AsyncConnection
 
 from services.lobby import schemas as s
 from shared import outbox
-from shared.eventstore import NewEvent
+from shared.eventstore import NewEvent, StoredEvent
 from shared.http import Problem, hash_token, new_token, not_found
 from shared.messages import (
     Actor,
@@ -46,6 +46,20 @@ class Tables:
         row = await self._row(conn, table_id, lock=False)
         return _table_info(row, await self._holders(conn, table_id), secret_options)
 
+    async def seen_by(
+        self,
+        conn: AsyncConnection,
+        table_id: str,
+        token: str | None,
+        secret_options: dict[str, set[str]],
+    ) -> s.TableInfo:
+        """The table for a caller: a private one only for its invitation or a seat's token."""
+        row = await self._row(conn, table_id, lock=False)
+        holders = await self._holders(conn, table_id)
+        if token is None or hash_token(token) not in {hashed for _, hashed in holders.values()}:
+            _require_invitation(row, token)
+        return _table_info(row, holders, secret_options)
+
     async def page(
         self,
         conn: AsyncConnection,
@@ -60,6 +74,7 @@ class Tables:
         result = await conn.execute(
             f"select {_COLUMNS} from lobby_tables"
             " where (created_at, table_id) > (%s::timestamptz, %s)"
+            " and visibility = 'public'"
             " and (%s::text is null or status = %s) and (%s::text is null or game = %s)"
             " order by created_at, table_id limit %s",
             (after_created, after_id, status, status, game, game, limit + 1),
@@ -85,8 +100,10 @@ class Tables:
 
     async def create(
         self, conn: AsyncConnection, body: s.CreateTable, options: dict[str, Any], actor: Actor
-    ) -> str:
+    ) -> tuple[str, str | None]:
+        """Create the table; return its id and, for a private table, its invitation token."""
         table_id = new_id()
+        invitation = new_token() if body.visibility == "private" else None
         seed = body.seed if body.seed is not None else secrets.randbits(63)
         created = s.TableCreated(
             table_id=table_id,
@@ -95,10 +112,11 @@ class Tables:
             seats=body.seats,
             options=options,
             seeded=body.seed is not None,
+            visibility=body.visibility,
         )
         await conn.execute(
             f"insert into lobby_tables ({_INSERT_COLUMNS})"
-            " values (%s, %s, %s, %s, %s, %s, %s, 'open', null, 0)",
+            " values (%s, %s, %s, %s, %s, %s, %s, 'open', null, 0, %s, %s)",
             (
                 table_id,
                 body.game,
@@ -107,15 +125,19 @@ class Tables:
                 _json.encode(options),
                 seed,
                 created.seeded,
+                body.visibility,
+                None if invitation is None else hash_token(invitation),
             ),
         )
         await self._record(conn, table_id, 0, [created], actor)
-        return table_id
+        return table_id, invitation
 
     async def join(
-        self, conn: AsyncConnection, table_id: str, body: s.JoinTable
+        self, conn: AsyncConnection, table_id: str, body: s.JoinTable, invitation: str | None
     ) -> tuple[int, str]:
+        """Seat a player; a private table seats only the bearers of its invitation."""
         row = await self._row(conn, table_id, lock=True)
+        _require_invitation(row, invitation)
         _require_open(row)
         taken = await self._holders(conn, table_id)
         seats = row[3]
@@ -144,8 +166,8 @@ class Tables:
 
     async def leave(self, conn: AsyncConnection, table_id: str, seat: int, token: str) -> None:
         row = await self._row(conn, table_id, lock=True)
-        _require_open(row)
         player = await self._seat_holder(conn, table_id, seat, token)
+        _require_open(row)  # after the token: a private table tells strangers nothing
         await conn.execute(
             "delete from lobby_seats where table_id = %s and seat = %s", (table_id, seat)
         )
@@ -154,7 +176,6 @@ class Tables:
 
     async def start(self, conn: AsyncConnection, table_id: str, token: str) -> str:
         row = await self._row(conn, table_id, lock=True)
-        _require_open(row)
         holders = await self._holders(conn, table_id)
         token_hash = hash_token(token)
         seat = next(
@@ -164,6 +185,7 @@ class Tables:
             raise Problem(
                 403, "not-seated", "Not seated", "only a seated player may start the table"
             )
+        _require_open(row)
         if len(holders) < row[3]:
             raise Problem(
                 409,
@@ -189,6 +211,8 @@ class Tables:
             seat_token_hashes=[holders[number][1] for number in range(row[3])],
             players=[holders[number][0] for number in range(row[3])],
             seed=row[5],
+            private=row[10] == "private",
+            invitation_token_hash=row[11],
         )
         envelope = command("CreateMatch", create, correlation_id=correlation, actor=actor)
         await outbox.enqueue(conn, [(self.commands_topic, _json.encode(envelope))])
@@ -215,7 +239,7 @@ class Tables:
                     stream_id=stream,
                     version=version + number,
                     type=event.type,
-                    data=msgspec.Raw(_public_event(event)),
+                    data=msgspec.Raw(public_event(event)),
                     metadata=event.metadata,
                 )
             )
@@ -271,21 +295,34 @@ def _table_info(
             for number in range(row[3])
         ],
         version=row[9],
+        visibility=row[10],
     )
 
 
-_COLUMNS = (
-    "table_id, game, name, seats, options, seed, seeded, status, match_id, version, created_at"
+_INSERT_COLUMNS = (
+    "table_id, game, name, seats, options, seed, seeded, status, match_id, version,"
+    " visibility, invitation_token_hash"
 )
-_INSERT_COLUMNS = "table_id, game, name, seats, options, seed, seeded, status, match_id, version"
+_COLUMNS = f"{_INSERT_COLUMNS}, created_at"
 
 
-def _public_event(event: NewEvent) -> bytes:
+def public_event(event: NewEvent | StoredEvent) -> bytes:
     """Lobby events carry no secrets except a created table's secret options: drop them all."""
     if event.type != "TableCreated":
         return event.data
     created = msgspec.json.decode(event.data, type=s.TableCreated)
     return _json.encode(msgspec.structs.replace(created, options={}))
+
+
+def _require_invitation(row: tuple[Any, ...], token: str | None) -> None:
+    """A private table answers only its invitation; the refusal says nothing about the table."""
+    if row[10] == "private" and (token is None or hash_token(token) != row[11]):
+        raise Problem(
+            403,
+            "private-table",
+            "Private table",
+            "this table is private: send its invitation token as 'Authorization: Bearer <token>'",
+        )
 
 
 def _require_open(row: tuple[Any, ...]) -> None:

@@ -9,9 +9,13 @@ import msgspec
 from litestar import Controller, Litestar, Request, Response, get, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody, QueryParameter
+from litestar.response import ServerSentEvent
 
 from services.match import schemas as s
+from services.match.feed import MatchFeeds
 from services.match.matches import Matches
+from services.match.replays import Replays
+from shared.feed import FeedAfter, FeedHub, FeedToken, LastEventId, feed_token, resume_point
 from shared.http import (
     OPTIONAL_SEAT_TOKEN,
     SEAT_TOKEN,
@@ -31,6 +35,8 @@ log = logging.getLogger(__name__)
 
 MATCH_GROUP = "match"
 _envelope_decoder = msgspec.json.Decoder(CommandEnvelope)
+_PAST_VERSION = {"Cache-Control": "private, max-age=31536000, immutable", "Vary": "Authorization"}
+"""A version once reached never changes, but what it shows depends on the caller's token."""
 
 
 class MatchesController(Controller):
@@ -41,7 +47,7 @@ class MatchesController(Controller):
         "/{match_id:str}",
         operation_id="getMatch",
         security=OPTIONAL_SEAT_TOKEN,
-        summary="The match as the caller's seat may see it (no token: as a spectator)",
+        summary="The match as the caller's seat may see it (spectators: no token or an invitation)",
         responses=problem_responses(401, 403, 404, 503),
     )
     async def get_match(
@@ -107,6 +113,33 @@ class MatchesController(Controller):
         return await matches.events(match_id, bearer_token(request), after, limit)
 
     @get(
+        "/{match_id:str}/feed",
+        operation_id="followMatch",
+        security=OPTIONAL_SEAT_TOKEN,
+        media_type="text/event-stream",
+        response_description="Server-Sent Events, as they happen",
+        summary="Live Server-Sent Events of the match as the caller may see it, then its end",
+        description=(
+            "Each event once, in order: `id` is its version, `event` its type, `data` the item"
+            " listMatchEvents would give. After the last event of a finished match comes"
+            " `MatchFinished` and the stream ends. Resume with `Last-Event-ID`."
+        ),
+        responses=problem_responses(400, 401, 403, 404, 503),
+    )
+    async def follow_match(
+        self,
+        request: Request[Any, Any, Any],
+        match_feeds: NamedDependency[MatchFeeds],
+        match_id: FromPath[str],
+        last_event_id: LastEventId = None,
+        after: FeedAfter = None,
+        token: FeedToken = None,
+    ) -> ServerSentEvent:
+        caller = feed_token(request, token)
+        resume = resume_point(last_event_id, after)
+        return ServerSentEvent(await match_feeds.follow(match_id, caller, resume))
+
+    @get(
         "/{match_id:str}/replay",
         operation_id="replayMatch",
         security=OPTIONAL_SEAT_TOKEN,
@@ -116,32 +149,48 @@ class MatchesController(Controller):
     async def replay_match(
         self,
         request: Request[Any, Any, Any],
-        matches: NamedDependency[Matches],
+        replays: NamedDependency[Replays],
         match_id: FromPath[str],
         version: Annotated[int, QueryParameter(ge=1, description="The version to show")],
         full: Annotated[
             bool,
             QueryParameter(description="Show everything (every hand, the deck); finished only"),
         ] = False,
-    ) -> s.MatchReplay:
-        return await matches.replay(match_id, bearer_token(request), version, full)
+    ) -> Response[s.MatchReplay]:
+        shown = await replays.show(match_id, bearer_token(request), version, full)
+        return Response(content=shown, media_type="application/json", headers=_PAST_VERSION)
 
     @get(
         "/{match_id:str}/export",
         operation_id="exportMatch",
-        summary="A finished match as a file (Hanabi: hanab.live JSON; Carcassonne: turns)",
-        responses=problem_responses(404, 409, 422, 503),
+        summary=(
+            "A finished match as a file: a playtable match file (any game), or the game's"
+            " community format (Hanabi: hanab.live JSON; Carcassonne: turns), the default"
+            " where there is one"
+        ),
+        security=OPTIONAL_SEAT_TOKEN,
+        responses=problem_responses(400, 401, 403, 404, 409, 422, 503),
     )
     async def export_match(
-        self, matches: NamedDependency[Matches], match_id: FromPath[str]
+        self,
+        request: Request[Any, Any, Any],
+        matches: NamedDependency[Matches],
+        match_id: FromPath[str],
+        format: Annotated[
+            s.ExportFormat | None,
+            QueryParameter(description="The file format (default: the game's community one)"),
+        ] = None,
     ) -> Response[dict[str, Any]]:
-        document = await matches.export(match_id)
-        return Response(content=bytes(document), media_type="application/json")
+        document = await matches.export(match_id, format, token=bearer_token(request))
+        return Response(content=document, media_type="application/json")
 
     @post(
         "/import",
         operation_id="importMatch",
-        summary="Replay an exported game (hanab.live JSON, Carcassonne turns) into a new match",
+        summary=(
+            "Replay a match file (playtable match file for any game, hanab.live JSON,"
+            " Carcassonne turns) into a new match"
+        ),
         responses=problem_responses(400, 422, 503),
     )
     async def import_match(
@@ -177,9 +226,11 @@ def create_app(settings: Settings | None = None) -> Litestar:
     settings = settings or Settings.from_env()
     runtime = Runtime(settings)
     matches = Matches(runtime)
+    feeds = FeedHub(runtime, settings.stream("match-events"))
 
     async def start() -> None:
         await runtime.start()
+        feeds.start()
         await runtime.consume(
             settings.stream("commands:match"), MATCH_GROUP, command_handler(matches)
         )
@@ -188,7 +239,11 @@ def create_app(settings: Settings | None = None) -> Litestar:
         "match",
         settings.instance_id,
         [MatchesController],
-        {"matches": matches},
+        {
+            "matches": matches,
+            "replays": Replays(matches),
+            "match_feeds": MatchFeeds(matches, feeds),
+        },
         on_startup=[start],
         on_shutdown=[runtime.close],
     )

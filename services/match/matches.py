@@ -21,7 +21,9 @@ from shared import rules_api as api
 from shared.eventstore import NewEvent, StoredEvent
 from shared.http import Problem, hash_token, new_token, not_found
 from shared.idempotency import recall, request_fingerprint
+from shared.match_file import is_match_file, match_file
 from shared.messages import (
+    SYSTEM,
     Actor,
     CreateMatch,
     EventEnvelope,
@@ -53,13 +55,35 @@ class Snapshot:
     to_move: list[int]
     status: str
     result: dict[str, Any] | None
+    private: bool = False
+    invitation_token_hash: str | None = None
 
     def seat_of(self, token: str | None) -> int | None:
-        if token is None:
+        """Who the bearer is here: a seat, or None for a spectator; anyone else gets a 403.
+
+        Every read goes through this, so a private match is watched only with its invitation.
+        """
+        hashed = None if token is None else hash_token(token)
+        if hashed is not None and hashed in self.seat_by_token_hash:
+            return self.seat_by_token_hash[hashed]
+        if self.private:
+            if hashed is None or hashed != self.invitation_token_hash:
+                raise Problem(
+                    403,
+                    "private-match",
+                    "Private match",
+                    "this match is private: watch it with an invitation token",
+                )
             return None
-        seat = self.seat_by_token_hash.get(hash_token(token))
-        if seat is None:
+        if hashed is not None:
             raise Problem(403, "unknown-token", "Unknown token", "the token holds no seat here")
+        return None
+
+    def player_of(self, token: str) -> int:
+        """The bearer's seat, for what only a player may do (a spectator's token gets a 403)."""
+        seat = self.seat_of(token)
+        if seat is None:
+            raise Problem(403, "not-seated", "Not seated", "only a seated player may do this")
         return seat
 
 
@@ -94,15 +118,22 @@ class Matches:
             public_events=done.public_events,
             progress=done.progress,
             correlation_id=correlation_id,
+            private=command.private,
+            invitation_token_hash=command.invitation_token_hash,
         )
 
     async def import_match(self, body: s.ImportMatch) -> tuple[str, list[str]]:
+        game = body.game or _game_named_in(body.document)
         imported: api.Imported = await self.runtime.ask_rules(
-            api.ImportMatch(game=body.game, document=msgspec.Raw(_json.encode(body.document))),
+            api.ImportMatch(
+                game=game,
+                document=msgspec.Raw(_json.encode(body.document)),
+                snapshot_every=self.runtime.settings.snapshot_every,
+            ),
             api.Imported,
         )
         redacted: list[msgspec.Raw] = await self.runtime.ask_rules(
-            api.RedactEvents(game=body.game, events=[e.data for e in imported.events], seat=None),
+            api.RedactEvents(game=game, events=[e.data for e in imported.events], seat=None),
             list[msgspec.Raw],
         )
         match_id = new_id()
@@ -110,7 +141,7 @@ class Matches:
         await self._insert(
             match_id=match_id,
             table_id=None,
-            game=body.game,
+            game=game,
             options=imported.options,
             players=imported.players,
             token_hashes=[hash_token(token) for token in tokens],
@@ -118,6 +149,8 @@ class Matches:
             public_events=redacted,
             progress=imported.progress,
             correlation_id=match_id,
+            snapshots=imported.snapshots,
+            actors=imported.actors,
         )
         return match_id, tokens
 
@@ -139,14 +172,21 @@ class Matches:
         public_events: list[msgspec.Raw],
         progress: api.Progress,
         correlation_id: str,
+        private: bool = False,
+        invitation_token_hash: str | None = None,
+        snapshots: list[api.StateSnapshot] | None = None,
+        actors: list[int | None] | None = None,
     ) -> bool:
-        meta = metadata(correlation_id=correlation_id)
+        """Create the match row, its seats, its snapshots (default: the state now) and events.
+
+        ``actors`` (an imported match's seat per event) splits the events into moves, each
+        recorded with its seat as played moves are, so replays show who moved."""
         status = "finished" if progress.result is not None else "running"
         async with self.runtime.pool.connection() as conn, conn.transaction():
             inserted = await conn.execute(
                 "insert into matches (match_id, table_id, game, seats, options, players, version,"
-                " state, to_move, status, result)"
-                " values (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+                " state, to_move, status, result, private, invitation_token_hash)"
+                " values (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
                 " on conflict (match_id) do nothing",
                 (
                     match_id,
@@ -160,6 +200,8 @@ class Matches:
                     progress.to_move,
                     status,
                     None if progress.result is None else _json.encode(progress.result),
+                    private,
+                    invitation_token_hash,
                 ),
             )
             if inserted.rowcount == 0:
@@ -169,11 +211,33 @@ class Matches:
                     "insert into match_seats (match_id, seat, token_hash) values (%s, %s, %s)",
                     [(match_id, seat, hashed) for seat, hashed in enumerate(token_hashes)],
                 )
-            await conn.execute(
-                "insert into match_snapshots (match_id, version, state) values (%s, %s, %s)",
-                (match_id, len(events), progress.state),
-            )
-            await self._append(conn, match_id, 0, events, public_events, meta, progress)
+                await cursor.executemany(
+                    "insert into match_snapshots (match_id, version, state) values (%s, %s, %s)",
+                    [
+                        (match_id, kept.version, kept.state)
+                        for kept in snapshots or [api.StateSnapshot(len(events), progress.state)]
+                    ],
+                )
+            version = 0
+            for start, end, actor in _moves(actors or [None] * len(events)):
+                meta = metadata(
+                    correlation_id=correlation_id,
+                    actor=SYSTEM if actor is None else Actor(kind="seat", seat=actor),
+                )
+                so_far = (
+                    progress
+                    if end == len(events)
+                    else msgspec.structs.replace(progress, result=None)
+                )
+                version = await self._append(
+                    conn,
+                    match_id,
+                    version,
+                    events[start:end],
+                    public_events[start:end],
+                    meta,
+                    so_far,
+                )
         self.runtime.relay.wake()
         return True
 
@@ -249,8 +313,8 @@ class Matches:
                 return cached
         async with self.runtime.pool.connection() as conn:
             result = await conn.execute(
-                "select table_id, game, players, version, state, to_move, status, result"
-                " from matches where match_id = %s",
+                "select table_id, game, players, version, state, to_move, status, result,"
+                " private, invitation_token_hash from matches where match_id = %s",
                 (match_id,),
             )
             row = await result.fetchone()
@@ -273,6 +337,8 @@ class Matches:
                 to_move=[],
                 status="",
                 result=None,
+                private=row[8],
+                invitation_token_hash=row[9],
             )
             self._remember(cached)
         cached.version = row[3]
@@ -298,8 +364,7 @@ class Matches:
 
     async def legal_actions(self, match_id: str, token: str) -> s.LegalActions:
         snapshot = await self.load(match_id, fresh=True)
-        seat = snapshot.seat_of(token)
-        assert seat is not None
+        seat = snapshot.player_of(token)
         actions = await self.runtime.ask_rules(
             api.ListLegalActions(game=snapshot.game, state=snapshot.state, seat=seat),
             list[msgspec.Raw],
@@ -329,88 +394,43 @@ class Matches:
     async def stored_events(self, match_id: str) -> list[StoredEvent]:
         return await self.runtime.store.read_stream(match_stream(match_id))
 
-    async def export(self, match_id: str) -> msgspec.Raw:
+    async def export(
+        self, match_id: str, format: s.ExportFormat | None = None, *, token: str | None = None
+    ) -> msgspec.Raw:
         snapshot = await self.load(match_id, fresh=True)
+        snapshot.seat_of(token)  # a private match's file is for its seats and invited only
         if snapshot.status != "finished":
             raise Problem(
                 409, "match-running", "Match still running", "a match exports once it has finished"
             )
         stored = await self.stored_events(match_id)
-        return await self.runtime.ask_rules(
-            api.ExportMatch(
-                game=snapshot.game,
-                events=[msgspec.Raw(e.data) for e in stored],
-                players=snapshot.players,
-            ),
-            msgspec.Raw,
-        )
-
-    async def replay(
-        self, match_id: str, token: str | None, version: int, full: bool
-    ) -> s.MatchReplay:
-        """The match at ``version`` as the caller saw it then (``full``: everything, once over).
-
-        Versions start where the match was created, once set up (its first snapshot). The
-        nearest stored snapshot at or below ``version`` plus the few events after it are folded
-        by the rules service, so any version costs about the same.
-        """
-        snapshot = await self.load(match_id, fresh=True)
-        seat = snapshot.seat_of(token)
-        if full and snapshot.status != "finished":
-            raise Problem(
-                409,
-                "match-running",
-                "Match still running",
-                "the full replay opens once the match has finished",
+        if format != "playtable":  # the game's community format, if it has one
+            document: msgspec.Raw = await self.runtime.ask_rules(
+                api.ExportMatch(
+                    game=snapshot.game,
+                    events=[msgspec.Raw(e.data) for e in stored],
+                    players=snapshot.players,
+                    format=format,
+                ),
+                msgspec.Raw,
             )
+            if bytes(document) != b"null":
+                return document
         async with self.runtime.pool.connection() as conn:
             found = await conn.execute(
-                "select version, state from match_snapshots"
-                " where match_id = %s and version <= %s order by version desc limit 1",
-                (match_id, version),
+                "select options from matches where match_id = %s", (match_id,)
             )
-            row = await found.fetchone()
-            first = 1
-            if row is None:
-                earliest = await conn.execute(
-                    "select min(version) from match_snapshots where match_id = %s", (match_id,)
+            (options,) = await found.fetchone() or (b"{}",)
+        return msgspec.Raw(
+            _json.encode(
+                match_file(
+                    game=snapshot.game,
+                    options=msgspec.json.decode(options),
+                    players=snapshot.players,
+                    result=snapshot.result,
+                    events=stored,
                 )
-                first = (await earliest.fetchone() or (None,))[0] or 1
-            if not first <= version <= snapshot.version:
-                raise Problem(
-                    404,
-                    "version-not-found",
-                    "No such version",
-                    f"the match has versions {first} (set up) to {snapshot.version}, not {version}",
-                )
-            base_version, base_state = (0, None) if row is None else (row[0], bytes(row[1]))
-            stored = await self.runtime.store.read_stream(
-                match_stream(match_id),
-                after_version=base_version,
-                limit=version - base_version,
-                conn=conn,
             )
-        replayed: api.Replayed = await self.runtime.ask_rules(
-            api.ReplayTo(
-                game=snapshot.game,
-                state=base_state,
-                events=[msgspec.Raw(e.data) for e in stored],
-                seat=seat,
-                full=full,
-            ),
-            api.Replayed,
-        )
-        return s.MatchReplay(
-            match_id=match_id,
-            game=snapshot.game,
-            players=snapshot.players,
-            version=version,
-            status="finished" if replayed.result is not None else "running",
-            to_move=replayed.to_move,
-            you=seat,
-            view=replayed.view,
-            result=replayed.result,
-            state=replayed.state if full else None,
         )
 
     def _crosses_snapshot(self, version: int, new_version: int) -> bool:
@@ -428,8 +448,7 @@ class Matches:
         the match ended): a fresh request, the common case, costs no idempotency look-up.
         """
         snapshot = await self.load(match_id)
-        seat = snapshot.seat_of(token)
-        assert seat is not None
+        seat = snapshot.player_of(token)
         action = _json.encode(body.action)
         retry = _Retry(
             self, f"match:{match_id}", key, str(seat), str(body.expected_version), action
@@ -560,6 +579,29 @@ version the move was decided on (a concurrent move finds no row and loses), and 
 their public copies for the outbox and the idempotency record are written with it or not at
 all, and so is the state when the move crosses a multiple of the snapshot interval.
 ``unique(stream_id, version)`` on events backs the version guard up."""
+
+
+def _game_named_in(document: dict[str, Any]) -> str:
+    """The game a playtable match file names (other formats need the game given)."""
+    if is_match_file(document) and isinstance(document.get("game"), str):
+        return document["game"]
+    raise Problem(
+        422,
+        "game-required",
+        "Game required",
+        "name the game: only a playtable match file names its own",
+    )
+
+
+def _moves(actors: list[int | None]) -> list[tuple[int, int, int | None]]:
+    """The runs of consecutive events caused by the same seat: (start, end, seat)."""
+    runs: list[tuple[int, int, int | None]] = []
+    for index, actor in enumerate(actors):
+        if runs and runs[-1][2] == actor:
+            runs[-1] = (runs[-1][0], index + 1, actor)
+        else:
+            runs.append((index, index + 1, actor))
+    return runs
 
 
 def _stale(current: int, expected: int) -> Problem:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import msgspec
 
@@ -79,16 +79,31 @@ class EventPage(msgspec.Struct):
     """Pass as ``after`` to read on; null once the page reached the current end."""
 
 
+class MatchFinished(msgspec.Struct):
+    """The last message of a match's feed, after its last event."""
+
+    match_id: str
+    version: int
+    result: dict[str, Any]
+
+
 class LegalActions(msgspec.Struct):
     version: int
     seat: int
     actions: list[GameJson]
 
 
+ExportFormat = Literal["playtable", "hanab.live", "carcassonne-turns"]
+"""``playtable``: a playtable match file (any game, see ``playtable-match.schema.json``);
+``hanab.live``: Hanabi's community JSON game; ``carcassonne-turns``: Carcassonne's turn list."""
+
+
 class ImportMatch(msgspec.Struct, forbid_unknown_fields=True):
-    game: str
     document: dict[str, Any]
-    """The game in its community format (for Hanabi: hanab.live's JSON game)."""
+    """A playtable match file (recognised by ``"format": "playtable-match"``, any game) or the
+    game in its community format (Hanabi: hanab.live's JSON game; Carcassonne: turns)."""
+    game: str | None = None
+    """The game; optional for a playtable match file, which names its own."""
 
 
 class ImportedMatch(msgspec.Struct):

@@ -15,6 +15,7 @@ import msgspec
 
 from services.rules.games.contract import Game, Outcome, Rejection
 from shared import rules_api as api
+from shared.match_file import FORMAT, MatchFile, MatchFileResult, is_match_file
 
 
 class UnknownGame(LookupError):
@@ -56,6 +57,21 @@ class GameCodec:
             to_move=self.game.to_move(state),
             result=None if outcome is None else msgspec.to_builtins(outcome),
         )
+
+    def replayed_span(
+        self, state: Any, events: list[Any], first: int, seat: int | None, full: bool
+    ) -> list[api.Replayed]:
+        """The match after ``first``, ``first + 1``, ... of ``events`` (``first`` >= 1 when
+        there is no ``state`` to start from), each view encoded before the next event may
+        change the state in place."""
+        evolve = self.game.evolve
+        for event in events[:first]:
+            state = evolve(state, event)
+        shown = [self.replayed(state, seat, full)]
+        for event in events[first:]:
+            state = evolve(state, event)
+            shown.append(self.replayed(state, seat, full))
+        return shown
 
     def replayed(self, state: Any, seat: int | None, full: bool) -> api.Replayed:
         outcome: Outcome | None = self.game.result(state)
@@ -146,57 +162,169 @@ class RulesEngine:
                 return codec.redacted(codec.events(raws), seat)
             case api.Fold(events=raws):
                 return codec.progress(game.fold(codec.events(raws)))
-            case api.ReplayTo(state=state_bytes, events=raws, seat=seat, full=full):
-                start = None if state_bytes is None else codec.state(state_bytes)
-                return codec.replayed(game.fold(codec.events(raws), start), seat, full)
-            case api.ExportMatch(events=raws, players=players):
-                return self.export(game, codec.events(raws), players)
-            case api.ImportMatch(document=document):
-                return self.import_(codec, document)
+            case api.ReplaySpan(state=state_bytes, events=raws, seat=seat, full=full):
+                state = None if state_bytes is None else codec.state(state_bytes)
+                return codec.replayed_span(state, codec.events(raws), request.first, seat, full)
+            case api.ExportMatch(events=raws, players=players, format=name):
+                return self.export(game, codec.events(raws), players, name)
+            case api.ImportMatch(document=document, snapshot_every=every):
+                return self.import_(codec, document, every)
         raise TypeError(f"unhandled request {type(request).__name__}")
 
     @staticmethod
-    def export(game: Game, events: list[Any], players: list[str]) -> Any:
-        exporter = _exchange_format(game.name)
-        if exporter is None:
-            return api.Rejected("export_unsupported", f"{game.title} has no export format yet")
-        return exporter.export_events(events, players)
+    def export(game: Game, events: list[Any], players: list[str], name: str | None) -> Any:
+        """The match in the game's community format; ``None`` when asked for the game's own
+        format and it has none (the caller then writes a playtable match file)."""
+        exchange = _exchange_format(game.name)
+        own = EXCHANGE_FORMATS.get(game.name)
+        if exchange is None and name is None:
+            return None
+        if exchange is None or name not in {None, own}:
+            known = "playtable" if own is None else f"playtable or {own}"
+            return api.Rejected(
+                "export_unsupported", f"{game.title} exports as {known}, not {name}"
+            )
+        return exchange.export_events(events, players)
 
     @staticmethod
-    def import_(codec: GameCodec, document: msgspec.Raw) -> Any:
-        exchange = _exchange_format(codec.game.name)
-        if exchange is None:
-            return api.Rejected(
-                "import_unsupported", f"{codec.game.title} has no import format yet"
-            )
+    def import_(codec: GameCodec, document: msgspec.Raw, snapshot_every: int) -> Any:
         try:
-            imported = exchange.import_game(msgspec.json.decode(document))
-        except (ValueError, KeyError, TypeError, msgspec.ValidationError) as error:
-            return api.Rejected("invalid_document", f"not a valid game document: {error}")
-        game = codec.game
-        seats = len(imported.players)
-        resolved = game.resolve_options(imported.options, seats)
-        if isinstance(resolved, Rejection):
-            return api.Rejected(resolved.code, resolved.detail)
-        events = game.setup(resolved, seats, random.Random(0))
-        state = game.fold(events)
-        for number, action in enumerate(imported.actions, start=1):
-            seat = game.to_move(state)[0] if game.to_move(state) else -1
-            decided = game.decide(state, seat, action)
-            if isinstance(decided, Rejection):
-                return api.Rejected(
-                    "invalid_document", f"action {number} cannot be replayed: {decided.detail}"
-                )
-            events.extend(decided)
-            for event in decided:
-                state = game.evolve(state, event)
-        return api.Imported(
-            options=resolved,
-            seats=seats,
-            players=imported.players,
-            events=codec.encoded(events),
-            progress=codec.progress(state),
+            decoded = msgspec.json.decode(document)
+        except msgspec.DecodeError as error:
+            return api.Rejected("invalid_document", f"not JSON: {error}")
+        if is_match_file(decoded):
+            read = _read_match_file(codec, document)
+        else:
+            read = _replay_exchange_document(codec, decoded)
+        if isinstance(read, api.Rejected):
+            return read
+        return _imported(codec, read, snapshot_every)
+
+
+class _ReadMatch(msgspec.Struct, frozen=True):
+    """A match read from a file: its events (game Structs), who caused each, where set-up ends."""
+
+    options: dict[str, Any]
+    players: list[str]
+    events: list[Any]
+    actors: list[int | None]
+    set_up: int
+    declared: MatchFileResult | None = None
+    declared_status: str | None = None
+
+
+def _invalid(detail: str) -> api.Rejected:
+    return api.Rejected("invalid_document", detail)
+
+
+def _replay_exchange_document(codec: GameCodec, document: Any) -> _ReadMatch | api.Rejected:
+    """A community-format game (hanab.live, Carcassonne turns): its actions decided again."""
+    game = codec.game
+    exchange = _exchange_format(game.name)
+    if exchange is None:
+        return api.Rejected(
+            "import_unsupported",
+            f'{game.title} imports playtable match files only ("format": "{FORMAT}")',
         )
+    try:
+        imported = exchange.import_game(document)
+    except (ValueError, KeyError, TypeError, msgspec.ValidationError) as error:
+        return _invalid(f"not a valid game document: {error}")
+    seats = len(imported.players)
+    resolved = game.resolve_options(imported.options, seats)
+    if isinstance(resolved, Rejection):
+        return api.Rejected(resolved.code, resolved.detail)
+    events = game.setup(resolved, seats, random.Random(0))
+    actors: list[int | None] = [None] * len(events)
+    set_up = len(events)
+    state = game.fold(events)
+    for number, action in enumerate(imported.actions, start=1):
+        seat = game.to_move(state)[0] if game.to_move(state) else -1
+        decided = game.decide(state, seat, action)
+        if isinstance(decided, Rejection):
+            return _invalid(f"action {number} cannot be replayed: {decided.detail}")
+        events.extend(decided)
+        actors.extend([seat] * len(decided))
+        state = game.fold(decided, state)
+    return _ReadMatch(resolved, imported.players, events, actors, set_up)
+
+
+def _read_match_file(codec: GameCodec, document: msgspec.Raw) -> _ReadMatch | api.Rejected:
+    """A playtable match file: its events decoded as the game's own (folded later)."""
+    try:
+        match = msgspec.json.decode(document, type=MatchFile)
+    except msgspec.ValidationError as error:
+        return _invalid(f"not a valid playtable match file: {error}")
+    game = codec.game
+    if match.game != game.name:
+        return _invalid(f"the file holds a {match.game!r} match, not {game.name!r}")
+    resolved = game.resolve_options(match.options, len(match.players))
+    if isinstance(resolved, Rejection):
+        return api.Rejected(resolved.code, resolved.detail)
+    events = []
+    for number, entry in enumerate(match.events, start=1):
+        if entry.version != number:
+            return _invalid(f"event {number} has version {entry.version}: versions run 1..n")
+        try:
+            event = codec.event_decoder.decode(entry.data)
+        except (msgspec.ValidationError, msgspec.DecodeError) as error:
+            return _invalid(f"event {number} is not a {game.title} event: {error}")
+        if type(event).__name__ != entry.type:
+            return _invalid(f"event {number} is a {type(event).__name__}, not {entry.type}")
+        events.append(event)
+    actors = [entry.seat for entry in match.events]
+    set_up = next((n for n, seat in enumerate(actors) if seat is not None), len(actors))
+    return _ReadMatch(
+        resolved, match.players, events, actors, max(set_up, 1), match.result, match.status
+    )
+
+
+def _imported(codec: GameCodec, read: _ReadMatch, snapshot_every: int) -> Any:
+    """Fold the events (any failure refuses the file), snapshotting the state on the way."""
+    game = codec.game
+    if not read.events:
+        return _invalid("the match has no events")
+    snapshots: list[api.StateSnapshot] = []
+    state = None
+    try:
+        for version, event in enumerate(read.events, start=1):
+            state = game.evolve(state, event)
+            if version == read.set_up or (snapshot_every and version % snapshot_every == 0):
+                snapshots.append(api.StateSnapshot(version, codec.msgpack.encode(state)))
+        progress = codec.progress(state)
+    except Exception as error:  # a forged log may break any engine invariant
+        return _invalid(f"the events do not replay: {type(error).__name__}: {error}")
+    problem = _disagreement(read, progress, len(read.players))
+    if problem:
+        return _invalid(problem)
+    if not snapshots or snapshots[-1].version != len(read.events):
+        snapshots.append(api.StateSnapshot(len(read.events), progress.state))
+    return api.Imported(
+        options=read.options,
+        seats=len(read.players),
+        players=read.players,
+        events=codec.encoded(read.events),
+        progress=progress,
+        actors=read.actors,
+        snapshots=snapshots,
+    )
+
+
+def _disagreement(read: _ReadMatch, progress: api.Progress, seats: int) -> str | None:
+    """How the folded match contradicts what the file declares, if it does."""
+    if any(not 0 <= seat < seats for seat in progress.to_move):
+        return f"seat(s) {progress.to_move} to move, but the file has {seats} players"
+    if progress.result is not None and len(progress.result["scores"]) != seats:
+        return f"the events score {len(progress.result['scores'])} seats, not {seats}"
+    if read.declared_status is None:
+        return None
+    folded_status = "running" if progress.result is None else "finished"
+    if read.declared_status != folded_status:
+        return f"status {read.declared_status!r}, but the events leave the match {folded_status}"
+    declared = None if read.declared is None else msgspec.to_builtins(read.declared)
+    if declared != progress.result:
+        return f"result {declared}, but the events give {progress.result}"
+    return None
 
 
 def _stamp_server_time(action: Any) -> Any:
@@ -206,6 +334,10 @@ def _stamp_server_time(action: Any) -> Any:
     if hasattr(action, "server_time_ms"):
         return msgspec.structs.replace(action, server_time_ms=time.time_ns() // 1_000_000)
     return action
+
+
+EXCHANGE_FORMATS = {"hanabi": "hanab.live", "carcassonne": "carcassonne-turns"}
+"""The name of each game's community file format, for those that have one."""
 
 
 def _exchange_format(game_name: str) -> Any:

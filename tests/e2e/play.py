@@ -39,10 +39,14 @@ def open_table(
     return match_id, tokens
 
 
-def wait_for_match(stack: Stack, match_id: str, timeout_s: float = 15.0) -> dict[str, Any]:
+def wait_for_match(
+    stack: Stack, match_id: str, timeout_s: float = 15.0, token: str | None = None
+) -> dict[str, Any]:
+    """The match once the match service has created it (a private one: pass a token)."""
     deadline = time.monotonic() + timeout_s
+    headers = auth(token) if token else {}
     while time.monotonic() < deadline:
-        response = stack.match.get(f"/matches/{match_id}")
+        response = stack.match.get(f"/matches/{match_id}", headers=headers)
         if response.status_code == 200:
             return response.json()
         assert response.status_code == 404, response.text

@@ -98,15 +98,29 @@ def carcassonne(stack: Stack) -> PlayedMatch:
     return play_and_record(stack, "carcassonne", 2, seed=22)
 
 
-@pytest.mark.parametrize("game", ["hanabi", "carcassonne"])
+@pytest.fixture(scope="module")
+def dingo(stack: Stack) -> PlayedMatch:
+    return play_and_record(stack, "dingo", 3, seed=23)
+
+
+@pytest.fixture(scope="module")
+def breaking_news(stack: Stack) -> PlayedMatch:
+    return play_and_record(stack, "breaking_news", 3, seed=24)
+
+
+@pytest.mark.parametrize("game", ["hanabi", "carcassonne", "dingo", "breaking_news"])
 def test_every_version_replays_as_it_was_seen(
     stack: Stack, request: pytest.FixtureRequest, game: str
 ) -> None:
+    """Every version, asked in a random order (stepping back and forth across snapshot spans,
+    so some answers are computed and others come from memory), shows what was seen then."""
     played: PlayedMatch = request.getfixturevalue(game)
     first = min(played.seen)
     last = played.final["version"]
     assert last > 2 * SNAPSHOT_EVERY
-    for version in range(1, last + 1):
+    order = list(range(1, last + 1))
+    random.Random(game).shuffle(order)
+    for version in order:
         as_spectator = replay(stack, played.match_id, version)
         as_seat = replay(stack, played.match_id, version, played.tokens[1])
         if version < first:  # still being set up: never shown to anyone

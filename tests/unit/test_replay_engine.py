@@ -1,4 +1,4 @@
-"""``ReplayTo``: folding events onto a snapshot shows exactly the view of the state reached."""
+"""``ReplaySpan``: folding events onto a snapshot shows exactly the view of each state reached."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from services.rules.engine import RulesEngine
+from services.rules.engine import GameCodec, RulesEngine
 from services.rules.games import load_games
 from shared import rules_api as api
 
@@ -38,14 +38,21 @@ def recorded_game(name: str, seats: int, options: dict[str, Any]) -> tuple[list[
     return events, set_up
 
 
+def stored_game(
+    name: str, seats: int, options: dict[str, Any]
+) -> tuple[GameCodec, list[Any], int, list[msgspec.Raw]]:
+    """A recorded game with its events as stored (JSON)."""
+    codec = ENGINE.codec(name)
+    events, set_up = recorded_game(name, seats, options)
+    return codec, events, set_up, [msgspec.Raw(codec.json.encode(event)) for event in events]
+
+
 @pytest.mark.parametrize(("name", "seats", "options"), CASES)
 def test_replay_from_a_snapshot_shows_the_view_at_that_version(
     name: str, seats: int, options: dict[str, Any]
 ) -> None:
-    codec = ENGINE.codec(name)
+    codec, events, set_up, raws = stored_game(name, seats, options)
     game = codec.game
-    events, set_up = recorded_game(name, seats, options)
-    raws = [msgspec.Raw(codec.json.encode(event)) for event in events]
     middle = len(events) // 2
     snapshot = codec.progress(game.fold(events[:middle])).state
     for version in (set_up, middle, middle + 1, len(events) - 1, len(events)):
@@ -54,7 +61,7 @@ def test_replay_from_a_snapshot_shows_the_view_at_that_version(
         base = snapshot if from_snapshot else None
         tail = raws[middle:version] if from_snapshot else raws[:version]
         for seat in (None, 0, seats - 1):
-            replayed = ENGINE.handle(api.ReplayTo(name, base, tail, seat))
+            (replayed,) = ENGINE.handle(api.ReplaySpan(name, base, tail, seat, first=len(tail)))
             assert bytes(replayed.view) == codec.json.encode(game.view(expected, seat))
             assert replayed.to_move == game.to_move(expected)
             assert msgspec.json.decode(replayed.state) is None
@@ -66,15 +73,30 @@ def test_replay_from_a_snapshot_shows_the_view_at_that_version(
 def test_full_replay_is_the_complete_state_as_json(
     name: str, seats: int, options: dict[str, Any]
 ) -> None:
-    codec = ENGINE.codec(name)
-    events, _ = recorded_game(name, seats, options)
-    raws = [msgspec.Raw(codec.json.encode(event)) for event in events]
+    codec, events, _, raws = stored_game(name, seats, options)
     final = codec.game.fold(events)
     replayed = msgspec.json.decode(
-        msgspec.json.encode(ENGINE.handle(api.ReplayTo(name, None, raws, None, full=True))),
-        type=api.Replayed,
-    )
+        msgspec.json.encode(
+            ENGINE.handle(api.ReplaySpan(name, None, raws, None, full=True, first=len(raws)))
+        ),
+        type=list[api.Replayed],
+    )[0]
     assert msgspec.json.decode(replayed.state) == msgspec.json.decode(
         codec.json.encode(msgspec.to_builtins(final))
     )
     assert replayed.result == msgspec.to_builtins(codec.game.result(final))
+
+
+@pytest.mark.parametrize(("name", "seats", "options"), CASES)
+def test_a_span_shows_every_version_between_two_snapshots(
+    name: str, seats: int, options: dict[str, Any]
+) -> None:
+    codec, events, set_up, raws = stored_game(name, seats, options)
+    game = codec.game
+    base = min(set_up + 10, len(events) - 40)
+    snapshot = codec.progress(game.fold(events[:base])).state
+    span = ENGINE.handle(api.ReplaySpan(name, snapshot, raws[base : base + 40], 1, first=3))
+    assert len(span) == 38
+    for version, replayed in enumerate(span, start=base + 3):
+        expected = game.view(game.fold(events[:version]), 1)
+        assert bytes(replayed.view) == codec.json.encode(expected), version

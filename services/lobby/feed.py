@@ -1,0 +1,56 @@
+"""A table's live feed: seats taken and left, the match started, without the table's secrets."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import msgspec
+from litestar.response.sse import ServerSentEventMessage
+
+from services.lobby import schemas as s
+from services.lobby.tables import Tables, public_event, table_stream
+from shared.eventstore import StoredEvent
+from shared.feed import FeedBatch, FeedHub, FeedMessage, Reader, check_resume_point
+
+FEED_PAGE = 100
+
+_json = msgspec.json.Encoder()
+
+
+class TableFeeds:
+    """Follows tables for callers, who may see a table's feed where they may see the table."""
+
+    def __init__(self, tables: Tables, hub: FeedHub) -> None:
+        self.tables = tables
+        self.hub = hub
+
+    async def follow(
+        self, table_id: str, token: str | None, after: int
+    ) -> AsyncIterator[ServerSentEventMessage]:
+        """Check the table, the caller and the resume point now (they may still get a
+        problem), then the feed."""
+        async with self.tables.runtime.pool.connection() as conn:
+            table = await self.tables.seen_by(conn, table_id, token, secret_options={})
+        check_resume_point(after, table.version)
+        stream = table_stream(table_id)
+        return self.hub.follow(stream, after, self._reader(stream))
+
+    def _reader(self, stream: str) -> Reader:
+        async def read(after: int) -> FeedBatch:
+            stored = await self.tables.runtime.store.read_stream(
+                stream, after_version=after, limit=FEED_PAGE
+            )
+            return FeedBatch([_message(event) for event in stored])
+
+        return read
+
+
+def _message(event: StoredEvent) -> FeedMessage:
+    item = s.TableFeedEvent(
+        version=event.version,
+        type=event.type,
+        data=msgspec.Raw(public_event(event)),
+        seat=event.metadata.actor.seat,
+        recorded_at=event.recorded_at.isoformat(),
+    )
+    return FeedMessage(event.version, event.type, _json.encode(item))

@@ -1,0 +1,60 @@
+"""A match's live feed: its events as the caller's seat may see them, then its result."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import msgspec
+from litestar.response.sse import ServerSentEventMessage
+
+from services.match import schemas as s
+from services.match.matches import Matches, match_stream
+from shared.feed import FeedBatch, FeedHub, FeedMessage, Reader, check_resume_point
+
+FEED_PAGE = 100
+"""Events read (and redacted in one rules request) at a time."""
+
+_json = msgspec.json.Encoder()
+
+
+class MatchFeeds:
+    """Follows matches for callers: the events come from ``Matches.events``, redacted there."""
+
+    def __init__(self, matches: Matches, hub: FeedHub) -> None:
+        self.matches = matches
+        self.hub = hub
+
+    async def follow(
+        self, match_id: str, token: str | None, after: int
+    ) -> AsyncIterator[ServerSentEventMessage]:
+        """Check the match, the caller and the resume point now, while they can still be
+        answered with a problem; then the feed."""
+        snapshot = await self.matches.load(match_id, fresh=True)
+        snapshot.seat_of(token)
+        check_resume_point(after, snapshot.version)
+        return self.hub.follow(match_stream(match_id), after, self._reader(match_id, token))
+
+    def _reader(self, match_id: str, token: str | None) -> Reader:
+        async def read(after: int) -> FeedBatch:
+            """The next page of events; once there are none and the match is over, its end.
+
+            The row's version and status commit with the events, so a finished match at
+            ``after`` has nothing more to send.
+            """
+            snapshot = await self.matches.load(match_id, fresh=True)
+            if snapshot.version > after:
+                page = await self.matches.events(match_id, token, after, FEED_PAGE)
+                return FeedBatch([_message(item) for item in page.items])
+            if snapshot.status == "finished" and snapshot.result is not None:
+                finished = s.MatchFinished(
+                    match_id=match_id, version=snapshot.version, result=snapshot.result
+                )
+                end = FeedMessage(snapshot.version, "MatchFinished", _json.encode(finished))
+                return FeedBatch([end], last=True)
+            return FeedBatch([])
+
+        return read
+
+
+def _message(item: s.MatchEvent) -> FeedMessage:
+    return FeedMessage(item.version, item.type, _json.encode(item))

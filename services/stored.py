@@ -1,0 +1,86 @@
+"""Stored matches read straight from Postgres, for the operator commands (verify, replay, export).
+
+These commands fold events with the rules engines in-process, so they need neither the services
+nor Redis running: only the database.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import msgspec
+from psycopg import AsyncConnection
+
+from shared.db import open_pool
+from shared.eventstore import EventStore, StoredEvent
+from shared.settings import Settings
+
+_MATCHES = (
+    "select match_id, game, version, state, to_move, status, result, players, options"
+    " from matches where ({ids}) and (%(game)s::text is null or game = %(game)s)"
+    " order by match_id"
+)
+
+
+class StoredMatch(msgspec.Struct, frozen=True):
+    match_id: str
+    game: str
+    version: int
+    state: bytes
+    to_move: list[int]
+    status: str
+    result: dict[str, Any] | None
+    players: list[str]
+    options: dict[str, Any]
+
+
+class Archive:
+    """One database connection's worth of reads of matches and their events."""
+
+    def __init__(self, conn: AsyncConnection, store: EventStore) -> None:
+        self.conn = conn
+        self.store = store
+
+    async def matches(
+        self, match_ids: list[str] | None = None, game: str | None = None
+    ) -> list[StoredMatch]:
+        """The matches named (``None``: all of them), of ``game`` if given, by id."""
+        ids = "true" if match_ids is None else "match_id = any(%(ids)s)"
+        found = await self.conn.execute(_MATCHES.format(ids=ids), {"ids": match_ids, "game": game})
+        return [_stored_match(row) for row in await found.fetchall()]
+
+    async def events(self, match_id: str) -> list[StoredEvent]:
+        return await self.store.read_stream(f"match-{match_id}", conn=self.conn)
+
+    async def snapshots(self, match_id: str) -> dict[int, bytes]:
+        found = await self.conn.execute(
+            "select version, state from match_snapshots where match_id = %s order by version",
+            (match_id,),
+        )
+        return {version: bytes(state) for version, state in await found.fetchall()}
+
+
+@asynccontextmanager
+async def open_archive(settings: Settings) -> AsyncIterator[Archive]:
+    pool = await open_pool(settings.database_url, min_size=1, max_size=1)
+    try:
+        async with pool.connection() as conn:
+            yield Archive(conn, EventStore(pool))
+    finally:
+        await pool.close()
+
+
+def _stored_match(row: tuple[Any, ...]) -> StoredMatch:
+    return StoredMatch(
+        match_id=row[0],
+        game=row[1],
+        version=row[2],
+        state=bytes(row[3]),
+        to_move=list(row[4]),
+        status=row[5],
+        result=None if row[6] is None else msgspec.json.decode(row[6]),
+        players=msgspec.json.decode(row[7]),
+        options=msgspec.json.decode(row[8]),
+    )

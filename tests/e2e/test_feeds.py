@@ -1,0 +1,359 @@
+"""Live feeds (Server-Sent Events) through the running services: order, resuming, redaction."""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+import pytest
+
+from services.rules.games.hanabi import standard_deck
+from shared.feed import RECHECK_S
+from tests.e2e.conftest import Stack, free_port, wait_healthy
+from tests.e2e.play import auth, open_table, play_to_end, wait_for_match
+
+pytestmark = pytest.mark.e2e
+
+LIVE_S = RECHECK_S / 2
+"""Waits shorter than a follower's own recheck: what arrives within them came by a wake-up."""
+
+
+@dataclass
+class FeedEvent:
+    id: int
+    type: str
+    data: dict[str, Any]
+
+
+@dataclass
+class Follower:
+    """Reads one feed in a thread as a browser's EventSource would, until ``until`` holds (then
+    drops the connection) or the server ends the stream."""
+
+    base_url: str
+    path: str
+    headers: dict[str, str] = field(default_factory=dict)
+    params: dict[str, Any] = field(default_factory=dict)
+    until: Callable[[list[FeedEvent]], bool] = lambda _events: False
+    events: list[FeedEvent] = field(default_factory=list)
+    retry: int | None = None
+    ended: bool = False
+    connected: threading.Event = field(default_factory=threading.Event)
+    error: BaseException | None = None
+
+    def __post_init__(self) -> None:
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def start(self) -> Follower:
+        self._thread.start()
+        assert self.connected.wait(10), "the feed did not answer"
+        assert self.error is None, self.error
+        return self
+
+    def join(self, timeout_s: float, *, cut_off: bool = False) -> None:
+        """Wait for the end; ``cut_off``: the server may also have dropped the connection."""
+        self._thread.join(timeout_s)
+        assert not self._thread.is_alive(), f"feed still open after {timeout_s}s: {self.ids}"
+        if not (cut_off and isinstance(self.error, httpx.TransportError)):
+            assert self.error is None, self.error
+
+    @property
+    def ids(self) -> list[int]:
+        return [event.id for event in self.events]
+
+    def _run(self) -> None:
+        try:
+            with httpx.Client(base_url=self.base_url, timeout=60) as client:
+                with client.stream(
+                    "GET", self.path, headers=self.headers, params=self.params
+                ) as response:
+                    assert response.status_code == 200, response.read()
+                    assert response.headers["content-type"].startswith("text/event-stream")
+                    self.connected.set()
+                    if self._read(response.iter_lines()):
+                        return
+            self.ended = True
+        except BaseException as error:  # reported by join()
+            self.error = error
+            self.connected.set()
+
+    def _read(self, lines: Any) -> bool:
+        """Parse the SSE lines; True once ``until`` holds."""
+        fields: dict[str, str] = {}
+        for line in lines:
+            if line.startswith(":"):
+                continue
+            if line:
+                name, _, value = line.partition(":")
+                fields[name] = value.removeprefix(" ")
+                continue
+            if "retry" in fields:
+                self.retry = int(fields["retry"])
+            if "data" in fields:
+                event = FeedEvent(int(fields["id"]), fields["event"], json.loads(fields["data"]))
+                self.events.append(event)
+                if self.until(self.events):
+                    return True
+            fields = {}
+        return False
+
+
+def all_events(stack: Stack, match_id: str, token: str | None) -> list[dict[str, Any]]:
+    page = stack.match.get(
+        f"/matches/{match_id}/events",
+        params={"limit": 500},
+        headers=auth(token) if token else {},
+    )
+    assert page.status_code == 200, page.text
+    assert page.json()["next_after"] is None
+    return page.json()["items"]
+
+
+def play_safely(
+    stack: Stack, match_id: str, tokens: list[str], rng: random.Random, moves: int
+) -> int:
+    """Clues and discards only, so the match keeps running; returns the version reached."""
+    for _ in range(moves):
+        match = stack.match.get(f"/matches/{match_id}").json()
+        seat = match["to_move"][0]
+        legal = stack.match.get(f"/matches/{match_id}/actions", headers=auth(tokens[seat]))
+        action = rng.choice([a for a in legal.json()["actions"] if a["type"] != "PlayCard"])
+        moved = stack.match.post(
+            f"/matches/{match_id}/actions",
+            json={"expected_version": match["version"], "action": action},
+            headers={**auth(tokens[seat]), "Idempotency-Key": uuid.uuid4().hex},
+        )
+        assert moved.status_code == 201, moved.text
+    match = stack.match.get(f"/matches/{match_id}").json()
+    assert match["status"] == "running"
+    return match["version"]
+
+
+def match_url(stack: Stack) -> str:
+    return str(stack.match.base_url)
+
+
+def assert_own_cards_hidden(events: list[FeedEvent], seat: int, players: int) -> None:
+    """Seat ``seat`` sees every hand but its own (a spectator, ``seat`` -1: none)."""
+    for event in events:
+        data = event.data["data"]
+        assert "deck" not in data
+        if data["type"] == "CardsDealt":
+            for holder, hand in enumerate(data["hands"]):
+                for card in hand:
+                    shown = holder != seat and seat >= 0
+                    assert (card.get("suit") is not None) == shown, (holder, card)
+                    assert (card.get("rank") is not None) == shown, (holder, card)
+        if data["type"] == "CardDrawn":
+            shown = data["seat"] != seat and seat >= 0
+            assert (data.get("suit") is not None) == shown, data
+    dealt = [e.data["data"] for e in events if e.data["data"]["type"] == "CardsDealt"]
+    assert len(dealt) == 1 and len(dealt[0]["hands"]) == players
+
+
+def test_a_seat_follows_a_whole_match_each_event_once_then_its_end(stack: Stack) -> None:
+    match_id, tokens = open_table(stack, "hanabi", 3, seed=31)
+    follower = Follower(
+        match_url(stack), f"/matches/{match_id}/feed", headers=auth(tokens[1])
+    ).start()
+    final = play_to_end(stack, match_id, tokens, random.Random(31))
+    follower.join(LIVE_S)
+
+    assert follower.ended and follower.retry is not None
+    *moves, finish = follower.events
+    assert finish.type == "MatchFinished"
+    assert finish.id == final["version"]
+    assert finish.data == {
+        "match_id": match_id,
+        "version": final["version"],
+        "result": final["result"],
+    }
+    assert [event.id for event in moves] == list(range(1, final["version"] + 1))
+    assert [event.data for event in moves] == all_events(stack, match_id, tokens[1])
+    assert all(event.type == event.data["type"] for event in moves)
+    assert_own_cards_hidden(moves, seat=1, players=3)
+
+
+def test_a_dropped_feed_resumes_from_last_event_id_without_gaps_or_repeats(
+    stack: Stack,
+) -> None:
+    match_id, tokens = open_table(stack, "hanabi", 2, seed=32)
+    rng = random.Random(32)
+    path = f"/matches/{match_id}/feed"
+    first_leg = play_safely(stack, match_id, tokens, rng, 4)
+    before = Follower(
+        match_url(stack),
+        path,
+        params={"token": tokens[0]},  # as a browser's EventSource sends it
+        until=lambda events: events[-1].id >= first_leg + 3,
+    ).start()
+    play_safely(stack, match_id, tokens, rng, 3)
+    before.join(LIVE_S)  # dropped by the client mid-match
+    assert not before.ended and before.ids == list(range(1, before.ids[-1] + 1))
+
+    missed = play_safely(stack, match_id, tokens, rng, 6)
+    assert missed > before.ids[-1]
+    after = Follower(
+        match_url(stack),
+        path,
+        headers={"Last-Event-ID": str(before.ids[-1])},
+        params={"token": tokens[0], "after": 0},  # the header wins, as on a reconnect
+    ).start()
+    final = play_to_end(stack, match_id, tokens, rng)
+    after.join(LIVE_S)
+
+    assert after.ended and after.events[-1].type == "MatchFinished"
+    received = before.events + after.events[:-1]
+    assert [event.id for event in received] == list(range(1, final["version"] + 1))
+    assert [event.data for event in received] == all_events(stack, match_id, tokens[0])
+    assert_own_cards_hidden(received, seat=0, players=2)
+
+
+def test_a_spectator_feed_shows_no_card_in_any_hand(stack: Stack) -> None:
+    match_id, tokens = open_table(stack, "hanabi", 4, seed=33)
+    rng = random.Random(33)
+    target = play_safely(stack, match_id, tokens, rng, 2) + 14
+    spectator = Follower(
+        match_url(stack),
+        f"/matches/{match_id}/feed",
+        until=lambda events: events[-1].id >= target,
+    ).start()
+    reached = play_safely(stack, match_id, tokens, rng, 14)  # one event or more each
+    assert reached >= target
+    spectator.join(LIVE_S)
+
+    assert spectator.ids == list(range(1, spectator.ids[-1] + 1))
+    drawn = [e for e in spectator.events if e.data["data"]["type"] == "CardDrawn"]
+    assert drawn, "no card was drawn: the test shows nothing"
+    assert_own_cards_hidden(spectator.events, seat=-1, players=4)
+    assert [e.data for e in spectator.events] == all_events(stack, match_id, None)[:target]
+
+
+def test_a_table_feed_shows_seats_and_the_start_and_resumes(stack: Stack) -> None:
+    deck = list(reversed(standard_deck(5, False)))
+    table = stack.lobby.post(
+        "/tables", json={"game": "hanabi", "seats": 2, "options": {"deck": deck}}
+    ).json()
+    url = f"/tables/{table['table_id']}"
+    lobby_url = str(stack.lobby.base_url)
+    follower = Follower(lobby_url, f"{url}/feed", until=lambda events: len(events) == 4).start()
+    ada = stack.lobby.post(f"{url}/seats", json={"name": "ada"}).json()
+    stack.lobby.post(f"{url}/seats", json={"name": "bob"})
+    started = stack.lobby.post(f"{url}/start", headers=auth(ada["token"]))
+    assert started.status_code == 200, started.text
+    follower.join(LIVE_S)
+
+    assert follower.ids == [1, 2, 3, 4]
+    assert [e.type for e in follower.events] == [
+        "TableCreated",
+        "SeatTaken",
+        "SeatTaken",
+        "TableStarted",
+    ]
+    created, first, second, start = (event.data for event in follower.events)
+    assert created["data"]["options"] == {} and "deck" not in json.dumps(created)
+    assert (first["data"], second["data"]) == (
+        {"type": "SeatTaken", "seat": 0, "player": "ada"},
+        {"type": "SeatTaken", "seat": 1, "player": "bob"},
+    )
+    assert start["seat"] == 0 and start["data"]["match_id"] == started.json()["match_id"]
+    wait_for_match(stack, started.json()["match_id"])
+
+    resumed = Follower(
+        lobby_url,
+        f"{url}/feed",
+        headers={"Last-Event-ID": "2"},
+        until=lambda events: len(events) == 2,
+    ).start()
+    resumed.join(LIVE_S)
+    assert [e.data for e in resumed.events] == [second, start]
+
+
+def test_bad_resume_points_and_unknown_streams_get_problems(stack: Stack) -> None:
+    match_id, tokens = open_table(stack, "hanabi", 2, seed=34)
+    feed = f"/matches/{match_id}/feed"
+    cases = [
+        (stack.match.get(feed, headers={"Last-Event-ID": "abc"}), 400, "bad-last-event-id"),
+        (stack.match.get(feed, headers={"Last-Event-ID": "-1"}), 400, "bad-last-event-id"),
+        (stack.match.get(feed, headers={"Last-Event-ID": "1_0"}), 400, "bad-last-event-id"),
+        (stack.match.get(feed, headers={"Last-Event-ID": "999"}), 400, "bad-resume-point"),
+        (stack.match.get(feed, params={"after": "x"}), 400, "invalid-request"),
+        (stack.match.get(feed, params={"token": "not-a-token"}), 403, "unknown-token"),
+        (stack.match.get(feed, headers=auth("not-a-token")), 403, "unknown-token"),
+        (stack.match.get("/matches/nope/feed"), 404, "match-not-found"),
+        (stack.lobby.get("/tables/nope/feed"), 404, "table-not-found"),
+        (stack.lobby.get("/tables/nope/feed", headers={"Last-Event-ID": "x"}), 400, None),
+    ]
+    for response, status, code in cases:
+        assert response.status_code == status, response.text
+        assert response.headers["content-type"].startswith("application/problem+json")
+        assert response.json()["status"] == status
+        if code is not None:
+            assert response.json()["type"].endswith(f"/{code}"), response.text
+
+
+def test_a_service_stops_promptly_with_feeds_open(stack: Stack) -> None:
+    match_id, _ = open_table(stack, "hanabi", 2, seed=35)
+    port = free_port()
+    second = stack.start("match", name="match-feeds", PLAYTABLE_MATCH_PORT=str(port))
+    base_url = f"http://127.0.0.1:{port}"
+    with httpx.Client(base_url=base_url) as client:
+        wait_healthy(client, second)
+    version = stack.match.get(f"/matches/{match_id}").json()["version"]
+    follower = Follower(base_url, f"/matches/{match_id}/feed").start()
+    began = time.monotonic()
+    stack.stop("match-feeds")  # waits for the process to exit
+    assert time.monotonic() - began < 8
+    follower.join(1, cut_off=True)
+    assert follower.ids == list(range(1, version + 1))
+
+
+def test_private_feeds_need_the_invitation_or_a_seat(stack: Stack) -> None:
+    table = stack.lobby.post(
+        "/tables", json={"game": "hanabi", "seats": 2, "visibility": "private"}
+    ).json()
+    invitation = table["invitation_token"]
+    url = f"/tables/{table['table_id']}"
+    tokens = [
+        stack.lobby.post(f"{url}/seats", json={"name": name}, headers=auth(invitation)).json()[
+            "token"
+        ]
+        for name in ("ada", "bob")
+    ]
+    match_id = stack.lobby.post(f"{url}/start", headers=auth(tokens[0])).json()["match_id"]
+    wait_for_match(stack, match_id, token=tokens[0])
+    match_feed = f"/matches/{match_id}/feed"
+
+    for response in (
+        stack.lobby.get(f"{url}/feed"),
+        stack.lobby.get(f"{url}/feed", params={"token": "guess"}),
+        stack.match.get(match_feed),
+        stack.match.get(match_feed, params={"token": "guess"}),
+    ):
+        assert response.status_code == 403, response.text
+        assert response.headers["content-type"].startswith("application/problem+json")
+
+    table_feed = Follower(
+        str(stack.lobby.base_url),
+        f"{url}/feed",
+        params={"token": invitation},
+        until=lambda events: events[-1].type == "TableStarted",
+    ).start()
+    invited = Follower(
+        match_url(stack),
+        match_feed,
+        params={"token": invitation},
+        until=lambda events: len(events) == 1,
+    ).start()
+    table_feed.join(LIVE_S)
+    invited.join(LIVE_S)
+    assert table_feed.ids == [1, 2, 3, 4]
+    assert invitation not in json.dumps([event.data for event in table_feed.events])
+    assert_own_cards_hidden(invited.events, seat=-1, players=2)

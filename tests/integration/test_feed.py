@@ -1,0 +1,114 @@
+"""The feed hub against a real Redis: wake-ups from the published topic, and reads without them."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+import redis.asyncio as redis_async
+from litestar.response.sse import ServerSentEventMessage
+
+from shared import feed
+from shared.bus import Bus
+from shared.feed import FeedBatch, FeedHub, FeedMessage
+
+pytestmark = [pytest.mark.integration, pytest.mark.asyncio]
+
+
+class FakeRuntime:
+    """What the hub uses of a runtime: the bus, the stop event and a place to run its tail."""
+
+    def __init__(self, redis: redis_async.Redis) -> None:
+        self.bus = Bus(redis)
+        self.stop = asyncio.Event()
+        self.tasks: list[asyncio.Task[None]] = []
+
+    def spawn(self, _name: str, job: Any) -> None:
+        self.tasks.append(asyncio.create_task(job))
+
+    async def close(self) -> None:
+        self.stop.set()
+        for task in self.tasks:
+            task.cancel()
+        await asyncio.gather(*self.tasks, return_exceptions=True)
+
+
+class Stream:
+    """A stream's events in memory, read the way a service reads Postgres."""
+
+    def __init__(self) -> None:
+        self.types: list[str] = []
+        self.reads = 0
+
+    async def read(self, after: int) -> FeedBatch:
+        self.reads += 1
+        return FeedBatch(
+            [FeedMessage(n, kind, b"{}") for n, kind in enumerate(self.types, 1) if n > after]
+        )
+
+
+async def next_event(messages: AsyncIterator[ServerSentEventMessage]) -> ServerSentEventMessage:
+    """The next message that is an event (skipping the retry hint and keep-alives)."""
+    async for message in messages:
+        if message.id is not None:
+            return message
+    raise AssertionError("the feed ended")
+
+
+def announce(stream_id: str) -> bytes:
+    return json.dumps({"stream_id": stream_id, "version": 1}).encode()
+
+
+async def test_a_follower_reads_again_by_itself_with_a_keep_alive(
+    monkeypatch: pytest.MonkeyPatch, redis: redis_async.Redis, key_prefix: str
+) -> None:
+    monkeypatch.setattr(feed, "RECHECK_S", 0.05)
+    hub = FeedHub(FakeRuntime(redis), f"{key_prefix}topic")  # its tail never runs: no wake-up
+    stream = Stream()
+    stream.types.append("A")
+    messages = hub.follow("s-1", 0, stream.read)
+    first = await anext(messages)
+    assert first.retry == feed.RETRY_MS and first.data is None
+    assert (await next_event(messages)).id == 1
+    keep_alive = await asyncio.wait_for(anext(messages), 2)
+    assert keep_alive.comment == "keep-alive" and keep_alive.id is None
+    stream.types.append("B")
+    assert (await asyncio.wait_for(next_event(messages), 2)).event == "B"
+    assert hub._followers == {"s-1": {next(iter(hub._followers["s-1"]))}}
+    await messages.aclose()
+    assert hub._followers == {}
+
+
+async def test_the_tail_wakes_the_followers_of_the_announced_stream_even_after_a_wipe(
+    redis: redis_async.Redis, key_prefix: str
+) -> None:
+    runtime = FakeRuntime(redis)
+    topic = f"{key_prefix}topic"
+    bus = Bus(redis)
+    await bus.publish(topic, announce("s-1"))  # before the tail: not read again
+    hub = FeedHub(runtime, topic)
+    hub.start()
+    watched, other = Stream(), Stream()
+    watched.types.append("A")
+    messages = hub.follow("s-1", 0, watched.read)
+    idle = asyncio.create_task(next_event(hub.follow("s-2", 0, other.read)))
+    try:
+        assert (await next_event(messages)).id == 1
+        await asyncio.sleep(0.1)  # the tail has started (and woken everyone once)
+        reads = other.reads
+        for version, wipe in ((2, False), (3, True)):
+            watched.types.append(f"event{version}")
+            if wipe:
+                await redis.delete(topic)
+            await asyncio.sleep(0.05)  # the tail is blocked reading
+            await bus.publish(topic, announce("s-1"))
+            woken = await asyncio.wait_for(next_event(messages), 2)  # far below RECHECK_S
+            assert woken.id == version
+        assert other.reads == reads and not idle.done()  # nothing announced for s-2
+    finally:
+        idle.cancel()
+        await messages.aclose()
+        await runtime.close()
