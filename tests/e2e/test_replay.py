@@ -58,10 +58,12 @@ def pick(rng: random.Random, legal: dict[str, Any]) -> dict[str, Any]:
     return rng.choice(cautious if cautious and rng.random() < 0.9 else actions)
 
 
-def play_and_record(stack: Stack, game: str, players: int, seed: int) -> PlayedMatch:
+def play_and_record(
+    stack: Stack, game: str, players: int, seed: int, options: dict[str, Any] | None = None
+) -> PlayedMatch:
     """Play a random match to the end, recording every view after every move; while it runs,
     check that full replays are refused and that seats never see their own Hanabi cards."""
-    match_id, tokens = open_table(stack, game, players, seed=seed)
+    match_id, tokens = open_table(stack, game, players, options, seed=seed)
     rng = random.Random(seed)
     seen: dict[int, dict[int | None, dict[str, Any]]] = {}
     while True:
@@ -99,6 +101,11 @@ def carcassonne(stack: Stack) -> PlayedMatch:
 
 
 @pytest.fixture(scope="module")
+def messengers(stack: Stack) -> PlayedMatch:
+    return play_and_record(stack, "carcassonne", 2, seed=25, options={"messengers": True})
+
+
+@pytest.fixture(scope="module")
 def dingo(stack: Stack) -> PlayedMatch:
     return play_and_record(stack, "dingo", 3, seed=23)
 
@@ -108,7 +115,7 @@ def breaking_news(stack: Stack) -> PlayedMatch:
     return play_and_record(stack, "breaking_news", 3, seed=24)
 
 
-@pytest.mark.parametrize("game", ["hanabi", "carcassonne", "dingo", "breaking_news"])
+@pytest.mark.parametrize("game", ["hanabi", "carcassonne", "messengers", "dingo", "breaking_news"])
 def test_every_version_replays_as_it_was_seen(
     stack: Stack, request: pytest.FixtureRequest, game: str
 ) -> None:
