@@ -15,7 +15,6 @@ import contextlib
 import logging
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
 
 import msgspec
 import redis.asyncio as redis_async
@@ -64,12 +63,23 @@ def webhook_body(envelope: EventEnvelope) -> bytes:
     )
 
 
-_CREATE_DELIVERIES = """
+_HANDLE_EVENT = """
+WITH handled AS (
+    INSERT INTO webhook_handled (event_key) VALUES (%(key)s)
+    ON CONFLICT DO NOTHING
+    RETURNING 1
+), remembered AS (
+    INSERT INTO webhook_match_tables (match_id, table_id)
+    SELECT %(started_match)s, %(table)s
+    WHERE %(started_match)s::text IS NOT NULL AND EXISTS (SELECT FROM handled)
+    ON CONFLICT DO NOTHING
+)
 INSERT INTO webhook_deliveries
     (subscription_id, event_key, stream_id, event_type, body, occurred_at_ms)
 SELECT s.id, %(key)s, %(stream)s, %(type)s, %(body)s, %(occurred)s
 FROM webhook_subscriptions s
-WHERE s.enabled
+WHERE EXISTS (SELECT FROM handled)
+  AND s.enabled
   AND (cardinality(s.event_types) = 0 OR %(type)s = ANY (s.event_types))
   AND (s.match_id IS NULL OR %(stream)s = 'match-' || s.match_id)
   AND (s.table_id IS NULL OR %(stream)s = 'table-' || s.table_id OR EXISTS (
@@ -79,6 +89,9 @@ ORDER BY s.id
 ON CONFLICT (subscription_id, event_key) DO NOTHING
 RETURNING id
 """
+"""One statement, so one round trip and one commit per event: it records the event as handled
+and, only if it was not handled before, remembers the match a table started (a table's filter
+also admits that match's events) and creates one delivery per matching subscription."""
 
 _REDRIVE = """
 UPDATE webhook_deliveries SET due_at = now()
@@ -94,39 +107,22 @@ class Dispatcher:
 
     async def handle(self, _entry_id: str, payload: bytes) -> None:
         envelope = _envelope_decoder.decode(payload)
-        key = event_key(envelope)
-        async with self._pool.connection() as conn, conn.transaction():
+        async with self._pool.connection() as conn:
             cursor = await conn.execute(
-                "INSERT INTO webhook_handled (event_key) VALUES (%s) ON CONFLICT DO NOTHING",
-                (key,),
-            )
-            if cursor.rowcount == 0:
-                return  # handled before a restart
-            if envelope.type == "TableStarted":
-                await self._remember_match(conn, envelope)
-            cursor = await conn.execute(
-                _CREATE_DELIVERIES,
+                _HANDLE_EVENT,
                 {
-                    "key": key,
+                    "key": event_key(envelope),
                     "stream": envelope.stream_id,
                     "type": envelope.type,
                     "body": webhook_body(envelope),
                     "occurred": envelope.metadata.occurred_at_ms,
+                    "started_match": _started_match(envelope),
+                    "table": envelope.stream_id.removeprefix("table-"),
                 },
             )
             delivery_ids = sorted(row[0] for row in await cursor.fetchall())
         if delivery_ids:
             self._enqueue(delivery_ids)
-
-    async def _remember_match(self, conn: Any, envelope: EventEnvelope) -> None:
-        """A table's filter also admits the events of the match it started."""
-        match_id = msgspec.json.decode(envelope.data).get("match_id")
-        if match_id:
-            await conn.execute(
-                "INSERT INTO webhook_match_tables (match_id, table_id) VALUES (%s, %s)"
-                " ON CONFLICT DO NOTHING",
-                (match_id, envelope.stream_id.removeprefix("table-")),
-            )
 
     async def redrive(self, overdue_s: float) -> int:
         """Enqueue again the pending deliveries overdue by ``overdue_s``: their task is lost."""
@@ -137,6 +133,13 @@ class Dispatcher:
             log.warning("re-enqueueing %d overdue webhook deliveries", len(delivery_ids))
             self._enqueue(delivery_ids)
         return len(delivery_ids)
+
+
+def _started_match(envelope: EventEnvelope) -> str | None:
+    """The match a ``TableStarted`` event started (``None`` for any other event)."""
+    if envelope.type != "TableStarted":
+        return None
+    return msgspec.json.decode(envelope.data).get("match_id")
 
 
 async def dispatch(
