@@ -112,6 +112,8 @@ class Consumer:
     """One member of a consumer group: handles entries one at a time, at least once each.
 
     ``block_ms`` is how long a read waits for new entries (0: return at once, never block).
+    ``concurrent`` handles the entries of one read side by side, for handlers whose entries
+    are independent of each other (their order is then not kept).
     """
 
     def __init__(
@@ -127,8 +129,10 @@ class Consumer:
         claim_idle_ms: int = 30_000,
         max_deliveries: int = 5,
         dead_letter_stream: str | None = None,
+        concurrent: bool = False,
     ) -> None:
         self._redis = redis
+        self._concurrent = concurrent
         self._bus = Bus(redis)
         self.stream = stream
         self.group = group
@@ -218,11 +222,14 @@ class Consumer:
             block=self._block_ms if block and self._block_ms > 0 else None,
         )
         entries = _read_entries(response)
-        done = [
-            entry_id
-            for entry_id, fields in entries
-            if await self._handle(entry_id, fields or {}, deliveries=1, ack=False)
-        ]
+        handling = (
+            self._handle(entry_id, fields or {}, 1, ack=False) for entry_id, fields in entries
+        )
+        if self._concurrent:
+            succeeded = await asyncio.gather(*handling)
+        else:
+            succeeded = [await handled for handled in handling]
+        done = [entry_id for (entry_id, _), ok in zip(entries, succeeded, strict=True) if ok]
         if done:  # one acknowledgement for the whole batch
             await self._redis.xack(self.stream, self.group, *done)
         return len(entries)

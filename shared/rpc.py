@@ -34,6 +34,38 @@ _reply_decoder = msgspec.json.Decoder(api.RulesReply)
 _call_decoder = msgspec.json.Decoder(api.RulesCall)
 
 
+class StreamWriter:
+    """Adds entries to Redis streams, those added in the same turn of the event loop in one
+    pipeline: under load, many requests (or replies) then cost one write and one round trip
+    instead of one each."""
+
+    def __init__(self, redis: redis_async.Redis) -> None:
+        self.redis = redis
+        self._pending: list[tuple[str, bytes, bool]] = []
+        self._sending: asyncio.Task[None] | None = None
+
+    async def add(self, stream: str, payload: bytes, *, reply: bool = False) -> None:
+        """Add ``payload`` once the batch it joins is written; ``reply`` streams are capped
+        and expire, since their reader may be gone."""
+        self._pending.append((stream, payload, reply))
+        if self._sending is None:
+            self._sending = asyncio.create_task(self._send())
+        await asyncio.shield(self._sending)
+
+    async def _send(self) -> None:
+        await asyncio.sleep(0)  # let the other callers of this turn join the batch
+        batch, self._pending, self._sending = self._pending, [], None
+        pipe = self.redis.pipeline(transaction=False)
+        for stream, payload, reply in batch:
+            if reply:
+                pipe.xadd(stream, {b"m": payload}, maxlen=REPLY_STREAM_MAXLEN, approximate=True)
+            else:
+                pipe.xadd(stream, {b"m": payload})
+        for stream in {stream for stream, _, reply in batch if reply}:
+            pipe.expire(stream, REPLY_STREAM_TTL_S)
+        await pipe.execute()
+
+
 class RulesClient:
     """Sends rules requests and awaits their replies (one reply reader per process)."""
 
@@ -44,6 +76,7 @@ class RulesClient:
         self.request_stream = request_stream
         self.reply_stream = reply_stream
         self.timeout_s = timeout_s
+        self._writer = StreamWriter(redis)
         self._waiting: dict[str, asyncio.Future[api.RulesReply]] = {}
         self._reader: asyncio.Task[None] | None = None
 
@@ -70,7 +103,7 @@ class RulesClient:
             deadline_ms=now_ms() + int(self.timeout_s * 1000),
         )
         try:
-            await self.redis.xadd(self.request_stream, {b"m": _call_encoder.encode(call)})
+            await self._writer.add(self.request_stream, _call_encoder.encode(call))
             reply = await asyncio.wait_for(future, self.timeout_s)
         except (TimeoutError, RedisConnectionError) as error:
             raise RulesUnavailable("the rules service did not answer in time") from error
@@ -119,10 +152,3 @@ def encode_reply(request_id: str, outcome: Any) -> bytes:
 
 def encode_failure(request_id: str, error: str) -> bytes:
     return _call_encoder.encode(api.RulesReply(request_id=request_id, error=error))
-
-
-async def send_reply(redis: redis_async.Redis, reply_to: str, payload: bytes) -> None:
-    async with redis.pipeline(transaction=False) as pipe:
-        pipe.xadd(reply_to, {b"m": payload}, maxlen=REPLY_STREAM_MAXLEN, approximate=True)
-        pipe.expire(reply_to, REPLY_STREAM_TTL_S)
-        await pipe.execute()

@@ -24,7 +24,7 @@ class RulesWorker:
     """Answers each request it is handed; failures reach the caller as errors, not silence."""
 
     def __init__(self, redis: redis_async.Redis, engine: RulesEngine) -> None:
-        self.redis = redis
+        self.replies = rpc.StreamWriter(redis)
         self.engine = engine
 
     async def handle(self, _entry_id: str, payload: bytes) -> None:
@@ -40,7 +40,7 @@ class RulesWorker:
         except Exception:
             log.exception("rules request %s failed", type(call.request).__name__)
             reply = rpc.encode_failure(call.request_id, "the rules engine failed on this request")
-        await rpc.send_reply(self.redis, call.reply_to, reply)
+        await self.replies.add(call.reply_to, reply, reply=True)
 
 
 async def serve(settings: Settings, stop: asyncio.Event) -> None:
@@ -50,7 +50,13 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
     stream = settings.stream("rules:requests")
     await Bus(redis).ensure_group(stream, RULES_GROUP)
     consumer = Consumer(
-        redis, stream, RULES_GROUP, settings.instance_id, worker.handle, claim_idle_ms=10_000
+        redis,
+        stream,
+        RULES_GROUP,
+        settings.instance_id,
+        worker.handle,
+        claim_idle_ms=10_000,
+        concurrent=True,
     )
     log.info("rules worker %s consuming %s", settings.instance_id, stream)
     try:
