@@ -53,8 +53,10 @@ class StreamWriter:
         await asyncio.shield(self._sending)
 
     async def _send(self) -> None:
-        await asyncio.sleep(0)  # let the other callers of this turn join the batch
-        batch, self._pending, self._sending = self._pending, [], None
+        try:
+            await asyncio.sleep(0)  # let the other callers of this turn join the batch
+        finally:  # even if cancelled, so that the next caller starts a new batch
+            batch, self._pending, self._sending = self._pending, [], None
         pipe = self.redis.pipeline(transaction=False)
         for stream, payload, reply in batch:
             if reply:
