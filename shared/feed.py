@@ -25,10 +25,11 @@ import msgspec
 import psycopg
 from litestar import Request
 from litestar.params import HeaderParameter, QueryParameter
+from litestar.response import ServerSentEvent
 from litestar.response.sse import ServerSentEventMessage
 
 from shared.bus import PAYLOAD_FIELD, TRANSIENT_ERRORS
-from shared.http import Problem, bearer_token
+from shared.http import OPTIONAL_SEAT_TOKEN, Problem, bearer_token, problem_responses
 from shared.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -87,6 +88,30 @@ class _Announcement(msgspec.Struct):
 
 
 _announcement = msgspec.json.Decoder(_Announcement)
+
+
+FEED_ROUTE: dict[str, Any] = {
+    "security": OPTIONAL_SEAT_TOKEN,
+    "media_type": "text/event-stream",
+    "response_description": "Server-Sent Events, as they happen",
+    "responses": problem_responses(400, 401, 403, 404, 503),
+}
+"""What every live feed route declares besides its path, operation id and texts."""
+
+Follow = Callable[[str | None, int], Awaitable[AsyncIterator[ServerSentEventMessage]]]
+"""Opens a feed for a caller's token after a version (checks first, so errors are problems)."""
+
+
+async def open_feed(
+    follow: Follow,
+    request: Request[Any, Any, Any],
+    last_event_id: str | None,
+    after: int | None,
+    query_token: str | None,
+) -> ServerSentEvent:
+    """The feed from the caller's resume point, as the caller's token may see it."""
+    resume = resume_point(last_event_id, after)
+    return ServerSentEvent(await follow(feed_token(request, query_token), resume))
 
 
 def feed_token(request: Request[Any, Any, Any], query_token: str | None) -> str | None:

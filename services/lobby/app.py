@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Annotated, Any
 
 import msgspec
@@ -14,7 +15,7 @@ from services.lobby import schemas as s
 from services.lobby.feed import TableFeeds
 from services.lobby.tables import Tables
 from shared import rules_api
-from shared.feed import FeedAfter, FeedHub, FeedToken, LastEventId, feed_token, resume_point
+from shared.feed import FEED_ROUTE, FeedAfter, FeedHub, FeedToken, LastEventId, open_feed
 from shared.http import (
     OPTIONAL_INVITATION,
     OPTIONAL_SEAT_TOKEN,
@@ -183,15 +184,12 @@ class TablesController(Controller):
     @get(
         "/{table_id:str}/feed",
         operation_id="followTable",
-        security=OPTIONAL_SEAT_TOKEN,
-        media_type="text/event-stream",
-        response_description="Server-Sent Events, as they happen",
         summary="Live Server-Sent Events of the table: seats taken and left, the match started",
         description=(
             "Each event once, in order: `id` is its version, `event` its type, `data` the"
             " event without the table's secrets. Resume with `Last-Event-ID`."
         ),
-        responses=problem_responses(400, 401, 403, 404, 503),
+        **FEED_ROUTE,
     )
     async def follow_table(
         self,
@@ -202,9 +200,8 @@ class TablesController(Controller):
         after: FeedAfter = None,
         token: FeedToken = None,
     ) -> ServerSentEvent:
-        caller = feed_token(request, token)
-        resume = resume_point(last_event_id, after)
-        return ServerSentEvent(await table_feeds.follow(table_id, caller, resume))
+        follow = partial(table_feeds.follow, table_id)
+        return await open_feed(follow, request, last_event_id, after, token)
 
     @post(
         "/{table_id:str}/seats",

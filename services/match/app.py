@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from functools import partial
 from typing import Annotated, Any
 
 import msgspec
@@ -15,7 +16,7 @@ from services.match import schemas as s
 from services.match.feed import MatchFeeds
 from services.match.matches import Matches
 from services.match.replays import Replays
-from shared.feed import FeedAfter, FeedHub, FeedToken, LastEventId, feed_token, resume_point
+from shared.feed import FEED_ROUTE, FeedAfter, FeedHub, FeedToken, LastEventId, open_feed
 from shared.http import (
     OPTIONAL_SEAT_TOKEN,
     SEAT_TOKEN,
@@ -115,16 +116,13 @@ class MatchesController(Controller):
     @get(
         "/{match_id:str}/feed",
         operation_id="followMatch",
-        security=OPTIONAL_SEAT_TOKEN,
-        media_type="text/event-stream",
-        response_description="Server-Sent Events, as they happen",
         summary="Live Server-Sent Events of the match as the caller may see it, then its end",
         description=(
             "Each event once, in order: `id` is its version, `event` its type, `data` the item"
             " listMatchEvents would give. After the last event of a finished match comes"
             " `MatchFinished` and the stream ends. Resume with `Last-Event-ID`."
         ),
-        responses=problem_responses(400, 401, 403, 404, 503),
+        **FEED_ROUTE,
     )
     async def follow_match(
         self,
@@ -135,9 +133,8 @@ class MatchesController(Controller):
         after: FeedAfter = None,
         token: FeedToken = None,
     ) -> ServerSentEvent:
-        caller = feed_token(request, token)
-        resume = resume_point(last_event_id, after)
-        return ServerSentEvent(await match_feeds.follow(match_id, caller, resume))
+        follow = partial(match_feeds.follow, match_id)
+        return await open_feed(follow, request, last_event_id, after, token)
 
     @get(
         "/{match_id:str}/replay",
