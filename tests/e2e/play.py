@@ -66,16 +66,25 @@ def play_to_end(
         match = stack.match.get(f"/matches/{match_id}").json()
         if match["status"] == "finished":
             return match
-        seat = rng.choice(match["to_move"])
-        legal = stack.match.get(f"/matches/{match_id}/actions", headers=auth(tokens[seat]))
-        assert legal.status_code == 200, legal.text
-        assert legal.json()["version"] == match["version"]
-        action = rng.choice(legal.json()["actions"])
-        moved = stack.match.post(
-            f"/matches/{match_id}/actions",
-            json={"expected_version": match["version"], "action": action},
-            headers={**auth(tokens[seat]), "Idempotency-Key": uuid.uuid4().hex},
-        )
-        assert moved.status_code == 201, moved.text
-        assert moved.json()["version"] > match["version"]
+        random_move(stack, match, tokens, rng)
     raise AssertionError(f"match {match_id} did not end in {max_moves} moves")
+
+
+def random_move(
+    stack: Stack, match: dict[str, Any], tokens: list[str], rng: random.Random
+) -> dict[str, Any]:
+    """A random seat to move makes a random legal move on ``match``; returns the acceptance."""
+    match_id = match["match_id"]
+    seat = rng.choice(match["to_move"])
+    legal = stack.match.get(f"/matches/{match_id}/actions", headers=auth(tokens[seat]))
+    assert legal.status_code == 200, legal.text
+    assert legal.json()["version"] == match["version"]
+    action = rng.choice(legal.json()["actions"])
+    moved = stack.match.post(
+        f"/matches/{match_id}/actions",
+        json={"expected_version": match["version"], "action": action},
+        headers={**auth(tokens[seat]), "Idempotency-Key": uuid.uuid4().hex},
+    )
+    assert moved.status_code == 201, moved.text
+    assert moved.json()["version"] > match["version"]
+    return moved.json()

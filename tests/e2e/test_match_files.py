@@ -8,7 +8,6 @@ import random
 import re
 import subprocess
 import sys
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,7 @@ import psycopg
 import pytest
 
 from tests.e2e.conftest import Stack
-from tests.e2e.play import auth, open_table
+from tests.e2e.play import open_table, random_move
 
 pytestmark = pytest.mark.e2e
 
@@ -41,15 +40,7 @@ def play(stack: Stack, game: str, players: int, seed: int, max_moves: int | None
         match = stack.match.get(f"/matches/{match_id}").json()
         if match["status"] == "finished" or moves == max_moves:
             return Played(match_id, tokens, moves, match)
-        seat = rng.choice(match["to_move"])
-        legal = stack.match.get(f"/matches/{match_id}/actions", headers=auth(tokens[seat]))
-        action = rng.choice(legal.json()["actions"])
-        moved = stack.match.post(
-            f"/matches/{match_id}/actions",
-            json={"expected_version": match["version"], "action": action},
-            headers={**auth(tokens[seat]), "Idempotency-Key": uuid.uuid4().hex},
-        )
-        assert moved.status_code == 201, moved.text
+        random_move(stack, match, tokens, rng)
         moves += 1
 
 
