@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass
+from itertools import groupby
 from typing import Any
 
 import msgspec
@@ -179,8 +180,8 @@ class Matches:
     ) -> bool:
         """Create the match row, its seats, its snapshots (default: the state now) and events.
 
-        ``actors`` (an imported match's seat per event) splits the events into moves, each
-        recorded with its seat as played moves are, so replays show who moved."""
+        ``actors`` (an imported match's seat per event) records each run of one seat's events
+        with that seat, as played moves are, so replays show who moved."""
         status = "finished" if progress.result is not None else "running"
         async with self.runtime.pool.connection() as conn, conn.transaction():
             inserted = await conn.execute(
@@ -218,26 +219,8 @@ class Matches:
                         for kept in snapshots or [api.StateSnapshot(len(events), progress.state)]
                     ],
                 )
-            version = 0
-            for start, end, actor in _moves(actors or [None] * len(events)):
-                meta = metadata(
-                    correlation_id=correlation_id,
-                    actor=SYSTEM if actor is None else Actor(kind="seat", seat=actor),
-                )
-                so_far = (
-                    progress
-                    if end == len(events)
-                    else msgspec.structs.replace(progress, result=None)
-                )
-                version = await self._append(
-                    conn,
-                    match_id,
-                    version,
-                    events[start:end],
-                    public_events[start:end],
-                    meta,
-                    so_far,
-                )
+            metas = _move_metadata(correlation_id, actors or [None] * len(events))
+            await self._append(conn, match_id, 0, events, public_events, metas, progress)
         self.runtime.relay.wake()
         return True
 
@@ -248,17 +231,17 @@ class Matches:
         version: int,
         events: list[api.EncodedEvent],
         public_events: list[msgspec.Raw],
-        meta: EventMetadata,
+        metas: list[EventMetadata],
         progress: api.Progress,
     ) -> int:
         """Store the events and queue their public form (and the result, once there is one)."""
         new_version = await self.runtime.store.append(
             match_stream(match_id),
             version,
-            [NewEvent(e.type, bytes(e.data), meta) for e in events],
+            [NewEvent(e.type, bytes(e.data), meta) for e, meta in zip(events, metas, strict=True)],
             conn=conn,
         )
-        payloads = self._publications(match_id, version, events, public_events, meta, progress)
+        payloads = self._publications(match_id, version, events, public_events, metas, progress)
         await outbox.enqueue(conn, [(self.topic, payload) for payload in payloads])
         return new_version
 
@@ -268,7 +251,7 @@ class Matches:
         version: int,
         events: list[api.EncodedEvent],
         public_events: list[msgspec.Raw],
-        meta: EventMetadata,
+        metas: list[EventMetadata],
         progress: api.Progress,
     ) -> list[bytes]:
         """The envelopes to publish: each event's public copy, then ``MatchFinished`` if over."""
@@ -281,7 +264,9 @@ class Matches:
                 data=public,
                 metadata=meta,
             )
-            for number, (event, public) in enumerate(zip(events, public_events, strict=True), 1)
+            for number, (event, public, meta) in enumerate(
+                zip(events, public_events, metas, strict=True), 1
+            )
         ]
         if progress.result is not None:
             finished = {"match_id": match_id, "result": progress.result}
@@ -291,7 +276,7 @@ class Matches:
                     version=version + len(events),
                     type="MatchFinished",
                     data=msgspec.Raw(_json.encode(finished)),
-                    metadata=meta,
+                    metadata=metas[-1],
                 )
             )
         return [_json.encode(envelope) for envelope in envelopes]
@@ -482,7 +467,12 @@ class Matches:
         encoded_meta = _json.encode(meta)
         result_json = None if progress.result is None else _json.encode(progress.result)
         outbox_payloads = self._publications(
-            match_id, snapshot.version, decided.events, decided.public_events, meta, progress
+            match_id,
+            snapshot.version,
+            decided.events,
+            decided.public_events,
+            [meta] * len(decided.events),
+            progress,
         )
         try:
             async with self.runtime.pool.connection() as conn:
@@ -593,15 +583,17 @@ def _game_named_in(document: dict[str, Any]) -> str:
     )
 
 
-def _moves(actors: list[int | None]) -> list[tuple[int, int, int | None]]:
-    """The runs of consecutive events caused by the same seat: (start, end, seat)."""
-    runs: list[tuple[int, int, int | None]] = []
-    for index, actor in enumerate(actors):
-        if runs and runs[-1][2] == actor:
-            runs[-1] = (runs[-1][0], index + 1, actor)
-        else:
-            runs.append((index, index + 1, actor))
-    return runs
+def _move_metadata(correlation_id: str, actors: list[int | None]) -> list[EventMetadata]:
+    """Each event's metadata: one per run of events caused by the same seat (one move), with
+    that seat as the actor (``None``: the system, setting up)."""
+    metas: list[EventMetadata] = []
+    for actor, run in groupby(actors):
+        meta = metadata(
+            correlation_id=correlation_id,
+            actor=SYSTEM if actor is None else Actor(kind="seat", seat=actor),
+        )
+        metas.extend(meta for _ in run)
+    return metas
 
 
 def _stale(current: int, expected: int) -> Problem:
