@@ -82,19 +82,18 @@ class Fold(msgspec.Struct, frozen=True, tag=True):
 
 
 class ReplaySpan(msgspec.Struct, frozen=True, tag=True):
-    """Fold ``events`` one by one onto a stored ``state`` (``None``: from nothing) and show the
-    match after ``first`` of them, then after each further one: one call serves every version
-    between two snapshots, so stepping through a match asks the rules service once per span.
+    """Show the match at a stored snapshot ``state``, then after each of ``events`` in turn:
+    one call serves every version between two snapshots, so stepping through a match asks the
+    rules service once per span.
 
     ``full`` adds the complete state (every hand, the deck order): only for finished matches.
     """
 
     game: str
-    state: bytes | None
+    state: bytes
     events: list[msgspec.Raw]
     seat: int | None
     full: bool = False
-    first: int = 0
 
 
 class ExportMatch(msgspec.Struct, frozen=True, tag=True):

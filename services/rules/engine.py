@@ -59,16 +59,13 @@ class GameCodec:
         )
 
     def replayed_span(
-        self, state: Any, events: list[Any], first: int, seat: int | None, full: bool
+        self, state: Any, events: list[Any], seat: int | None, full: bool
     ) -> list[api.Replayed]:
-        """The match after ``first``, ``first + 1``, ... of ``events`` (``first`` >= 1 when
-        there is no ``state`` to start from), each view encoded before the next event may
-        change the state in place."""
+        """The match at ``state``, then after each event, each view encoded before the next
+        event may change the state in place."""
         evolve = self.game.evolve
-        for event in events[:first]:
-            state = evolve(state, event)
         shown = [self.replayed(state, seat, full)]
-        for event in events[first:]:
+        for event in events:
             state = evolve(state, event)
             shown.append(self.replayed(state, seat, full))
         return shown
@@ -163,8 +160,7 @@ class RulesEngine:
             case api.Fold(events=raws):
                 return codec.progress(game.fold(codec.events(raws)))
             case api.ReplaySpan(state=state_bytes, events=raws, seat=seat, full=full):
-                state = None if state_bytes is None else codec.state(state_bytes)
-                return codec.replayed_span(state, codec.events(raws), request.first, seat, full)
+                return codec.replayed_span(codec.state(state_bytes), codec.events(raws), seat, full)
             case api.ExportMatch(events=raws, players=players, format=name):
                 return self.export(game, codec.events(raws), players, name)
             case api.ImportMatch(document=document, snapshot_every=every):

@@ -54,14 +54,13 @@ def test_replay_from_a_snapshot_shows_the_view_at_that_version(
     codec, events, set_up, raws = stored_game(name, seats, options)
     game = codec.game
     middle = len(events) // 2
-    snapshot = codec.progress(game.fold(events[:middle])).state
-    for version in (set_up, middle, middle + 1, len(events) - 1, len(events)):
+    snapshots = {at: codec.progress(game.fold(events[:at])).state for at in (set_up, middle)}
+    for version in (set_up, set_up + 1, middle, middle + 1, len(events) - 1, len(events)):
         expected = game.fold(events[:version])
-        from_snapshot = version >= middle
-        base = snapshot if from_snapshot else None
-        tail = raws[middle:version] if from_snapshot else raws[:version]
+        base = middle if version >= middle else set_up
+        tail = raws[base:version]
         for seat in (None, 0, seats - 1):
-            (replayed,) = ENGINE.handle(api.ReplaySpan(name, base, tail, seat, first=len(tail)))
+            replayed = ENGINE.handle(api.ReplaySpan(name, snapshots[base], tail, seat))[-1]
             assert bytes(replayed.view) == codec.json.encode(game.view(expected, seat))
             assert replayed.to_move == game.to_move(expected)
             assert msgspec.json.decode(replayed.state) is None
@@ -73,14 +72,15 @@ def test_replay_from_a_snapshot_shows_the_view_at_that_version(
 def test_full_replay_is_the_complete_state_as_json(
     name: str, seats: int, options: dict[str, Any]
 ) -> None:
-    codec, events, _, raws = stored_game(name, seats, options)
+    codec, events, set_up, raws = stored_game(name, seats, options)
     final = codec.game.fold(events)
+    snapshot = codec.progress(codec.game.fold(events[:set_up])).state
     replayed = msgspec.json.decode(
         msgspec.json.encode(
-            ENGINE.handle(api.ReplaySpan(name, None, raws, None, full=True, first=len(raws)))
+            ENGINE.handle(api.ReplaySpan(name, snapshot, raws[set_up:], None, full=True))
         ),
         type=list[api.Replayed],
-    )[0]
+    )[-1]
     assert msgspec.json.decode(replayed.state) == msgspec.json.decode(
         codec.json.encode(msgspec.to_builtins(final))
     )
@@ -95,8 +95,8 @@ def test_a_span_shows_every_version_between_two_snapshots(
     game = codec.game
     base = min(set_up + 10, len(events) - 40)
     snapshot = codec.progress(game.fold(events[:base])).state
-    span = ENGINE.handle(api.ReplaySpan(name, snapshot, raws[base : base + 40], 1, first=3))
-    assert len(span) == 38
-    for version, replayed in enumerate(span, start=base + 3):
+    span = ENGINE.handle(api.ReplaySpan(name, snapshot, raws[base : base + 40], 1))
+    assert len(span) == 41
+    for version, replayed in enumerate(span, start=base):
         expected = game.view(game.fold(events[:version]), 1)
         assert bytes(replayed.view) == codec.json.encode(expected), version
