@@ -6,10 +6,11 @@ pure and the other services stay free of game code.
 
 from __future__ import annotations
 
+import importlib
 import random
 import time
 from functools import cached_property
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -171,16 +172,15 @@ class RulesEngine:
     def export(game: Game, events: list[Any], players: list[str], name: str | None) -> Any:
         """The match in the game's community format; ``None`` when asked for the game's own
         format and it has none (the caller then writes a playtable match file)."""
-        exchange = _exchange_format(game.name)
-        own = EXCHANGE_FORMATS.get(game.name)
+        exchange = EXCHANGE_FORMATS.get(game.name)
         if exchange is None and name is None:
             return None
-        if exchange is None or name not in {None, own}:
-            known = "playtable" if own is None else f"playtable or {own}"
+        if exchange is None or name not in {None, exchange.name}:
+            known = "playtable" if exchange is None else f"playtable or {exchange.name}"
             return api.Rejected(
                 "export_unsupported", f"{game.title} exports as {known}, not {name}"
             )
-        return exchange.export_events(events, players)
+        return exchange.module.export_events(events, players)
 
     @staticmethod
     def import_(codec: GameCodec, document: msgspec.Raw, snapshot_every: int) -> Any:
@@ -216,14 +216,14 @@ def _invalid(detail: str) -> api.Rejected:
 def _replay_exchange_document(codec: GameCodec, document: Any) -> _ReadMatch | api.Rejected:
     """A community-format game (hanab.live, Carcassonne turns): its actions decided again."""
     game = codec.game
-    exchange = _exchange_format(game.name)
+    exchange = EXCHANGE_FORMATS.get(game.name)
     if exchange is None:
         return api.Rejected(
             "import_unsupported",
             f'{game.title} imports playtable match files only ("format": "{FORMAT}")',
         )
     try:
-        imported = exchange.import_game(document)
+        imported = exchange.module.import_game(document)
     except (ValueError, KeyError, TypeError, msgspec.ValidationError) as error:
         return _invalid(f"not a valid game document: {error}")
     seats = len(imported.players)
@@ -332,23 +332,24 @@ def _stamp_server_time(action: Any) -> Any:
     return action
 
 
-EXCHANGE_FORMATS = {"hanabi": "hanab.live", "carcassonne": "carcassonne-turns"}
-"""The name of each game's community file format, for those that have one."""
-
-
-def _exchange_format(game_name: str) -> Any:
-    """The module that moves a game in and out of its community's file format, if any.
+class ExchangeFormat(NamedTuple):
+    """A game's community file format: its name, and the module that reads and writes it.
 
     Such a module offers ``export_events(events, players) -> dict`` and
     ``import_game(document) -> (players, options, actions)`` raising ``ValueError`` when the
     document is not one it reads.
     """
-    if game_name == "hanabi":
-        from services.rules.games import hanabi_live
 
-        return hanabi_live
-    if game_name == "carcassonne":
-        from services.rules.games import carcassonne
+    name: str
+    module_name: str
 
-        return carcassonne
-    return None
+    @property
+    def module(self) -> Any:
+        return importlib.import_module(self.module_name)
+
+
+EXCHANGE_FORMATS = {
+    "hanabi": ExchangeFormat("hanab.live", "services.rules.games.hanabi_live"),
+    "carcassonne": ExchangeFormat("carcassonne-turns", "services.rules.games.carcassonne"),
+}
+"""The games that have a community file format."""
