@@ -55,7 +55,14 @@ from typing import Any
 
 import msgspec
 
-from services.rules.games.contract import SEEDS_DIR, Game, OptionSpec, Outcome, Rejection
+from services.rules.games.contract import (
+    SEEDS_DIR,
+    Game,
+    OptionSpec,
+    Outcome,
+    Rejection,
+    evolve_in_place,
+)
 
 CARD_FILE = SEEDS_DIR / "breaking_news" / "cards.json"
 MIN_SEATS, MAX_SEATS = 2, 4
@@ -861,12 +868,8 @@ _EVOLVERS: dict[type, Any] = {
 }
 
 
-def evolve(state: BreakingNewsState | None, event: Any) -> BreakingNewsState:
-    """Apply one stored event, mutating ``state`` in place (``GameStarted`` creates it)."""
-    if state is None:
-        return _start(event)
-    _EVOLVERS[type(event)](state, event)
-    return state
+evolve = evolve_in_place(_start, _EVOLVERS)
+"""Apply one stored event, mutating ``state`` in place (``GameStarted`` creates it)."""
 
 
 # --- Chains ---------------------------------------------------------------------------------

@@ -115,6 +115,41 @@ class Game:
         return resolved
 
 
+def evolve_in_place(
+    start: Callable[[Any], Any], evolvers: dict[type, Callable[[Any, Any], None]]
+) -> Callable[[Any, Any], Any]:
+    """The ``evolve`` of a game whose first event creates the state (``start``) and whose
+    every later event is applied in place by the function registered for its type."""
+
+    def evolve(state: Any, event: Any) -> Any:
+        if state is None:
+            return start(event)
+        evolvers[type(event)](state, event)
+        return state
+
+    return evolve
+
+
+def decide_in_turn(
+    deciders: dict[type, Callable[[Any, int, Any], Any]], title: str
+) -> Callable[[Any, int, Any], Any]:
+    """The ``decide`` of a game played one seat at a time, whose state says who moves
+    (``seat_to_move``) and whether it is over (``end_reason``): the turn is checked, then the
+    function registered for the action's type decides."""
+
+    def decide(state: Any, seat: int, action: Any) -> list[Any] | Rejection:
+        if state.end_reason is not None:
+            return Rejection("game_over", "the game is over")
+        if seat != state.seat_to_move:
+            return Rejection("not_your_turn", f"it is seat {state.seat_to_move}'s turn")
+        decider = deciders.get(type(action))
+        if decider is None:
+            return Rejection("unknown_action", f"{type(action).__name__} is not a {title} action")
+        return decider(state, seat, action)
+
+    return decide
+
+
 def _option_problem(spec: OptionSpec, value: Any) -> str | None:
     if value is None and spec.default is None:
         return None

@@ -39,7 +39,15 @@ from typing import Any
 
 import msgspec
 
-from services.rules.games.contract import SEEDS_DIR, Game, OptionSpec, Outcome, Rejection
+from services.rules.games.contract import (
+    SEEDS_DIR,
+    Game,
+    OptionSpec,
+    Outcome,
+    Rejection,
+    decide_in_turn,
+    evolve_in_place,
+)
 
 CARD_FILE = SEEDS_DIR / "dingo" / "cards.json"
 HAND_SIZE = 2
@@ -679,16 +687,8 @@ _DECIDERS: dict[type, Any] = {
 }
 
 
-def decide(state: DingoState, seat: int, action: Any) -> list[Event] | Rejection:
-    """Check one action against the rules and return the events it causes."""
-    if state.end_reason is not None:
-        return Rejection("game_over", "the game is over")
-    if seat != state.seat_to_move:
-        return Rejection("not_your_turn", f"it is seat {state.seat_to_move}'s turn")
-    decider = _DECIDERS.get(type(action))
-    if decider is None:
-        return Rejection("unknown_action", f"{type(action).__name__} is not a Dingo action")
-    return decider(state, seat, action)
+decide = decide_in_turn(_DECIDERS, "Dingo")
+"""Check one action against the rules and return the events it causes."""
 
 
 # --- Evolve ---------------------------------------------------------------------------------
@@ -769,12 +769,8 @@ _EVOLVERS: dict[type, Any] = {
 }
 
 
-def evolve(state: DingoState | None, event: Any) -> DingoState:
-    """Apply one stored event, mutating ``state`` in place (``GameStarted`` creates it)."""
-    if state is None:
-        return _start(event)
-    _EVOLVERS[type(event)](state, event)
-    return state
+evolve = evolve_in_place(_start, _EVOLVERS)
+"""Apply one stored event, mutating ``state`` in place (``GameStarted`` creates it)."""
 
 
 # --- Legal actions --------------------------------------------------------------------------

@@ -43,7 +43,14 @@ from typing import Any
 
 import msgspec
 
-from services.rules.games.contract import Game, OptionSpec, Outcome, Rejection
+from services.rules.games.contract import (
+    Game,
+    OptionSpec,
+    Outcome,
+    Rejection,
+    decide_in_turn,
+    evolve_in_place,
+)
 
 SUITS = ("red", "yellow", "green", "blue", "white", "multicolour")
 MULTICOLOUR = 5
@@ -547,16 +554,8 @@ _DECIDERS: dict[type, Any] = {
 }
 
 
-def decide(state: HanabiState, seat: int, action: Any) -> list[Event] | Rejection:
-    """Check one action against the rules and return the events it causes."""
-    if state.end_reason is not None:
-        return Rejection("game_over", "the game is over")
-    if seat != state.seat_to_move:
-        return Rejection("not_your_turn", f"it is seat {state.seat_to_move}'s turn")
-    decider = _DECIDERS.get(type(action))
-    if decider is None:
-        return Rejection("unknown_action", f"{type(action).__name__} is not a Hanabi action")
-    return decider(state, seat, action)
+decide = decide_in_turn(_DECIDERS, "Hanabi")
+"""Check one action against the rules and return the events it causes."""
 
 
 def _next_turn(state: HanabiState) -> None:
@@ -631,12 +630,8 @@ _EVOLVERS: dict[type, Any] = {
 }
 
 
-def evolve(state: HanabiState | None, event: Any) -> HanabiState:
-    """Apply one stored event, mutating ``state`` in place (``GameStarted`` creates it)."""
-    if state is None:
-        return _start(event)
-    _EVOLVERS[type(event)](state, event)
-    return state
+evolve = evolve_in_place(_start, _EVOLVERS)
+"""Apply one stored event, mutating ``state`` in place (``GameStarted`` creates it)."""
 
 
 # Legal actions are shared frozen instances: building them is the hot path of every playout.
