@@ -13,6 +13,7 @@ from typing import Any
 import msgspec
 from psycopg import AsyncConnection
 
+from services.match.matches import match_stream
 from shared.db import open_pool
 from shared.eventstore import EventStore, StoredEvent
 from shared.settings import Settings
@@ -52,7 +53,7 @@ class Archive:
         return [_stored_match(row) for row in await found.fetchall()]
 
     async def events(self, match_id: str) -> list[StoredEvent]:
-        return await self.store.read_stream(f"match-{match_id}", conn=self.conn)
+        return await self.store.read_stream(match_stream(match_id), conn=self.conn)
 
     async def snapshots(self, match_id: str) -> dict[int, bytes]:
         found = await self.conn.execute(
