@@ -1,12 +1,14 @@
 """``playtable verify``: re-fold every stored match from its events and compare the snapshots.
 
 The ``matches`` row and the ``match_snapshots`` rows are caches of the event fold; this reads
-them all straight from Postgres and checks each against the rules engines run in-process.
+them all straight from Postgres and checks each against the rules engines run in-process. A
+corrupt match is reported like any other difference, and the other matches are still checked.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
@@ -24,24 +26,43 @@ def differences(
     events: list[tuple[int, bytes]],
     snapshots: dict[int, bytes],
 ) -> Iterator[str]:
-    """Every way the stored rows of one match disagree with the fold of its events."""
+    """Every way the stored rows of one match disagree with the fold of its events.
+
+    The fold stops at the first event that does not decode or fold: the states after it are
+    unknown, so the snapshots from there on and the ``matches`` row are left unchecked."""
     versions = [version for version, _ in events]
-    if versions != list(range(1, len(events) + 1)):
-        yield "event versions are not 1..n without gaps"
+    yield from _version_differences(versions)
     if match.version != len(events):
         yield f"version {match.version}, but {len(events)} events"
+    last = max(versions, default=0)
+    for version in sorted(snapshots.keys() - set(versions)):
+        if version > last:
+            yield f"snapshot at version {version} is beyond the last event"
+        else:
+            yield f"snapshot at version {version}, which has no event"
     game = codec.game
     state = None
     for version, data in events:
-        state = game.evolve(state, codec.event_decoder.decode(data))
-        stored = snapshots.pop(version, None)
+        try:
+            event = codec.event_decoder.decode(data)
+        except msgspec.DecodeError as error:
+            yield f"event at version {version} does not decode: {error}"
+            return
+        try:
+            state = game.evolve(state, event)
+        except Exception as error:  # a corrupt log may break any invariant of the engine
+            yield f"fold fails at version {version}: {type(error).__name__}: {error}"
+            return
+        stored = snapshots.get(version)
         if stored is not None and not _same_state(codec, stored, state):
             yield f"snapshot at version {version} differs from the fold"
-    for version in snapshots:
-        yield f"snapshot at version {version} is beyond the last event"
     if state is None:
         return
-    folded = codec.progress(state)
+    try:
+        folded = codec.progress(state)
+    except Exception as error:  # folded without a complaint, yet not a state the engine reads
+        yield f"the folded state cannot be read: {type(error).__name__}: {error}"
+        return
     if not _same_state(codec, match.state, state):
         yield "state differs from the fold"
     if match.to_move != folded.to_move:
@@ -51,6 +72,20 @@ def differences(
         yield f"status {match.status}, but the fold says {status}"
     if match.result != folded.result:
         yield f"result {match.result}, but the fold says {folded.result}"
+
+
+def _version_differences(versions: list[int]) -> Iterator[str]:
+    """How the versions of a match's events, in stream order, differ from 1..n."""
+    counts = Counter(versions)
+    repeated = sorted(version for version, count in counts.items() if count > 1)
+    if repeated:
+        yield f"event versions repeated: {repeated}"
+    missing = sorted(set(range(1, max(versions, default=0) + 1)) - counts.keys())
+    if missing:
+        yield f"event versions missing: {missing}"
+    below_one = sorted(version for version in counts if version < 1)
+    if below_one:
+        yield f"event versions below 1: {below_one}"
 
 
 def _same_state(codec: GameCodec, stored: bytes, folded: Any) -> bool:

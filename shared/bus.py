@@ -3,8 +3,9 @@
 Each entry carries its payload bytes under the single field ``m``. Consumers acknowledge an entry
 only after their handler succeeded; an entry whose handler failed, or whose consumer died, stays
 pending and is claimed again once idle for ``claim_idle_ms``. An entry that keeps failing is
-moved to a dead-letter stream so it stops blocking retries. Redis may lose everything at any
-time: consumers recreate their group and keep going.
+moved to a dead-letter stream so it stops blocking retries. Every process joins under a name of
+its own, so members that died are removed once idle for ``dead_after_ms`` with nothing left
+pending. Redis may lose everything at any time: consumers recreate their group and keep going.
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+import psycopg
 import redis.asyncio as redis_async
+from redis import exceptions as redis_errors
 from redis.exceptions import RedisError, ResponseError
 
 log = logging.getLogger(__name__)
@@ -29,6 +32,55 @@ Entry = tuple[str, dict[bytes, bytes] | None]
 
 # Redis unreachable, restarting or failing over: wait and try again.
 TRANSIENT_ERRORS = (RedisError, OSError)
+BACKING_SERVICE_OUTAGES = (
+    redis_errors.ConnectionError,
+    redis_errors.TimeoutError,
+    OSError,
+    psycopg.OperationalError,
+)
+"""What a handler fails with while Postgres or Redis is unreachable: retried in place."""
+
+_FORGET_IDLE_CONSUMERS = """
+local stream, group, idle_ms, only = KEYS[1], ARGV[1], tonumber(ARGV[2]), ARGV[3]
+local removed = {}
+for _, fields in ipairs(redis.call('XINFO', 'CONSUMERS', stream, group)) do
+    local consumer = {}
+    for i = 1, #fields, 2 do consumer[fields[i]] = fields[i + 1] end
+    if consumer.pending == 0 and consumer.idle > idle_ms
+        and (only == '' or consumer.name == only) then
+        redis.call('XGROUP', 'DELCONSUMER', stream, group, consumer.name)
+        table.insert(removed, consumer.name)
+    end
+end
+return removed
+"""
+"""Remove the group's members idle over ``idle_ms`` with nothing pending (only the one named,
+unless ``''``), and return their names. A script, so that no member reads an entry between the
+check and the removal: removing a member drops its pending entries for good. A live member
+removed meanwhile is created again by its next read."""
+
+
+class OutageLog:
+    """Logs that a server became unreachable once, and once that it answers again, however
+    often the caller retries in between: a loop retrying every fraction of a second would
+    otherwise fill the log with the same error (or traceback) for the whole outage."""
+
+    def __init__(self, logger: logging.Logger, who: str, server: str = "redis") -> None:
+        self._log = logger
+        self._who = who
+        self._server = server
+        self._since: float | None = None
+
+    def failed(self, error: BaseException) -> None:
+        if self._since is None:
+            self._since = time.monotonic()
+            self._log.warning("%s: %s unreachable: %s; retrying", self._who, self._server, error)
+
+    def succeeded(self) -> None:
+        if self._since is not None:
+            down_s = time.monotonic() - self._since
+            self._since = None
+            self._log.info("%s: %s reachable again after %.1f s", self._who, self._server, down_s)
 
 
 def _text(value: bytes | str) -> str:
@@ -113,7 +165,9 @@ class Consumer:
 
     ``block_ms`` is how long a read waits for new entries (0: return at once, never block).
     ``concurrent`` handles the entries of one read side by side, for handlers whose entries
-    are independent of each other (their order is then not kept).
+    are independent of each other (their order is then not kept). ``dead_after_ms`` is how long
+    a member of the group (this one or another) must stay idle, with nothing pending, before
+    the recovery scan deems it dead and removes it from the group.
     """
 
     def __init__(
@@ -127,11 +181,16 @@ class Consumer:
         batch: int = 64,
         block_ms: int = 1000,
         claim_idle_ms: int = 30_000,
+        dead_after_ms: int = 300_000,
         max_deliveries: int = 5,
         dead_letter_stream: str | None = None,
         concurrent: bool = False,
+        outages: tuple[type[BaseException], ...] = BACKING_SERVICE_OUTAGES,
     ) -> None:
         self._redis = redis
+        self._outages = outages
+        self._handler_outage = OutageLog(log, f"handler of {stream}", "a backing service")
+        self._stop = asyncio.Event()
         self._concurrent = concurrent
         self._bus = Bus(redis)
         self.stream = stream
@@ -141,23 +200,39 @@ class Consumer:
         self._batch = batch
         self._block_ms = block_ms
         self._claim_idle_ms = claim_idle_ms
+        self._dead_after_ms = dead_after_ms
         self._max_deliveries = max_deliveries
         self.dead_letter_stream = dead_letter_stream or f"{stream}:dead"
         self._claim_cursor = "0-0"
         self._next_recovery = 0.0
+        self._forget_idle_consumers = redis.register_script(_FORGET_IDLE_CONSUMERS)
 
     async def run(self, stop: asyncio.Event) -> None:
-        """Handle entries until ``stop`` is set; outages of Redis only pause the loop."""
+        """Handle entries until ``stop`` is set (or cancelled), then leave the group; outages
+        of Redis only pause the loop."""
+        outage = OutageLog(log, f"consumer {self.name} on {self.stream}")
+        self._stop = stop
         backoff = 0.1
-        while not stop.is_set():
-            try:
-                await self.step()
-                backoff = 0.1
-            except TRANSIENT_ERRORS as exc:
-                log.warning("consumer %s on %s: redis error (%r)", self.name, self.stream, exc)
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(stop.wait(), timeout=backoff)
-                backoff = min(backoff * 2, 5.0)
+        try:
+            while not stop.is_set():
+                try:
+                    await self.step()
+                    outage.succeeded()
+                    backoff = 0.1
+                except TRANSIENT_ERRORS as exc:
+                    outage.failed(exc)
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(stop.wait(), timeout=backoff)
+                    backoff = min(backoff * 2, 5.0)
+        finally:
+            await self._leave()
+
+    async def _leave(self) -> None:
+        """Remove this member from the group unless entries are still pending on it (they stay
+        for another member to claim, and the member for the recovery scan to remove later):
+        every process joins under a new name, so names that are never removed pile up."""
+        with contextlib.suppress(*TRANSIENT_ERRORS):
+            await self._forget_idle_consumers(keys=[self.stream], args=[self.group, -1, self.name])
 
     async def step(self) -> int:
         """Retry entries idle too long, then read new ones; return how many were handled."""
@@ -186,7 +261,8 @@ class Consumer:
         return True
 
     async def _recover(self) -> int:
-        """Claim entries pending longer than ``claim_idle_ms``, whoever had them, and retry."""
+        """Claim entries pending longer than ``claim_idle_ms``, whoever had them, and retry;
+        at the end of each pass over the pending entries, remove the dead members."""
         next_cursor, claimed, *_ = await self._redis.xautoclaim(
             self.stream,
             self.group,
@@ -196,6 +272,8 @@ class Consumer:
             count=self._batch,
         )
         self._claim_cursor = _text(next_cursor)
+        if self._claim_cursor == "0-0":
+            await self._forget_dead_consumers()
         entries = _entries(claimed)
         if not entries:
             return 0
@@ -212,6 +290,16 @@ class Consumer:
                 await self._handle(entry_id, fields, count)
             handled += 1
         return handled
+
+    async def _forget_dead_consumers(self) -> None:
+        """Members idle for ``dead_after_ms`` with nothing pending left (whatever they had
+        was claimed by this scan or earlier ones) are dead: remove them from the group."""
+        removed = await self._forget_idle_consumers(
+            keys=[self.stream], args=[self.group, self._dead_after_ms, ""]
+        )
+        if removed:
+            names = ", ".join(_text(name) for name in removed)
+            log.info("removed dead consumers %s of group %s on %s", names, self.group, self.stream)
 
     async def _read_new(self, *, block: bool) -> int:
         response = await self._redis.xreadgroup(
@@ -251,7 +339,8 @@ class Consumer:
         when the caller acknowledges a batch at once)."""
         payload = fields.get(PAYLOAD_FIELD, b"")
         try:
-            await self._handler(entry_id, payload)
+            if not await self._handle_through_outages(entry_id, payload):
+                return False  # stopping during an outage: the entry stays pending
         except Exception as exc:
             if deliveries >= self._max_deliveries:
                 log.exception("entry %s on %s failed for the last time", entry_id, self.stream)
@@ -262,6 +351,25 @@ class Consumer:
         if ack:
             await self._redis.xack(self.stream, self.group, entry_id)
         return True
+
+    async def _handle_through_outages(self, entry_id: str, payload: bytes) -> bool:
+        """Run the handler, again and again while it fails for a backing service's outage
+        (``outages``): those failures say nothing about the entry, so they neither count
+        towards dead-lettering nor wait for the recovery scan. False if stopped meanwhile."""
+        backoff = 0.1
+        while True:
+            try:
+                await self._handler(entry_id, payload)
+            except self._outages as exc:
+                self._handler_outage.failed(exc)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._stop.wait(), timeout=backoff)
+                if self._stop.is_set():
+                    return False
+                backoff = min(backoff * 2, 5.0)
+            else:
+                self._handler_outage.succeeded()
+                return True
 
     async def _dead_letter(self, entry_id: str, fields: dict[bytes, bytes], error: str) -> None:
         """Park the entry on the dead-letter stream and acknowledge it, atomically."""

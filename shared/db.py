@@ -23,6 +23,10 @@ MIGRATION_LOCK = 0x706C61797461626C  # advisory lock key ("playtabl") serialisin
 MAINTENANCE_DATABASE = "postgres"
 
 
+POOL_TIMEOUT_S = 5.0
+"""How long a request waits for a connection before it is answered 503 (Postgres down)."""
+
+
 async def open_pool(
     database_url: str, *, min_size: int = 2, max_size: int = 10
 ) -> AsyncConnectionPool:
@@ -34,8 +38,10 @@ async def open_pool(
         database_url,
         min_size=min_size,
         max_size=max_size,
+        timeout=POOL_TIMEOUT_S,
         open=False,
         kwargs={"autocommit": True},
+        check=lambda conn: _check_before_lending(pool, conn),
     )
     try:
         await pool.open(wait=True)
@@ -47,6 +53,18 @@ async def open_pool(
     if applied:
         log.info("applied migrations %s", ", ".join(applied))
     return pool
+
+
+async def _check_before_lending(pool: AsyncConnectionPool, conn: psycopg.AsyncConnection) -> None:
+    """No request gets a dead connection (Postgres restarted, or ended it). One dead connection
+    means the others idle beside it are likely dead too: they are all checked (and replaced)
+    at once, because the pool waits longer after each failed check (1 s, 2 s, ...) and a
+    request would otherwise time out going through them one by one."""
+    try:
+        await AsyncConnectionPool.check_connection(conn)
+    except psycopg.OperationalError:
+        await pool.check()
+        raise
 
 
 async def ensure_database(database_url: str) -> None:

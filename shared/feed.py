@@ -28,8 +28,14 @@ from litestar.params import HeaderParameter, QueryParameter
 from litestar.response import ServerSentEvent
 from litestar.response.sse import ServerSentEventMessage
 
-from shared.bus import PAYLOAD_FIELD, TRANSIENT_ERRORS
-from shared.http import OPTIONAL_SEAT_TOKEN, Problem, bearer_token, problem_responses
+from shared.bus import PAYLOAD_FIELD, TRANSIENT_ERRORS, OutageLog
+from shared.http import (
+    OPTIONAL_SEAT_TOKEN,
+    PG_INT_MAX,
+    Problem,
+    bearer_token,
+    problem_responses,
+)
 from shared.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -52,7 +58,7 @@ LastEventId = Annotated[
 ]
 FeedAfter = Annotated[
     int | None,
-    QueryParameter(ge=0, required=False, description="Resume after this version"),
+    QueryParameter(ge=0, le=PG_INT_MAX, required=False, description="Resume after this version"),
 ]
 FeedToken = Annotated[
     str | None,
@@ -214,6 +220,7 @@ class FeedHub:
         bus = self.runtime.bus
         stop = self.runtime.stop
         position: str | None = None
+        outage = OutageLog(log, f"feed tail of {self.topic}")
         backoff = 0.1
         while not stop.is_set():
             try:
@@ -221,9 +228,10 @@ class FeedHub:
                     position = await bus.newest_id(self.topic)
                     self._wake(list(self._followers))
                 entries = await bus.read(self.topic, position, block_ms=TAIL_BLOCK_MS)
+                outage.succeeded()
                 backoff = 0.1
             except TRANSIENT_ERRORS as error:
-                log.warning("feed tail of %s: redis error (%r)", self.topic, error)
+                outage.failed(error)
                 position = None
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(stop.wait(), timeout=backoff)

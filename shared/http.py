@@ -8,6 +8,8 @@ import secrets
 from typing import Annotated, Any
 
 import msgspec
+import psycopg
+import redis.exceptions
 from litestar import Litestar, Request, Response, get
 from litestar.di import Provide
 from litestar.exceptions import HTTPException, ValidationException
@@ -31,6 +33,15 @@ IdempotencyKey = Annotated[
 ]
 """The header every state-changing POST accepts."""
 PROBLEM_TYPE_BASE = "https://playtable.dev/problems/"
+
+PG_INT_MAX = 2**31 - 1
+"""The largest Postgres ``int`` (versions, seats): larger numbers are refused at the edge."""
+PG_BIGINT_MAX = 2**63 - 1
+"""The largest Postgres ``bigint`` (seeds, delivery ids)."""
+MAX_JSON_DEPTH = 64
+"""Deeper request bodies are refused before anything recurses over them."""
+RETRY_AFTER_S = 2
+"""What a 503 asks clients to wait: long enough for a pool to reconnect."""
 
 
 class ProblemDocument(msgspec.Struct, omit_defaults=True):
@@ -83,12 +94,19 @@ def not_found(what: str, ident: str) -> Problem:
 
 
 def _respond(request: Request[Any, Any, Any], problem: Problem) -> Response[ProblemDocument]:
+    headers = problem.headers
+    if problem.status == 503:
+        headers = {"Retry-After": str(RETRY_AFTER_S), **(headers or {})}
     return Response(
         problem.document(instance=request.url.path),
         status_code=problem.status,
         media_type=PROBLEM_MEDIA_TYPE,
-        headers=problem.headers,
+        headers=headers,
     )
+
+
+def invalid_request(detail: str, errors: list[dict[str, Any]] | None = None) -> Problem:
+    return Problem(400, "invalid-request", "The request is not valid", detail, errors=errors)
 
 
 _STATUS_CODES = {
@@ -123,11 +141,83 @@ def _unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[Pro
     return _respond(request, problem)
 
 
+def _unavailable(request: Request[Any, Any, Any], exc: Exception) -> Response[ProblemDocument]:
+    """Postgres or Redis is down or overloaded: worth retrying, and nothing for the client to
+    fix, so the answer names no internals."""
+    log.warning("backing service unavailable on %s %s: %r", request.method, request.url.path, exc)
+    problem = Problem(
+        503, "service-unavailable", "Service unavailable", "a backing service did not answer"
+    )
+    return _respond(request, problem)
+
+
+def _refused_by_postgres(
+    request: Request[Any, Any, Any], exc: psycopg.DataError
+) -> Response[ProblemDocument]:
+    """A value Postgres cannot store (out of range, not valid text) came from the request."""
+    log.warning("data refused by Postgres on %s %s: %s", request.method, request.url.path, exc)
+    problem = invalid_request("a value is out of range or is not storable text")
+    return _respond(request, problem)
+
+
 EXCEPTION_HANDLERS: dict[Any, Any] = {
     Problem: _respond,
     HTTPException: _http_exception,
+    psycopg.OperationalError: _unavailable,  # includes psycopg_pool.PoolTimeout
+    redis.exceptions.ConnectionError: _unavailable,
+    redis.exceptions.TimeoutError: _unavailable,
+    psycopg.DataError: _refused_by_postgres,
     Exception: _unexpected,
 }
+
+
+# --- request guard ---------------------------------------------------------------------------
+
+
+async def check_request(request: Request[Any, Any, Any]) -> None:
+    """Refuse what would otherwise fail deep inside with a 500: NUL in the path or the query
+    (Postgres text cannot hold it), and a JSON body that is too deep, holds NUL or does not
+    match its schema exactly (Litestar converts bodies leniently: ``"2"`` would pass as 2)."""
+    if "\x00" in request.scope["path"] or any(
+        "\x00" in key or "\x00" in value for key, value in request.query_params.multi_items()
+    ):
+        raise invalid_request("the URL holds a NUL character")
+    body_field = request.route_handler.parsed_fn_signature.parameters.get("data")
+    if body_field is None:
+        return
+    body = await request.body()
+    if not body:
+        return
+    try:
+        document = msgspec.json.decode(body)
+    except msgspec.DecodeError as error:
+        raise invalid_request(f"the body is not JSON: {error}") from None
+    except RecursionError:
+        raise invalid_request(f"the body nests deeper than {MAX_JSON_DEPTH} levels") from None
+    _check_document(document)
+    try:
+        msgspec.json.decode(body, type=body_field.annotation, strict=True)
+    except msgspec.ValidationError as error:
+        message, _, path = str(error).partition(" - at `$")
+        key = path.strip("`.")
+        errors = [{"message": message, "source": "body", **({"key": key} if key else {})}]
+        raise invalid_request(f"the body does not match its schema: {error}", errors) from None
+
+
+def _check_document(document: Any) -> None:
+    """Walk a decoded JSON document (without recursing): bounded depth, no NUL in any string."""
+    pending = [(document, 1)]
+    while pending:
+        value, depth = pending.pop()
+        if depth > MAX_JSON_DEPTH:
+            raise invalid_request(f"the body nests deeper than {MAX_JSON_DEPTH} levels")
+        if isinstance(value, dict):
+            pending.extend((key, depth) for key in value)
+            pending.extend((item, depth + 1) for item in value.values())
+        elif isinstance(value, list):
+            pending.extend((item, depth + 1) for item in value)
+        elif isinstance(value, str) and "\x00" in value:
+            raise invalid_request("a string in the body holds a NUL character")
 
 
 def problem_content() -> dict[str, Any]:
@@ -143,6 +233,8 @@ def finalize_contract(schema: dict[str, Any]) -> dict[str, Any]:
             if not isinstance(operation, dict) or "responses" not in operation:
                 continue
             responses = operation["responses"]
+            if operation.get("parameters") or "requestBody" in operation:
+                responses.setdefault("400", {"description": "The request is not valid"})
             responses.setdefault("500", {"description": "Internal server error"})
             for status, response in responses.items():
                 if status.isdigit() and int(status) >= 400:
@@ -288,6 +380,7 @@ def service_app(
         route_handlers=[health_route(service, instance_id), *handlers],
         dependencies={name: provider(value) for name, value in dependencies.items()},
         exception_handlers=EXCEPTION_HANDLERS,
+        before_request=check_request,
         on_startup=on_startup,
         on_shutdown=on_shutdown,
         openapi_config=openapi_config(service),

@@ -95,6 +95,13 @@ def command(
     )
 
 
+_command_decoder = msgspec.json.Decoder(CommandEnvelope)
+
+
+def decode_command(payload: bytes) -> CommandEnvelope:
+    return _command_decoder.decode(payload)
+
+
 def metadata(
     *, correlation_id: str, causation_id: str | None = None, actor: Actor = SYSTEM
 ) -> EventMetadata:

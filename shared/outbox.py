@@ -21,9 +21,8 @@ from collections.abc import Sequence
 import psycopg
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
-from redis.exceptions import RedisError
 
-from shared.bus import Bus
+from shared.bus import TRANSIENT_ERRORS, Bus, OutageLog
 
 log = logging.getLogger(__name__)
 
@@ -76,16 +75,22 @@ class OutboxRelay:
     async def run(self, stop: asyncio.Event) -> None:
         """Drain the outbox whenever woken, and at least every ``poll_interval_s``, until stop."""
         watcher = asyncio.create_task(self._wake_on(stop))
+        postgres_outage = OutageLog(log, "outbox relay", "postgres")
+        redis_outage = OutageLog(log, "outbox relay")
         backoff = 0.1
         try:
             while not stop.is_set():
                 self._wakeup.clear()
                 try:
                     await self.drain()
-                    delay, backoff = self._poll_interval_s, 0.1
-                except (psycopg.Error, RedisError, OSError) as exc:
-                    log.warning("outbox relay: publishing failed (%r); retrying", exc)
+                except (psycopg.Error, *TRANSIENT_ERRORS) as exc:
+                    outage = postgres_outage if isinstance(exc, psycopg.Error) else redis_outage
+                    outage.failed(exc)
                     delay, backoff = backoff, min(backoff * 2, 5.0)
+                else:
+                    postgres_outage.succeeded()
+                    redis_outage.succeeded()
+                    delay, backoff = self._poll_interval_s, 0.1
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._wakeup.wait(), timeout=delay)
                     # Under load many commits wake us at once: let a few more land so that one

@@ -8,6 +8,7 @@ futures by request id.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from typing import Any, TypeVar
 
@@ -16,6 +17,7 @@ import redis.asyncio as redis_async
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from shared import rules_api as api
+from shared.bus import TRANSIENT_ERRORS, OutageLog
 from shared.messages import new_id, now_ms
 
 log = logging.getLogger(__name__)
@@ -89,7 +91,8 @@ class RulesClient:
         if self._reader is not None:
             self._reader.cancel()
             await asyncio.gather(self._reader, return_exceptions=True)
-        await self.redis.delete(self.reply_stream)
+        with contextlib.suppress(*TRANSIENT_ERRORS):  # unreachable: the stream expires anyway
+            await self.redis.delete(self.reply_stream)
 
     async def call(
         self, request: api.RulesRequest, reply_type: type[ReplyT]
@@ -119,15 +122,17 @@ class RulesClient:
 
     async def _read_replies(self) -> None:
         last_id = "0"  # the stream is this process's own: every entry in it is for us
+        outage = OutageLog(log, f"rules reply reader of {self.reply_stream}")
         while True:
             try:
                 batches = await self.redis.xread(
                     {self.reply_stream: last_id}, block=1000, count=512
                 )
-            except RedisConnectionError:
-                log.warning("reply stream read failed; retrying", exc_info=True)
+            except TRANSIENT_ERRORS as error:
+                outage.failed(error)
                 await asyncio.sleep(0.5)
                 continue
+            outage.succeeded()
             for _stream, entries in batches or ():
                 for entry_id, fields in entries:
                     last_id = entry_id

@@ -85,7 +85,14 @@ class Runtime:
     ) -> None:
         """Join ``group`` on ``stream`` and hand each entry to ``handler`` until shutdown."""
         await self.bus.ensure_group(stream, group)
-        consumer = Consumer(self.redis, stream, group, self.settings.instance_id, handler)
+        consumer = Consumer(
+            self.redis,
+            stream,
+            group,
+            self.settings.instance_id,
+            handler,
+            dead_after_ms=self.settings.dead_consumer_after_ms,
+        )
         self.spawn(f"consume:{stream}", consumer.run(self.stop))
 
     async def close(self) -> None:

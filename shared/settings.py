@@ -24,6 +24,12 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     instance_id: str = ""
     """Names this process in consumer groups and reply streams; generated when empty."""
     rules_timeout_s: float = 5.0
+    dead_consumer_after_s: float = 300.0
+    """A consumer group member idle this long with nothing pending is deemed dead (its process
+    killed without a clean stop) and removed from the group; a live one removed by mistake is
+    only created again by its next read."""
+    start_wait_s: float = 3.0
+    """How long starting a table waits for its match to exist before answering 202 (creating)."""
     snapshot_every: int = 32
     """A match's folded state is stored each time a move crosses a multiple of this many
     events, so a replay folds fewer events than that onto the nearest snapshot."""
@@ -70,6 +76,10 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             instance = f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
             settings = msgspec.structs.replace(settings, instance_id=instance)
         return settings
+
+    @property
+    def dead_consumer_after_ms(self) -> int:
+        return int(self.dead_consumer_after_s * 1000)
 
     def stream(self, name: str) -> str:
         """The Redis key of a named stream, under this deployment's prefix."""

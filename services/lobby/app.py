@@ -7,20 +7,25 @@ from typing import Annotated, Any
 
 import msgspec
 from litestar import Controller, Litestar, Request, Response, delete, get, post
+from litestar.datastructures import ResponseHeader
 from litestar.di import NamedDependency
-from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
+from litestar.openapi.datastructures import ResponseSpec
+from litestar.params import FromPath, FromQuery, JSONBody, PathParameter, QueryParameter
 from litestar.response import ServerSentEvent
 
 from services.lobby import schemas as s
 from services.lobby.feed import TableFeeds
 from services.lobby.tables import Tables
-from shared import rules_api
+from shared import commands, rules_api
+from shared.commands import CommandRedriver
 from shared.feed import FEED_ROUTE, FeedAfter, FeedHub, FeedToken, LastEventId, open_feed
 from shared.http import (
     OPTIONAL_INVITATION,
     OPTIONAL_SEAT_TOKEN,
+    PG_INT_MAX,
     SEAT_TOKEN,
     IdempotencyKey,
+    Problem,
     bearer_token,
     not_found,
     problem_responses,
@@ -33,15 +38,23 @@ from shared.runtime import Runtime
 from shared.settings import Settings
 
 _json = msgspec.json.Encoder()
+_table_decoder = msgspec.json.Decoder(s.TableInfo)
 
 
 class Lobby:
-    """The lobby's composition: its runtime, its tables, and the rules catalogue it caches."""
+    """The lobby's composition: its runtime, its tables, the commands it sends (re-driven until
+    done), and the rules catalogue it caches."""
 
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
         self.tables = Tables(runtime)
+        self.commands: CommandRedriver
         self._catalogue: dict[str, s.GameInfo] | None = None
+
+    async def start(self) -> None:
+        await self.runtime.start()
+        self.commands = CommandRedriver(self.runtime.pool, self.runtime.bus)
+        self.runtime.spawn("command-redriver", self.commands.run(self.runtime.stop))
 
     async def catalogue(self) -> dict[str, s.GameInfo]:
         if self._catalogue is None:
@@ -65,16 +78,49 @@ class Lobby:
         self, scope: str, key: str | None, fingerprint: str, work: Any, status: int
     ) -> Response[Any]:
         """Run ``work(conn) -> body`` in one transaction, at most once per Idempotency-Key."""
+        body, status = await self._once(scope, key, fingerprint, work, status)
+        return _json_response(body, status)
+
+    async def _once(
+        self, scope: str, key: str | None, fingerprint: str, work: Any, status: int
+    ) -> tuple[bytes, int]:
         async with self.runtime.pool.connection() as conn, conn.transaction():
             if key is not None:
                 recorded = await recall(conn, scope, key, fingerprint)
                 if recorded is not None:
-                    return _json_response(recorded.body, recorded.status)
+                    return recorded.body, recorded.status
             body = _json.encode(await work(conn))
             if key is not None:
                 await remember(conn, scope, key, fingerprint, status, body)
         self.runtime.relay.wake()
-        return _json_response(body, status)
+        return body, status
+
+    async def start_table(
+        self, table_id: str, token: str, key: str | None, secrets: dict[str, set[str]]
+    ) -> Response[Any]:
+        """Start the table, then answer once its match exists (201); if that takes longer than
+        ``start_wait_s`` (its rules worker down, say), answer 202 with the match's
+        ``Location``, which shows the ``creating`` state until then. A retry does the same."""
+
+        async def work(conn: Any) -> s.TableInfo:
+            await self.tables.start(conn, table_id, token)
+            return await self.tables.get(conn, table_id, secrets)
+
+        body, _ = await self._once(
+            f"lobby:start:{table_id}", key, request_fingerprint(table_id, token), work, 201
+        )
+        self.commands.wake()
+        match_id = _table_decoder.decode(body).match_id
+        assert match_id is not None  # a started table names its match
+        created = await commands.wait_until_done(
+            self.runtime.pool, match_id, self.runtime.settings.start_wait_s
+        )
+        if created is not None and created.outcome is not None and created.outcome != "done":
+            raise Problem(422, "match-refused", "Match refused by the rules", created.outcome)
+        location = {"Location": f"/matches/{match_id}"}
+        if created is None or not created.done:
+            return Response(body, status_code=202, media_type="application/json", headers=location)
+        return Response(body, status_code=201, media_type="application/json", headers=location)
 
 
 def _json_response(body: bytes, status: int) -> Response[Any]:
@@ -245,7 +291,7 @@ class TablesController(Controller):
         request: Request[Any, Any, Any],
         lobby: NamedDependency[Lobby],
         table_id: FromPath[str],
-        seat: FromPath[int],
+        seat: Annotated[int, PathParameter(ge=0, le=PG_INT_MAX)],
     ) -> s.TableInfo:
         token = required_bearer_token(request)
         secrets = await lobby.secret_options()
@@ -259,8 +305,30 @@ class TablesController(Controller):
         "/{table_id:str}/start",
         operation_id="startTable",
         security=SEAT_TOKEN,
+        status_code=201,
         summary="Start the match once every seat is taken (any seated player)",
-        responses=problem_responses(401, 403, 404, 409, 503),
+        description=(
+            "Answers 201 once the table's match exists (`match_id`; `Location` names it). If"
+            " setting it up takes longer (a few seconds: its rules service is down, say), answers"
+            " 202 with the same body and `Location`: `getMatch` then shows `status: creating`"
+            " (and the match's other routes answer 409 `match-creating` with `Retry-After`)"
+            " until it exists. A retry answers the same way."
+        ),
+        response_headers=[
+            ResponseHeader(
+                name="Location",
+                description="The match: /matches/{match_id}",
+                documentation_only=True,
+            )
+        ],
+        responses={
+            202: ResponseSpec(
+                data_container=s.TableInfo,
+                description="Started; the match is still being set up",
+                generate_examples=False,
+            ),
+            **problem_responses(401, 403, 404, 409, 422, 503),
+        },
     )
     async def start_table(
         self,
@@ -272,13 +340,7 @@ class TablesController(Controller):
         token = required_bearer_token(request)
         check_key(idempotency_key)
         secrets = await lobby.secret_options()
-
-        async def work(conn: Any) -> s.TableInfo:
-            await lobby.tables.start(conn, table_id, token)
-            return await lobby.tables.get(conn, table_id, secrets)
-
-        fingerprint = request_fingerprint(table_id, token)
-        return await lobby.once(f"lobby:start:{table_id}", idempotency_key, fingerprint, work, 200)
+        return await lobby.start_table(table_id, token, idempotency_key, secrets)
 
 
 def create_app(settings: Settings | None = None) -> Litestar:
@@ -292,6 +354,6 @@ def create_app(settings: Settings | None = None) -> Litestar:
         settings.instance_id,
         [GamesController, TablesController],
         {"lobby": lobby, "table_feeds": TableFeeds(lobby.tables, feeds)},
-        on_startup=[runtime.start, feeds.start],
+        on_startup=[lobby.start, feeds.start],
         on_shutdown=[runtime.close],
     )

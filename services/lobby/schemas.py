@@ -6,6 +6,8 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
+from shared.http import PG_BIGINT_MAX, PG_INT_MAX
+
 PlayerName = Annotated[str, msgspec.Meta(min_length=1, max_length=40)]
 Visibility = Literal["public", "private"]
 
@@ -38,7 +40,7 @@ class CreateTable(msgspec.Struct, forbid_unknown_fields=True):
     seats: Annotated[int, msgspec.Meta(ge=1, le=12)]
     options: dict[str, Any] = {}
     name: Annotated[str, msgspec.Meta(max_length=80)] = ""
-    seed: Annotated[int, msgspec.Meta(ge=0, le=2**63 - 1)] | None = None
+    seed: Annotated[int, msgspec.Meta(ge=0, le=PG_BIGINT_MAX)] | None = None
     """Two tables with the same seed and options get the same deal (duplicate tournaments)."""
     visibility: Visibility = "public"
     """A ``private`` table is not listed; seeing it, joining it and watching its match take the
@@ -47,7 +49,7 @@ class CreateTable(msgspec.Struct, forbid_unknown_fields=True):
 
 class JoinTable(msgspec.Struct, forbid_unknown_fields=True):
     name: PlayerName
-    seat: int | None = None
+    seat: Annotated[int, msgspec.Meta(ge=0, le=PG_INT_MAX)] | None = None
     """A particular seat, or the first free one."""
 
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import base64
 import secrets
-from typing import Any
+from datetime import datetime
+from typing import Annotated, Any
 
 import msgspec
 from psycopg import AsyncConnection
 
 from services.lobby import schemas as s
-from shared import outbox
+from shared import commands, outbox
 from shared.eventstore import NewEvent, StoredEvent
 from shared.http import Problem, hash_token, new_token, not_found
 from shared.messages import (
@@ -24,6 +25,13 @@ from shared.messages import (
 from shared.runtime import Runtime
 
 _json = msgspec.json.Encoder()
+_cursor_decoder = msgspec.json.Decoder(
+    tuple[
+        Annotated[datetime, msgspec.Meta(tz=True)],
+        Annotated[str, msgspec.Meta(pattern="^[0-9a-f]{32}$")],
+    ]
+)
+"""A page cursor is ``[created_at, table_id]`` of the last table shown, exactly."""
 
 
 def table_stream(table_id: str) -> str:
@@ -215,7 +223,9 @@ class Tables:
             invitation_token_hash=row[11],
         )
         envelope = command("CreateMatch", create, correlation_id=correlation, actor=actor)
-        await outbox.enqueue(conn, [(self.commands_topic, _json.encode(envelope))])
+        await commands.send(
+            conn, envelope.command_id, self.commands_topic, match_id, _json.encode(envelope)
+        )
         return match_id
 
     # --- helpers -----------------------------------------------------------------------------
@@ -336,11 +346,10 @@ def _encode_cursor(created_at: str, table_id: str) -> str:
     return base64.urlsafe_b64encode(_json.encode([created_at, table_id])).decode()
 
 
-def _decode_cursor(cursor: str) -> tuple[str, str]:
+def _decode_cursor(cursor: str) -> tuple[datetime, str]:
     try:
-        created_at, table_id = msgspec.json.decode(base64.urlsafe_b64decode(cursor.encode()))
-        return str(created_at), str(table_id)
-    except (ValueError, TypeError, msgspec.DecodeError):
+        return _cursor_decoder.decode(base64.urlsafe_b64decode(cursor.encode()))
+    except (ValueError, msgspec.DecodeError):
         raise Problem(
             400, "bad-cursor", "Bad cursor", "the cursor is not one this API gave"
         ) from None

@@ -19,6 +19,7 @@ from services.match.replays import Replays
 from shared.feed import FEED_ROUTE, FeedAfter, FeedHub, FeedToken, LastEventId, open_feed
 from shared.http import (
     OPTIONAL_SEAT_TOKEN,
+    PG_INT_MAX,
     SEAT_TOKEN,
     IdempotencyKey,
     Problem,
@@ -28,14 +29,13 @@ from shared.http import (
     service_app,
 )
 from shared.idempotency import check_key
-from shared.messages import CommandEnvelope, CreateMatch
+from shared.messages import CreateMatch, decode_command
 from shared.runtime import Runtime
 from shared.settings import Settings
 
 log = logging.getLogger(__name__)
 
 MATCH_GROUP = "match"
-_envelope_decoder = msgspec.json.Decoder(CommandEnvelope)
 _PAST_VERSION = {"Cache-Control": "private, max-age=31536000, immutable", "Vary": "Authorization"}
 """A version once reached never changes, but what it shows depends on the caller's token."""
 
@@ -107,7 +107,8 @@ class MatchesController(Controller):
         matches: NamedDependency[Matches],
         match_id: FromPath[str],
         after: Annotated[
-            int, QueryParameter(ge=0, description="Return events after this version")
+            int,
+            QueryParameter(ge=0, le=PG_INT_MAX, description="Return events after this version"),
         ] = 0,
         limit: Annotated[int, QueryParameter(ge=1, le=500)] = 100,
     ) -> s.EventPage:
@@ -148,7 +149,9 @@ class MatchesController(Controller):
         request: Request[Any, Any, Any],
         replays: NamedDependency[Replays],
         match_id: FromPath[str],
-        version: Annotated[int, QueryParameter(ge=1, description="The version to show")],
+        version: Annotated[
+            int, QueryParameter(ge=1, le=PG_INT_MAX, description="The version to show")
+        ],
         full: Annotated[
             bool,
             QueryParameter(description="Show everything (every hand, the deck); finished only"),
@@ -200,20 +203,24 @@ class MatchesController(Controller):
 
 
 def command_handler(matches: NamedDependency[Matches]) -> Any:
-    """Handle the lobby's commands; a failure leaves the entry pending, to be retried."""
+    """Handle the lobby's commands. Each is kept in Postgres and re-driven until done, so when
+    the rules service does not answer the entry is only logged and acknowledged: the command
+    comes back, rather than being dead-lettered. (The consumer itself retries a handler that
+    failed for Postgres or Redis being down.)"""
 
     async def handle(_entry_id: str, payload: bytes) -> None:
-        envelope = _envelope_decoder.decode(payload)
+        envelope = decode_command(payload)
         if envelope.type != "CreateMatch":
             log.warning("ignoring unknown command %s", envelope.type)
             return
         command = msgspec.json.decode(envelope.body, type=CreateMatch)
         try:
-            await matches.create(command, envelope.correlation_id)
+            await matches.create(command, envelope.correlation_id, envelope.command_id)
         except Problem as problem:
-            if problem.status != 422:
-                raise
-            log.error("match %s refused by the rules: %s", command.match_id, problem.detail)
+            if problem.status == 422:
+                log.error("match %s refused by the rules: %s", command.match_id, problem.detail)
+            else:
+                log.warning("match %s not created yet: %s", command.match_id, problem.detail)
 
     return handle
 

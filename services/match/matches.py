@@ -8,7 +8,7 @@ only on top of the version it was decided on.
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import groupby
 from typing import Any
 
@@ -17,7 +17,7 @@ from psycopg import AsyncConnection
 from psycopg.errors import UniqueViolation
 
 from services.match import schemas as s
-from shared import outbox
+from shared import commands, outbox
 from shared import rules_api as api
 from shared.eventstore import NewEvent, StoredEvent
 from shared.http import Problem, hash_token, new_token, not_found
@@ -29,6 +29,7 @@ from shared.messages import (
     CreateMatch,
     EventEnvelope,
     EventMetadata,
+    decode_command,
     metadata,
     new_id,
 )
@@ -42,9 +43,14 @@ def match_stream(match_id: str) -> str:
     return f"match-{match_id}"
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class Snapshot:
-    """What the service keeps of a match between moves (a cache of its row)."""
+    """What the service keeps of a match between moves (a cache of its row).
+
+    Frozen: a move decides on one snapshot and commits against exactly its version, so no
+    concurrent request may change the copy a decision is being made on; newer copies replace
+    it in the cache instead.
+    """
 
     match_id: str
     table_id: str | None
@@ -88,6 +94,41 @@ class Snapshot:
         return seat
 
 
+class MatchCreating(Problem):
+    """A match whose table has started but which does not exist yet: its reads answer this
+    409 (retry shortly), except ``GET /matches/{id}``, which shows the ``creating`` state."""
+
+    def __init__(self, command: CreateMatch) -> None:
+        super().__init__(
+            409,
+            "match-creating",
+            "Match being created",
+            "the match is being set up: retry in a moment",
+            headers={"Retry-After": "1"},
+        )
+        self.command = command
+
+    def info(self, token: str | None) -> s.MatchInfo:
+        """The match as the caller may see it before its set-up: who plays, no view yet."""
+        command = self.command
+        seats = {hashed: seat for seat, hashed in enumerate(command.seat_token_hashes)}
+        pending = Snapshot(
+            match_id=command.match_id,
+            table_id=command.table_id,
+            game=command.game,
+            players=command.players,
+            seat_by_token_hash=seats,
+            version=0,
+            state=b"",
+            to_move=[],
+            status="creating",
+            result=None,
+            private=command.private,
+            invitation_token_hash=command.invitation_token_hash,
+        )
+        return _info(pending, pending.seat_of(token), None)
+
+
 class Matches:
     """Creates matches, serves them as each seat may see them, and records moves."""
 
@@ -98,16 +139,30 @@ class Matches:
 
     # --- creation ------------------------------------------------------------------------------
 
-    async def create(self, command: CreateMatch, correlation_id: str) -> bool:
-        """Set up the match a table asked for; a repeated command changes nothing."""
+    async def create(self, command: CreateMatch, correlation_id: str, command_id: str) -> bool:
+        """Set up the match a table asked for and mark the command done with it; a repeated
+        command changes nothing. The rules' refusal marks the command refused (never retried);
+        any other failure leaves it pending, to be re-driven."""
         if await self._exists(command.match_id):
+            async with self.runtime.pool.connection() as conn:
+                await commands.complete(conn, command_id)
             return False
-        done: api.SetUpDone = await self.runtime.ask_rules(
-            api.SetUp(
-                game=command.game, options=command.options, seats=command.seats, seed=command.seed
-            ),
-            api.SetUpDone,
-        )
+        try:
+            done: api.SetUpDone = await self.runtime.ask_rules(
+                api.SetUp(
+                    game=command.game,
+                    options=command.options,
+                    seats=command.seats,
+                    seed=command.seed,
+                ),
+                api.SetUpDone,
+            )
+        except Problem as problem:
+            if problem.status != 422:
+                raise
+            async with self.runtime.pool.connection() as conn:
+                await commands.complete(conn, command_id, f"{commands.REFUSED}: {problem.detail}")
+            raise
         return await self._insert(
             match_id=command.match_id,
             table_id=command.table_id,
@@ -121,6 +176,7 @@ class Matches:
             correlation_id=correlation_id,
             private=command.private,
             invitation_token_hash=command.invitation_token_hash,
+            command_id=command_id,
         )
 
     async def import_match(self, body: s.ImportMatch) -> tuple[str, list[str]]:
@@ -177,8 +233,10 @@ class Matches:
         invitation_token_hash: str | None = None,
         snapshots: list[api.StateSnapshot] | None = None,
         actors: list[int | None] | None = None,
+        command_id: str | None = None,
     ) -> bool:
-        """Create the match row, its seats, its snapshots (default: the state now) and events.
+        """Create the match row, its seats, its snapshots (default: the state now) and events,
+        and mark the command that asked for it done, all in one transaction.
 
         ``actors`` (an imported match's seat per event) records each run of one seat's events
         with that seat, as played moves are, so replays show who moved."""
@@ -205,6 +263,8 @@ class Matches:
                     invitation_token_hash,
                 ),
             )
+            if command_id is not None:
+                await commands.complete(conn, command_id)
             if inserted.rowcount == 0:
                 return False
             async with conn.cursor() as cursor:
@@ -304,43 +364,59 @@ class Matches:
             )
             row = await result.fetchone()
             if row is None:
-                raise not_found("match", match_id)
+                raise await self._missing(conn, match_id)
             if cached is None:
                 seats = await conn.execute(
                     "select token_hash, seat from match_seats where match_id = %s", (match_id,)
                 )
                 token_hashes = dict(await seats.fetchall())
-        if cached is None:
-            cached = Snapshot(
+        position = {
+            "version": row[3],
+            "state": bytes(row[4]),
+            "to_move": list(row[5]),
+            "status": row[6],
+            "result": None if row[7] is None else msgspec.json.decode(row[7]),
+        }
+        if cached is not None:
+            return self._remember(replace(cached, **position))
+        return self._remember(
+            Snapshot(
                 match_id=match_id,
                 table_id=row[0],
                 game=row[1],
                 players=msgspec.json.decode(row[2]),
                 seat_by_token_hash=token_hashes,
-                version=0,
-                state=b"",
-                to_move=[],
-                status="",
-                result=None,
                 private=row[8],
                 invitation_token_hash=row[9],
+                **position,
             )
-            self._remember(cached)
-        cached.version = row[3]
-        cached.state = bytes(row[4])
-        cached.to_move = list(row[5])
-        cached.status = row[6]
-        cached.result = None if row[7] is None else msgspec.json.decode(row[7])
-        return cached
+        )
 
-    def _remember(self, snapshot: Snapshot) -> None:
-        self._cache[snapshot.match_id] = snapshot
+    async def _missing(self, conn: AsyncConnection, match_id: str) -> Problem:
+        """Why there is no row: the match is still being created (its table started, its
+        ``CreateMatch`` not done yet), or there is no such match."""
+        asked = await commands.latest_about(conn, match_id)
+        if asked is None or asked.done:
+            return not_found("match", match_id)
+        envelope = decode_command(asked.payload)
+        return MatchCreating(msgspec.json.decode(envelope.body, type=CreateMatch))
+
+    def _remember(self, snapshot: Snapshot) -> Snapshot:
+        """Cache ``snapshot`` unless a newer version of the match is cached already (a read
+        that started before a move may finish after it)."""
+        cached = self._cache.get(snapshot.match_id)
+        if cached is None or cached.version <= snapshot.version:
+            self._cache[snapshot.match_id] = snapshot
         self._cache.move_to_end(snapshot.match_id)
         while len(self._cache) > CACHE_SIZE:
             self._cache.popitem(last=False)
+        return snapshot
 
     async def info(self, match_id: str, token: str | None) -> s.MatchInfo:
-        snapshot = await self.load(match_id, fresh=True)
+        try:
+            snapshot = await self.load(match_id, fresh=True)
+        except MatchCreating as creating:
+            return creating.info(token)
         seat = snapshot.seat_of(token)
         view = await self.runtime.ask_rules(
             api.ShowView(game=snapshot.game, state=snapshot.state, seat=seat), msgspec.Raw
@@ -418,10 +494,6 @@ class Matches:
             )
         )
 
-    def _crosses_snapshot(self, version: int, new_version: int) -> bool:
-        every = self.runtime.settings.snapshot_every
-        return new_version // every > version // every
-
     # --- moves ---------------------------------------------------------------------------------
 
     async def act(
@@ -481,7 +553,6 @@ class Matches:
                     {
                         "match_id": match_id,
                         "expected": snapshot.version,
-                        "new_version": new_version,
                         "state": progress.state,
                         "to_move": progress.to_move,
                         "status": status,
@@ -496,7 +567,7 @@ class Matches:
                         "key": key,
                         "fingerprint": retry.fingerprint,
                         "reply": reply,
-                        "snapshot": self._crosses_snapshot(snapshot.version, new_version),
+                        "snapshot_every": self.runtime.settings.snapshot_every,
                     },
                 )
                 moved = (await result.fetchone() or (0,))[0]
@@ -507,11 +578,16 @@ class Matches:
             current = await self.load(match_id, fresh=True)
             return await retry.answer_or(_stale(current.version, body.expected_version))
         self.runtime.relay.wake()
-        snapshot.version = new_version
-        snapshot.state = progress.state
-        snapshot.to_move = progress.to_move
-        snapshot.status = status
-        snapshot.result = progress.result
+        self._remember(
+            replace(
+                snapshot,
+                version=new_version,
+                state=progress.state,
+                to_move=progress.to_move,
+                status=status,
+                result=progress.result,
+            )
+        )
         return 201, reply
 
 
@@ -536,10 +612,10 @@ class _Retry:
 _COMMIT_MOVE = """
 with moved as (
     update matches
-    set version = %(new_version)s, state = %(state)s, to_move = %(to_move)s,
-        status = %(status)s, result = %(result)s, updated_at = now()
+    set version = version + cardinality(%(types)s::text[]), state = %(state)s,
+        to_move = %(to_move)s, status = %(status)s, result = %(result)s, updated_at = now()
     where match_id = %(match_id)s and version = %(expected)s
-    returning match_id
+    returning version
 ), appended as (
     insert into events (stream_id, version, type, data, metadata)
     select %(stream)s, %(expected)s + e.n, e.type, e.data, e.metadata
@@ -555,8 +631,9 @@ with moved as (
     order by p.n
 ), snapshotted as (
     insert into match_snapshots (match_id, version, state)
-    select %(match_id)s, %(new_version)s, %(state)s
-    where %(snapshot)s and exists (select from moved)
+    select %(match_id)s, moved.version, %(state)s
+    from moved
+    where moved.version / %(snapshot_every)s > %(expected)s / %(snapshot_every)s
 ), remembered as (
     insert into idempotency (scope, key, request_hash, status, body)
     select %(scope)s, %(key)s, %(fingerprint)s, 201, %(reply)s
@@ -564,11 +641,12 @@ with moved as (
 )
 select count(*) from moved
 """
-"""One statement, so one round trip and one commit: the snapshot row moves only from the
-version the move was decided on (a concurrent move finds no row and loses), and the events,
-their public copies for the outbox and the idempotency record are written with it or not at
-all, and so is the state when the move crosses a multiple of the snapshot interval.
-``unique(stream_id, version)`` on events backs the version guard up."""
+"""One statement, so one round trip and one commit. The row moves only from the version the
+move was decided on, and only by the number of events decided (whatever any cache holds): of
+racing moves decided on the same version, the first to commit wins and the others find no row
+and lose. The events, their public copies for the outbox and the idempotency record are
+written with it or not at all, and so is the state when the move crosses a multiple of the
+snapshot interval. ``unique(stream_id, version)`` on events backs the version guard up."""
 
 
 def _game_named_in(document: dict[str, Any]) -> str:
@@ -606,7 +684,7 @@ def _stale(current: int, expected: int) -> Problem:
     )
 
 
-def _info(snapshot: Snapshot, seat: int | None, view: msgspec.Raw) -> s.MatchInfo:
+def _info(snapshot: Snapshot, seat: int | None, view: msgspec.Raw | None) -> s.MatchInfo:
     return s.MatchInfo(
         match_id=snapshot.match_id,
         table_id=snapshot.table_id,

@@ -6,13 +6,15 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
+from shared.http import PG_INT_MAX
+
 GameJson = Annotated[
     msgspec.Raw, msgspec.Meta(description="Game-specific JSON; see the game's catalogue entry")
 ]
 
 
 class SubmitAction(msgspec.Struct, forbid_unknown_fields=True):
-    expected_version: Annotated[int, msgspec.Meta(ge=0)]
+    expected_version: Annotated[int, msgspec.Meta(ge=0, le=PG_INT_MAX)]
     """The match version the move was chosen at; a stale one gets 409 and changes nothing."""
     action: dict[str, Any]
     """One of the game's actions, tagged by ``type`` (see ``action_schema`` in the catalogue)."""
@@ -25,12 +27,13 @@ class MatchInfo(msgspec.Struct):
     players: list[str]
     version: int
     status: str
-    """``running`` or ``finished``."""
+    """``creating`` (its table has started; set-up under way: look again in a moment),
+    ``running`` or ``finished``."""
     to_move: list[int]
     you: int | None
     """The caller's seat, or null for a spectator."""
-    view: GameJson
-    """The state as the caller may see it."""
+    view: GameJson | None
+    """The state as the caller may see it (null while ``creating``)."""
     result: dict[str, Any] | None
 
 

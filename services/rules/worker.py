@@ -56,6 +56,7 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
         settings.instance_id,
         worker.handle,
         claim_idle_ms=10_000,
+        dead_after_ms=settings.dead_consumer_after_ms,
         concurrent=True,
     )
     log.info("rules worker %s consuming %s", settings.instance_id, stream)

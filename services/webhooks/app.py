@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import msgspec
 from litestar import Controller, Litestar, Response, get, patch, post
 from litestar.di import NamedDependency
-from litestar.params import FromPath, JSONBody, QueryParameter
+from litestar.params import FromPath, JSONBody, PathParameter, QueryParameter
 from psycopg_pool import AsyncConnectionPool
 
 from services.webhooks import schemas as s
@@ -18,6 +18,7 @@ from services.webhooks.signing import new_secret
 from services.webhooks.targets import TargetRefused, allowed_networks, check_target
 from shared.db import open_pool
 from shared.http import (
+    PG_BIGINT_MAX,
     Problem,
     not_found,
     problem_responses,
@@ -240,7 +241,7 @@ class SubscriptionsController(Controller):
         self,
         webhooks: NamedDependency[Webhooks],
         subscription_id: FromPath[str],
-        after: Annotated[int, QueryParameter(ge=0)] = 0,
+        after: Annotated[int, QueryParameter(ge=0, le=PG_BIGINT_MAX)] = 0,
         limit: Annotated[int, QueryParameter(ge=1, le=200)] = 50,
     ) -> s.DeliveryPage:
         async with webhooks.pool.connection() as conn:
@@ -259,7 +260,9 @@ class DeliveriesController(Controller):
         responses=problem_responses(404, 409, 503),
     )
     async def redeliver(
-        self, webhooks: NamedDependency[Webhooks], delivery_id: FromPath[int]
+        self,
+        webhooks: NamedDependency[Webhooks],
+        delivery_id: Annotated[int, PathParameter(ge=1, le=PG_BIGINT_MAX)],
     ) -> s.DeliveryInfo:
         async with webhooks.pool.connection() as conn:
             cursor = await conn.execute(

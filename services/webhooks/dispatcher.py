@@ -157,7 +157,14 @@ async def dispatch(
         for name in SOURCE_STREAMS:
             stream = settings.stream(name)
             await bus.ensure_group(stream, GROUP)
-            consumer = Consumer(redis, stream, GROUP, settings.instance_id, dispatcher.handle)
+            consumer = Consumer(
+                redis,
+                stream,
+                GROUP,
+                settings.instance_id,
+                dispatcher.handle,
+                dead_after_ms=settings.dead_consumer_after_ms,
+            )
             jobs.append(asyncio.create_task(consumer.run(stop)))
         while not stop.is_set():
             try:

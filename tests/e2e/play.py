@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import random
-import time
 import uuid
 from typing import Any
+
+import httpx
 
 from tests.e2e.conftest import Stack
 
@@ -33,25 +34,22 @@ def open_table(
     started = stack.lobby.post(
         f"/tables/{table_id}/start", headers={"Authorization": f"Bearer {tokens[0]}"}
     )
-    assert started.status_code == 200, started.text
     match_id = started.json()["match_id"]
-    wait_for_match(stack, match_id)
+    started_match(stack, started, token=tokens[0])
     return match_id, tokens
 
 
-def wait_for_match(
-    stack: Stack, match_id: str, timeout_s: float = 15.0, token: str | None = None
+def started_match(
+    stack: Stack, started: httpx.Response, token: str | None = None
 ) -> dict[str, Any]:
-    """The match once the match service has created it (a private one: pass a token)."""
-    deadline = time.monotonic() + timeout_s
-    headers = auth(token) if token else {}
-    while time.monotonic() < deadline:
-        response = stack.match.get(f"/matches/{match_id}", headers=headers)
-        if response.status_code == 200:
-            return response.json()
-        assert response.status_code == 404, response.text
-        time.sleep(0.05)
-    raise AssertionError(f"match {match_id} was not created")
+    """The match a start answered 201 for: it exists already (a private one: pass a token)."""
+    assert started.status_code == 201, started.text
+    match_id = started.json()["match_id"]
+    assert started.headers["Location"] == f"/matches/{match_id}"
+    response = stack.match.get(f"/matches/{match_id}", headers=auth(token) if token else {})
+    assert response.status_code == 200, response.text
+    assert response.json()["status"] == "running"
+    return response.json()
 
 
 def auth(token: str) -> dict[str, str]:

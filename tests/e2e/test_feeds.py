@@ -17,7 +17,7 @@ import pytest
 from services.rules.games.hanabi import standard_deck
 from shared.feed import RECHECK_S
 from tests.e2e.conftest import Stack, free_port, wait_healthy
-from tests.e2e.play import auth, open_table, play_to_end, wait_for_match
+from tests.e2e.play import auth, open_table, play_to_end, started_match
 
 pytestmark = pytest.mark.e2e
 
@@ -247,7 +247,7 @@ def test_a_table_feed_shows_seats_and_the_start_and_resumes(stack: Stack) -> Non
     ada = stack.lobby.post(f"{url}/seats", json={"name": "ada"}).json()
     stack.lobby.post(f"{url}/seats", json={"name": "bob"})
     started = stack.lobby.post(f"{url}/start", headers=auth(ada["token"]))
-    assert started.status_code == 200, started.text
+    assert started.status_code == 201, started.text
     follower.join(LIVE_S)
 
     assert follower.ids == [1, 2, 3, 4]
@@ -264,7 +264,7 @@ def test_a_table_feed_shows_seats_and_the_start_and_resumes(stack: Stack) -> Non
         {"type": "SeatTaken", "seat": 1, "player": "bob"},
     )
     assert start["seat"] == 0 and start["data"]["match_id"] == started.json()["match_id"]
-    wait_for_match(stack, started.json()["match_id"])
+    started_match(stack, started)
 
     resumed = Follower(
         lobby_url,
@@ -327,8 +327,8 @@ def test_private_feeds_need_the_invitation_or_a_seat(stack: Stack) -> None:
         ]
         for name in ("ada", "bob")
     ]
-    match_id = stack.lobby.post(f"{url}/start", headers=auth(tokens[0])).json()["match_id"]
-    wait_for_match(stack, match_id, token=tokens[0])
+    started = stack.lobby.post(f"{url}/start", headers=auth(tokens[0]))
+    match_id = started_match(stack, started, token=tokens[0])["match_id"]
     match_feed = f"/matches/{match_id}/feed"
 
     for response in (

@@ -6,7 +6,7 @@ import pytest
 
 from services.rules.games.hanabi import standard_deck
 from tests.e2e.conftest import Stack
-from tests.e2e.play import auth, wait_for_match
+from tests.e2e.play import auth, started_match
 
 pytestmark = pytest.mark.e2e
 
@@ -52,10 +52,9 @@ def test_seats_leave_and_start_rules(stack: Stack) -> None:
     assert stack.lobby.post(f"{url}/start", headers=auth("nobody")).status_code == 403
 
     started = stack.lobby.post(f"{url}/start", headers=auth(dan["token"]))
-    assert started.status_code == 200
     info = started.json()
     assert info["status"] == "started" and info["match_id"]
-    match = wait_for_match(stack, info["match_id"])
+    match = started_match(stack, started)  # exists the moment the start answers
     assert match["players"] == ["cleo", "dan", "ada"]
     assert stack.lobby.post(f"{url}/seats", json={"name": "late"}).status_code == 409
 

@@ -16,7 +16,7 @@ import redis
 
 from shared.http import hash_token
 from tests.e2e.conftest import Stack
-from tests.e2e.play import auth, open_table, wait_for_match
+from tests.e2e.play import auth, open_table, started_match
 
 pytestmark = pytest.mark.e2e
 
@@ -59,9 +59,7 @@ def start_private_match(stack: Stack) -> tuple[dict[str, Any], str, list[str]]:
         for name in ("ada", "bob")
     ]
     started = stack.lobby.post(f"{url}/start", headers=auth(tokens[0]))
-    assert started.status_code == 200, started.text
-    match_id = started.json()["match_id"]
-    wait_for_match(stack, match_id, token=tokens[0])
+    match_id = started_match(stack, started, token=tokens[0])["match_id"]
     return table, match_id, tokens
 
 

@@ -127,3 +127,62 @@ def test_two_match_processes_serve_one_match_without_stale_answers(stack: Stack)
     finally:
         stack.stop("match-2")
         second.close()
+
+
+def seated_table(stack: Stack, game: str = "hanabi", players: int = 2) -> tuple[str, list[str]]:
+    table_id = stack.lobby.post("/tables", json={"game": game, "seats": players}).json()["table_id"]
+    tokens = [
+        stack.lobby.post(f"/tables/{table_id}/seats", json={"name": f"p{seat}"}).json()["token"]
+        for seat in range(players)
+    ]
+    return table_id, tokens
+
+
+def test_a_table_started_while_rules_are_down_gets_its_match_though_redis_forgets(
+    stack: Stack, redis_url: str
+) -> None:
+    """The start answers 202 and the match shows ``creating``; Redis then loses the command,
+    and the rules come back after longer than a rules call waits: the match exists within 5 s
+    of their return, and nothing was dead-lettered."""
+    table_id, tokens = seated_table(stack)
+    stack.stop("rules")
+    try:
+        started = stack.lobby.post(f"/tables/{table_id}/start", headers=auth(tokens[1]))
+        assert started.status_code == 202, started.text
+        match_id = started.json()["match_id"]
+        assert started.headers["Location"] == f"/matches/{match_id}"
+        creating = stack.match.get(f"/matches/{match_id}", headers=auth(tokens[1]))
+        assert creating.status_code == 200, creating.text
+        assert creating.json()["status"] == "creating" and creating.json()["you"] == 1
+        assert creating.json()["view"] is None and creating.json()["players"] == ["p0", "p1"]
+        early = stack.match.get(f"/matches/{match_id}/actions", headers=auth(tokens[0]))
+        assert early.status_code == 409 and early.json()["type"].endswith("/match-creating")
+        assert early.headers["Retry-After"] == "1"
+        stranger = stack.match.get(f"/matches/{match_id}", headers=auth("not-a-seat"))
+        assert stranger.status_code == 403
+
+        client = redis.Redis.from_url(redis_url)
+        prefix = stack.env["PLAYTABLE_STREAM_PREFIX"]
+        for key in client.scan_iter(f"{prefix}:*"):
+            client.delete(key)
+        time.sleep(6)  # longer than a rules call waits: every attempt so far has failed
+    finally:
+        stack.start("rules")
+    back = time.monotonic()
+    while (response := stack.match.get(f"/matches/{match_id}")).json()["status"] == "creating":
+        assert time.monotonic() - back < 5, "the match was not created within 5 s"
+        time.sleep(0.05)
+    assert response.json()["status"] == "running"
+    again = stack.lobby.post(f"/tables/{table_id}/start", headers=auth(tokens[1]))
+    assert again.status_code == 409  # started once: no second match
+    dead = f"{stack.env['PLAYTABLE_STREAM_PREFIX']}:commands:match:dead"
+    assert redis.Redis.from_url(redis_url).xlen(dead) == 0
+
+
+def test_start_retried_with_its_key_answers_the_same_match(stack: Stack) -> None:
+    table_id, tokens = seated_table(stack)
+    headers = {**auth(tokens[0]), "Idempotency-Key": "start-1"}
+    first = stack.lobby.post(f"/tables/{table_id}/start", headers=headers)
+    second = stack.lobby.post(f"/tables/{table_id}/start", headers=headers)
+    assert first.status_code == second.status_code == 201
+    assert first.json()["match_id"] == second.json()["match_id"]

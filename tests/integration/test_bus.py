@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any
 
+import psycopg
 import pytest
 import redis.asyncio as redis_async
 from redis.asyncio.retry import Retry
@@ -49,6 +51,14 @@ async def payloads(redis: redis_async.Redis, stream: str) -> list[bytes]:
 
 async def pending_count(redis: redis_async.Redis, stream: str) -> int:
     return (await redis.xpending(stream, GROUP))["pending"]
+
+
+async def members(redis: redis_async.Redis, stream: str) -> dict[str, int]:
+    """The group's consumers by name, with how many entries each has pending."""
+    return {
+        member["name"].decode(): member["pending"]
+        for member in await redis.xinfo_consumers(stream, GROUP)
+    }
 
 
 async def test_publish_appends_in_order(
@@ -132,6 +142,69 @@ async def test_entry_of_a_dead_consumer_is_recovered_by_another(
     assert await pending_count(redis, stream) == 0
 
 
+async def test_dead_member_with_nothing_pending_is_removed_by_the_recovery_scan(
+    bus: Bus, redis: redis_async.Redis, key_prefix: str
+) -> None:
+    stream = f"{key_prefix}requests"
+    await bus.ensure_group(stream, GROUP)
+    await bus.publish(stream, b"handled")
+    assert await consumer(redis, stream, "killed", Recorder()).step() == 1  # then kill -9
+    survivor = consumer(redis, stream, "survivor", Recorder(), claim_idle_ms=40, dead_after_ms=300)
+
+    await survivor.step()
+    assert "killed" in await members(redis, stream)  # not idle long enough yet
+    await asyncio.sleep(0.35)
+    await survivor.step()
+
+    assert "killed" not in await members(redis, stream)
+
+
+async def test_dead_member_is_removed_only_once_its_pending_entries_were_claimed(
+    bus: Bus, redis: redis_async.Redis, key_prefix: str
+) -> None:
+    stream = f"{key_prefix}requests"
+    await bus.ensure_group(stream, GROUP)
+    entry_id = await bus.publish(stream, b"orphan")
+    await redis.xreadgroup(GROUP, "killed", {stream: ">"})  # read, never acknowledged
+    handler = Recorder()
+    survivor = consumer(redis, stream, "survivor", handler, claim_idle_ms=600, dead_after_ms=50)
+
+    await asyncio.sleep(0.2)
+    assert await survivor.step() == 0  # idle long enough to be dead, but not to be claimed
+    assert (await members(redis, stream))["killed"] == 1
+    await asyncio.sleep(0.5)
+    assert await survivor.step() == 1
+
+    assert handler.calls == [(entry_id, b"orphan")]
+    assert "killed" not in await members(redis, stream)
+    assert await pending_count(redis, stream) == 0
+
+
+async def test_stopped_member_leaves_the_group_unless_entries_are_pending_on_it(
+    bus: Bus, redis: redis_async.Redis, key_prefix: str
+) -> None:
+    stream = f"{key_prefix}requests"
+    await bus.ensure_group(stream, GROUP)
+    await bus.publish_many([(stream, b"fine"), (f"{key_prefix}flaky", b"fails")])
+    await bus.ensure_group(f"{key_prefix}flaky", GROUP)
+    stop = asyncio.Event()
+    fine, flaky = Recorder(), Recorder(failures=1)
+    running = [
+        asyncio.create_task(consumer(redis, stream, "clean", fine, block_ms=50).run(stop)),
+        asyncio.create_task(
+            consumer(redis, f"{key_prefix}flaky", "failed", flaky, block_ms=50).run(stop)
+        ),
+    ]
+    async with asyncio.timeout(3):
+        while not (fine.calls and flaky.calls):
+            await asyncio.sleep(0.01)
+    stop.set()
+    await asyncio.wait_for(asyncio.gather(*running), timeout=3)
+
+    assert await members(redis, stream) == {}
+    assert await members(redis, f"{key_prefix}flaky") == {"failed": 1}
+
+
 async def test_entry_that_keeps_failing_ends_in_the_dead_letter_stream(
     bus: Bus, redis: redis_async.Redis, key_prefix: str
 ) -> None:
@@ -154,6 +227,38 @@ async def test_entry_that_keeps_failing_ends_in_the_dead_letter_stream(
     assert fields[b"source_id"] == entry_id.encode()
     assert b"cannot handle" in fields[b"error"]
     assert await pending_count(redis, stream) == 0
+
+
+class PostgresDownFor:
+    """A handler whose database is unreachable for its first ``outages`` calls."""
+
+    def __init__(self, outages: int) -> None:
+        self.outages = outages
+        self.calls = 0
+
+    async def __call__(self, entry_id: str, payload: bytes) -> None:
+        self.calls += 1
+        if self.calls <= self.outages:
+            raise psycopg.OperationalError("connection refused")
+
+
+async def test_an_outage_is_waited_out_not_counted_towards_dead_lettering(
+    bus: Bus, redis: redis_async.Redis, key_prefix: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    stream = f"{key_prefix}events"
+    await bus.ensure_group(stream, GROUP)
+    await bus.publish(stream, b"event")
+    handler = PostgresDownFor(outages=4)
+    member = Consumer(redis, stream, GROUP, "a", handler, block_ms=0, max_deliveries=1)
+
+    with caplog.at_level(logging.INFO, logger="shared.bus"):
+        assert await member.step() == 1
+
+    assert handler.calls == 5
+    assert await redis.xlen(member.dead_letter_stream) == 0
+    assert await pending_count(redis, stream) == 0
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1 and "unreachable" in warnings[0].getMessage()
 
 
 async def test_entry_abandoned_too_often_is_dead_lettered_without_handling(

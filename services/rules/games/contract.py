@@ -151,12 +151,14 @@ def decide_in_turn(
 
 
 def _option_problem(spec: OptionSpec, value: Any) -> str | None:
+    """Types are checked exactly (``type(x) is int``): JSON's 5.0 equals 5 and true equals 1,
+    but the engines would fail on them at set-up, long after the table was accepted."""
     if value is None and spec.default is None:
         return None
     if spec.type == "bool":
-        return None if isinstance(value, bool) else "must be true or false"
+        return None if type(value) is bool else "must be true or false"
     if spec.type == "int":
-        if not isinstance(value, int) or isinstance(value, bool):
+        if type(value) is not int:
             return "must be an integer"
         if spec.minimum is not None and value < spec.minimum:
             return f"must be at least {spec.minimum}"
@@ -164,13 +166,13 @@ def _option_problem(spec: OptionSpec, value: Any) -> str | None:
             return f"must be at most {spec.maximum}"
         return None
     if spec.type == "enum":
-        return None if value in (spec.choices or []) else f"must be one of {spec.choices}"
+        choices = spec.choices or []
+        ok = any(type(value) is type(choice) and value == choice for choice in choices)
+        return None if ok else f"must be one of {choices}"
     if spec.type == "list[int]":
-        ok = isinstance(value, list) and all(
-            isinstance(v, int) and not isinstance(v, bool) for v in value
-        )
+        ok = type(value) is list and all(type(v) is int for v in value)
         return None if ok else "must be a list of integers"
     if spec.type == "list[str]":
-        ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
+        ok = type(value) is list and all(type(v) is str for v in value)
         return None if ok else "must be a list of strings"
     return f"unsupported option type {spec.type}"

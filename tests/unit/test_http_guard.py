@@ -1,0 +1,160 @@
+"""The request guard and error mapping every public service gets from ``service_app``:
+malformed requests are 400 problems, a backing service that is down is a 503 with Retry-After,
+never a 500."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Annotated, Any
+
+import msgspec
+import psycopg
+import pytest
+import redis.exceptions
+from litestar import get, post
+from litestar.params import FromPath, JSONBody
+from litestar.testing import TestClient
+
+from services.lobby.app import create_app as lobby_app
+from services.match.app import create_app as match_app
+from services.webhooks.app import create_app as webhooks_app
+from shared.http import EXCEPTION_HANDLERS, MAX_JSON_DEPTH, check_request, service_app
+from shared.settings import Settings
+
+PROBLEMS = "https://playtable.dev/problems/"
+
+
+class Body(msgspec.Struct, forbid_unknown_fields=True):
+    count: Annotated[int, msgspec.Meta(ge=0)]
+    flag: bool = False
+    tags: list[str] = []
+    extra: dict[str, Any] = {}
+
+
+@post("/echo", sync_to_thread=False)
+def echo(data: JSONBody[Body]) -> Body:
+    return data
+
+
+@get("/things/{name:str}", sync_to_thread=False)
+def thing(name: FromPath[str]) -> str:
+    return name
+
+
+FAILURES: dict[str, Exception] = {
+    "postgres-down": psycopg.OperationalError("connection refused"),
+    "redis-down": redis.exceptions.ConnectionError("Error 111 connecting"),
+    "redis-slow": redis.exceptions.TimeoutError("Timeout reading"),
+    "postgres-refuses-value": psycopg.errors.NumericValueOutOfRange("integer out of range"),
+}
+
+
+@get("/fail/{kind:str}", sync_to_thread=False)
+def fail(kind: FromPath[str]) -> None:
+    raise FAILURES[kind]
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[TestClient[Any]]:
+    app = service_app("test", "test-1", [echo, thing, fail], {}, on_startup=[], on_shutdown=[])
+    with TestClient(app) as test_client:
+        yield test_client
+
+
+def assert_problem(response: Any, status: int, kind: str) -> dict[str, Any]:
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"].startswith("application/problem+json")
+    problem = response.json()
+    assert problem["type"] == PROBLEMS + kind and problem["status"] == status
+    assert "Traceback" not in response.text
+    return problem
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"count": "2"}',
+        b'{"count": 2.0}',
+        b'{"count": 2, "flag": 1}',
+        b'{"count": 2, "flag": "true"}',
+        b'{"count": 2, "tags": [1]}',
+        b'{"count": -1}',
+        b'{"count": 2, "other": 1}',
+        b'{"count": 2',
+        b"[]",
+    ],
+)
+def test_a_body_not_exactly_of_its_schema_is_a_400(client: TestClient[Any], body: bytes) -> None:
+    assert_problem(client.post("/echo", content=body), 400, "invalid-request")
+
+
+def test_the_schema_error_names_the_field(client: TestClient[Any]) -> None:
+    problem = assert_problem(
+        client.post("/echo", content=b'{"count": "2"}'), 400, "invalid-request"
+    )
+    assert problem["errors"] == [
+        {"message": "Expected `int`, got `str`", "source": "body", "key": "count"}
+    ]
+
+
+def test_a_valid_body_passes(client: TestClient[Any]) -> None:
+    deep = {"a": 1}
+    for _ in range(MAX_JSON_DEPTH - 3):
+        deep = {"a": deep}
+    body = {"count": 2, "flag": True, "tags": ["x"], "extra": deep}
+    answer = client.post("/echo", json=body)
+    assert answer.status_code == 201 and answer.json() == body
+
+
+@pytest.mark.parametrize("depth", [MAX_JSON_DEPTH + 1, 1_000, 100_000])
+def test_a_body_nested_too_deep_is_a_400(client: TestClient[Any], depth: int) -> None:
+    body = b'{"count": 1, "extra": {"a": ' + b"[" * depth + b"]" * depth + b"}}"
+    problem = assert_problem(client.post("/echo", content=body), 400, "invalid-request")
+    assert str(MAX_JSON_DEPTH) in problem["detail"]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"count": 1, "tags": ["a\x00b"]},
+        {"count": 1, "extra": {"k\x00": 1}},
+        {"count": 1, "extra": {"k": [{"deeper": "\x00"}]}},
+    ],
+)
+def test_nul_anywhere_in_the_body_is_a_400(client: TestClient[Any], body: Any) -> None:
+    problem = assert_problem(client.post("/echo", json=body), 400, "invalid-request")
+    assert "NUL" in problem["detail"]
+
+
+def test_a_backslash_u0000_text_is_not_a_nul(client: TestClient[Any]) -> None:
+    answer = client.post("/echo", json={"count": 1, "tags": ["\\u0000"]})
+    assert answer.status_code == 201 and answer.json()["tags"] == ["\\u0000"]
+
+
+@pytest.mark.parametrize("url", ["/things/a%00b", "/things/ok?x=%00", "/things/ok?%00=1"])
+def test_nul_in_the_url_is_a_400(client: TestClient[Any], url: str) -> None:
+    assert_problem(client.get(url), 400, "invalid-request")
+
+
+@pytest.mark.parametrize("kind", ["postgres-down", "redis-down", "redis-slow"])
+def test_a_backing_service_down_is_a_503_with_retry_after(
+    client: TestClient[Any], kind: str
+) -> None:
+    response = client.get(f"/fail/{kind}")
+    problem = assert_problem(response, 503, "service-unavailable")
+    assert int(response.headers["retry-after"]) > 0
+    assert "refused" not in problem["detail"] and "Error" not in problem["detail"]
+
+
+def test_a_value_postgres_refuses_is_a_400(client: TestClient[Any]) -> None:
+    problem = assert_problem(client.get("/fail/postgres-refuses-value"), 400, "invalid-request")
+    assert "integer" not in problem["detail"]
+
+
+@pytest.mark.parametrize("create_app", [lobby_app, match_app, webhooks_app])
+def test_every_service_has_the_guard_and_the_handlers(create_app: Any) -> None:
+    app = create_app(Settings.from_env())
+    assert app.before_request is check_request
+    assert {kind: app.exception_handlers.get(kind) for kind in EXCEPTION_HANDLERS} == (
+        EXCEPTION_HANDLERS
+    )
