@@ -1,4 +1,5 @@
-"""``playtable bench``: engine playouts, moves through the running services, memory per match."""
+"""``playtable bench``: engine playouts, moves through the running services, memory per match,
+webhooks, racing moves and malformed requests."""
 
 from __future__ import annotations
 
@@ -35,6 +36,12 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         return asyncio.run(
             bench_webhooks(settings, args.subscriptions, args.events, args.rate, args.workers)
         )
+    if args.bench in ("race", "malformed"):
+        lobby = args.lobby or f"http://{settings.host}:{settings.lobby_port}"
+        matches = args.match or [f"http://{settings.host}:{settings.match_port}"]
+        if args.bench == "race":
+            return asyncio.run(bench_race(lobby, matches, args.rounds, args.clients))
+        return asyncio.run(bench_malformed(lobby, matches, args.requests, args.matches))
     raise SystemExit(f"unknown benchmark {args.bench}")
 
 
@@ -451,3 +458,86 @@ async def bench_webhooks(
         f" p50 {ordered[len(ordered) // 2]:.0f} ms, p99 {ordered[int(len(ordered) * 0.99)]:.0f} ms"
     )
     return 0
+
+
+# --- race and malformed (the fault suite's traffic, services/hostile.py) ----------------------
+
+
+async def bench_race(lobby: str, matches: list[str], rounds: int, clients: int) -> int:
+    """Rounds of ``clients`` moves at one expected version, each under its own key: exactly
+    one may be accepted; prints the rounds that accepted more than one."""
+    from services import hostile
+
+    client = hostile.new_client(connections=clients * len(matches) + 10)
+    load = hostile.Load(client, hostile.Endpoints(lobby, matches), slots=1)
+    rng = random.Random(1)
+    results: list[hostile.RaceResult] = []
+    match_id: str | None = None
+    tokens: list[str] = []
+    began = time.perf_counter()
+    try:
+        await hostile.warm_connections(client, matches, clients)
+        while len(results) < rounds:
+            if match_id is None:
+                _, match_id, tokens = await load.open_table("hanabi", 2)
+                await load.wait_for_match(match_id)
+            result = await hostile.race_round(
+                client, matches, match_id, tokens, rng, clients=clients
+            )
+            if result is None:
+                match_id = None
+                continue
+            results.append(result)
+            if result.created > 1:
+                print(f"match {match_id} v{result.version}: {result.created} answers 201")
+    finally:
+        await client.aclose()
+    several = sum(1 for result in results if result.created > 1)
+    none = sum(1 for result in results if result.created == 0)
+    print(
+        f"race: {len(results)} rounds of {clients} clients over {len(matches)} match"
+        f" process(es) in {time.perf_counter() - began:.1f} s: {several} rounds with more than"
+        f" one 201, {none} with none"
+    )
+    return 1 if several else 0
+
+
+async def bench_malformed(lobby: str, matches: list[str], requests: int, concurrent: int) -> int:
+    """The malformed-request barrage while ``concurrent`` matches play: 5xx answers, answers
+    that are not 4xx problems, and the load's moves/s meanwhile."""
+    import json
+
+    from services import hostile
+
+    endpoints = hostile.Endpoints(lobby, matches)
+    client = hostile.new_client(connections=concurrent * 3 + 10)
+    hostile_client = hostile.new_client(connections=16)
+    load = hostile.Load(client, endpoints, slots=concurrent)
+    stop = asyncio.Event()
+    running = asyncio.create_task(load.run(stop))
+    try:
+        table_id, match_id, tokens = await load.open_table("hanabi", 2)
+        await load.wait_for_match(match_id)
+        await asyncio.sleep(1.0)
+        quiet_began = time.monotonic()
+        await asyncio.sleep(5.0)  # the load alone, to compare with
+        began = time.monotonic()
+        known = hostile.Known(table_id, match_id, tokens[0])
+        answers = await hostile.barrage(hostile_client, endpoints, known, requests)
+        ended = time.monotonic()
+    finally:
+        stop.set()
+        await asyncio.gather(running, return_exceptions=True)
+        await client.aclose()
+        await hostile_client.aclose()
+    summary = hostile.summarize_barrage(answers)
+    quiet = load.moves_between(quiet_began, began) / (began - quiet_began)
+    during = load.moves_between(began, ended) / (ended - began)
+    print(
+        f"malformed: {len(answers)} requests in {ended - began:.1f} s"
+        f" ({len(answers) / (ended - began):,.0f}/s) beside {concurrent} matches:"
+        f" {summary['5xx']} answered 5xx, {summary['not_4xx_problem']} not a 4xx problem;"
+        f" the load made {during:,.1f} moves/s meanwhile, {quiet:,.1f} moves/s alone before"
+    )
+    print(json.dumps(summary))
+    return 1 if summary["5xx"] else 0

@@ -1,0 +1,901 @@
+"""Traffic that tests the platform's edges, shared by ``playtable bench race|malformed`` and the
+fault-injection suite (``tests/faults``):
+
+- ``Load``: matches played with random legal moves by clients that behave like real ones
+  under faults: a failed request (connection error, timeout, 5xx, 429) is retried, a move
+  always with the same ``Idempotency-Key`` and body, until a definite answer; every
+  acknowledged move (201) is recorded, and tables keep being opened and started meanwhile.
+- ``race_round``: many clients send a move for one match at the same expected version at once.
+- ``hostile_requests``: malformed requests to every lobby and match route, each of which must
+  be refused with a 4xx problem document, never a 5xx.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import time
+import uuid
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+PROBLEM_JSON = "application/problem+json"
+DEFINITE_MOVE_ANSWERS = {201, 409, 422}
+LOAD_GAMES = (("hanabi", 2), ("dingo", 3), ("breaking_news", 3))
+
+
+def load_game(slot: int) -> tuple[str, int]:
+    """Mostly Hanabi for two; every tenth slot Dingo, and the one after it Breaking News."""
+    if slot % 10 == 7:
+        return LOAD_GAMES[1]
+    if slot % 10 == 8:
+        return LOAD_GAMES[2]
+    return LOAD_GAMES[0]
+
+
+class GaveUp(Exception):
+    """No definite answer before the client's deadline."""
+
+
+@dataclass(frozen=True)
+class Ack:
+    """An acknowledged move: the match went from ``before`` to ``after`` with these events."""
+
+    match_id: str
+    key: str
+    before: int
+    after: int
+    types: tuple[str, ...]
+    at: float
+    slot: int
+
+
+@dataclass
+class Endpoints:
+    """The lobby and one or more match processes; requests are spread over the match
+    processes, and one that does not answer is avoided for a moment (clients fail over)."""
+
+    lobby: str
+    matches: list[str]
+    _turn: int = 0
+    _down_until: dict[str, float] = field(default_factory=dict)
+
+    def match(self) -> str:
+        now = time.monotonic()
+        for _ in range(len(self.matches)):
+            self._turn += 1
+            url = self.matches[self._turn % len(self.matches)]
+            if self._down_until.get(url, 0.0) <= now:
+                return url
+        return self.matches[self._turn % len(self.matches)]
+
+    def mark_down(self, url: str) -> None:
+        if len(self.matches) > 1:
+            self._down_until[url] = time.monotonic() + 1.0
+
+
+def new_client(connections: int = 64, timeout: float = 10.0) -> httpx.AsyncClient:
+    limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
+    return httpx.AsyncClient(timeout=timeout, limits=limits, trust_env=False)
+
+
+def _auth(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def _policy(rng: random.Random, actions: list[Any]) -> Any:
+    """Any legal move, but Hanabi plays seldom (matches run longer) and Breaking News calls
+    the news when it can (so stories, where every seat may act, come up)."""
+    types = {action.get("type") for action in actions}
+    if "CallBreakingNews" in types or "TellStory" in types:
+        news = [a for a in actions if a.get("type") in {"CallBreakingNews", "TellStory"}]
+        if rng.random() < 0.8:
+            return rng.choice(news)
+    if "PlayCard" in types:
+        quiet = [action for action in actions if action.get("type") != "PlayCard"]
+        if quiet and rng.random() < 0.85:
+            return rng.choice(quiet)
+    if "PlaceCard" in types:
+        placements = [action for action in actions if action.get("type") == "PlaceCard"]
+        if rng.random() < 0.9:
+            return rng.choice(placements)
+    return rng.choice(actions)
+
+
+class Load:
+    """``slots`` matches in play at once, each slot opening a new table when its match ends
+    or after ``moves_per_match`` moves (so starting tables is exercised all along)."""
+
+    def __init__(
+        self,
+        client: httpx.AsyncClient,
+        endpoints: Endpoints,
+        *,
+        slots: int = 20,
+        seed: int = 1,
+        moves_per_match: int = 40,
+        give_up_s: float = 60.0,
+        match_wait_s: float = 30.0,
+    ) -> None:
+        self.client = client
+        self.endpoints = endpoints
+        self.slots = slots
+        self.seed = seed
+        self.moves_per_match = moves_per_match
+        self.give_up_s = give_up_s
+        self.match_wait_s = match_wait_s
+        self.acks: list[Ack] = []
+        self.tables: dict[str, str] = {}
+        """Each table whose start was acknowledged: its match id."""
+        self.created_version: dict[str, int] = {}
+        """Each match's version when the load first saw it exist (its set-up events)."""
+        self.slot_of_match: dict[str, int] = {}
+        self.errors: Counter[str] = Counter()
+        """Failed attempts by kind (status code or exception), all retried."""
+        self.unexpected: list[str] = []
+        """Definite answers a well-behaved client should not get (kept for the report)."""
+        self.gave_up = 0
+        self.matches_never_created: list[str] = []
+        self.moves_tried = 0
+        self.unfinished_matches: set[str] = set()
+        """Matches with a move sent but never answered definitely (given up or cancelled):
+        it may have committed without an acknowledgement."""
+
+    # --- requests ------------------------------------------------------------------------
+
+    async def send(
+        self,
+        service: str,
+        method: str,
+        path: str,
+        *,
+        json_body: Any = None,
+        headers: dict[str, str] | None = None,
+        deadline: float | None = None,
+    ) -> httpx.Response:
+        """Until a definite answer: anything but a transport error, a 5xx or a 429."""
+        deadline = deadline or time.monotonic() + self.give_up_s
+        delay = 0.05
+        while True:
+            base = self.endpoints.lobby if service == "lobby" else self.endpoints.match()
+            try:
+                response = await self.client.request(
+                    method, base + path, json=json_body, headers=headers
+                )
+                if response.status_code < 500 and response.status_code != 429:
+                    return response
+                self.errors[str(response.status_code)] += 1
+            except httpx.TransportError as error:
+                self.errors[type(error).__name__] += 1
+                if service == "match":
+                    self.endpoints.mark_down(base)
+            if time.monotonic() > deadline:
+                self.gave_up += 1
+                raise GaveUp(f"{method} {path}")
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 0.2)
+
+    def _unexpected(self, what: str, response: httpx.Response) -> None:
+        self.unexpected.append(f"{what}: {response.status_code} {response.text[:300]}")
+
+    # --- tables --------------------------------------------------------------------------
+
+    async def open_table(
+        self, game: str, players: int, options: dict[str, Any] | None = None
+    ) -> tuple[str, str, list[str]]:
+        """Create, seat and start a table (each step retried under its own key); returns the
+        table id, the match id and the seat tokens once the start is acknowledged."""
+        body = {"game": game, "seats": players, "options": options or {}}
+        key = {"Idempotency-Key": uuid.uuid4().hex}
+        created = await self.send("lobby", "POST", "/tables", json_body=body, headers=key)
+        if created.status_code != 201:
+            self._unexpected("create table", created)
+            raise GaveUp("create table")
+        table_id = created.json()["table_id"]
+        tokens = []
+        for seat in range(players):
+            key = {"Idempotency-Key": uuid.uuid4().hex}
+            joined = await self.send(
+                "lobby",
+                "POST",
+                f"/tables/{table_id}/seats",
+                json_body={"name": f"p{seat}"},
+                headers=key,
+            )
+            if joined.status_code != 201:
+                self._unexpected("join", joined)
+                raise GaveUp("join")
+            tokens.append(joined.json()["token"])
+        headers = {**_auth(tokens[0]), "Idempotency-Key": uuid.uuid4().hex}
+        started = await self.send("lobby", "POST", f"/tables/{table_id}/start", headers=headers)
+        if started.status_code not in (200, 201, 202):
+            self._unexpected("start", started)
+            raise GaveUp("start")
+        match_id = started.json()["match_id"]
+        self.tables[table_id] = match_id
+        return table_id, match_id, tokens
+
+    async def wait_for_match(self, match_id: str) -> dict[str, Any]:
+        """The match once it exists (404 and ``status: creating`` mean not yet)."""
+        deadline = time.monotonic() + self.match_wait_s
+        while True:
+            response = await self.send("match", "GET", f"/matches/{match_id}", deadline=deadline)
+            if response.status_code == 200 and response.json()["status"] != "creating":
+                info = response.json()
+                self.created_version.setdefault(match_id, info["version"])
+                return info
+            if response.status_code not in (200, 404):
+                self._unexpected("get new match", response)
+            if time.monotonic() > deadline:
+                self.matches_never_created.append(match_id)
+                raise GaveUp(f"match {match_id} never created")
+            await asyncio.sleep(0.05)
+
+    # --- moves ---------------------------------------------------------------------------
+
+    async def move(
+        self, slot: int, match_id: str, tokens: list[str], rng: random.Random
+    ) -> dict[str, Any] | None:
+        """One random legal move; returns the match as read before it, None once over."""
+        info_r = await self.send("match", "GET", f"/matches/{match_id}")
+        if info_r.status_code != 200:
+            self._unexpected("get match", info_r)
+            raise GaveUp("get match")
+        info = info_r.json()
+        if info["status"] != "running" or not info["to_move"]:
+            return None
+        seat = rng.choice(info["to_move"])
+        legal_r = await self.send(
+            "match", "GET", f"/matches/{match_id}/actions", headers=_auth(tokens[seat])
+        )
+        if legal_r.status_code != 200:
+            self._unexpected("legal actions", legal_r)
+            return info
+        legal = legal_r.json()
+        if legal["version"] != info["version"] or not legal["actions"]:
+            return info  # moved on in between (another process's read): look again
+        action = _policy(rng, legal["actions"])
+        key = uuid.uuid4().hex
+        body = {"expected_version": info["version"], "action": action}
+        headers = {**_auth(tokens[seat]), "Idempotency-Key": key}
+        self.moves_tried += 1
+        path = f"/matches/{match_id}/actions"
+        try:
+            moved = await self.send("match", "POST", path, json_body=body, headers=headers)
+        except BaseException:
+            self.unfinished_matches.add(match_id)
+            raise
+        if moved.status_code == 201:
+            accepted = moved.json()
+            types = tuple(str(event.get("type")) for event in accepted["events"])
+            self.acks.append(
+                Ack(
+                    match_id,
+                    key,
+                    info["version"],
+                    accepted["version"],
+                    types,
+                    time.monotonic(),
+                    slot,
+                )
+            )
+        elif moved.status_code not in DEFINITE_MOVE_ANSWERS or moved.status_code == 422:
+            self._unexpected("move", moved)
+        else:
+            self.errors[f"move {moved.status_code}"] += 1
+        return info
+
+    async def _slot(self, slot: int, stop: asyncio.Event) -> None:
+        rng = random.Random(self.seed * 10_007 + slot)
+        game, players = load_game(slot)
+        while not stop.is_set():
+            try:
+                _table, match_id, tokens = await self.open_table(game, players)
+                self.slot_of_match[match_id] = slot
+                await self.wait_for_match(match_id)
+                for _ in range(self.moves_per_match):
+                    if stop.is_set() or await self.move(slot, match_id, tokens, rng) is None:
+                        break
+            except GaveUp:
+                await asyncio.sleep(0.1)
+
+    async def run(self, stop: asyncio.Event) -> None:
+        await asyncio.gather(*(self._slot(slot, stop) for slot in range(self.slots)))
+
+    # --- figures -------------------------------------------------------------------------
+
+    def moves_between(self, start: float, end: float) -> int:
+        return sum(1 for ack in self.acks if start <= ack.at < end)
+
+    def recovery_s(self, since: float) -> float | None:
+        """From ``since`` to the first acknowledged move of every slot after it (None if a
+        slot made none)."""
+        firsts: dict[int, float] = {}
+        for ack in self.acks:
+            if ack.at >= since and ack.slot not in firsts:
+                firsts[ack.slot] = ack.at
+        if len(firsts) < self.slots:
+            return None
+        return max(firsts.values()) - since
+
+
+# --- racing writers -----------------------------------------------------------------------
+
+
+@dataclass
+class RaceResult:
+    version: int
+    statuses: list[int]
+    bodies: list[Any]
+    keys: int
+    """How many distinct Idempotency-Keys were sent."""
+
+    @property
+    def created(self) -> int:
+        return self.statuses.count(201)
+
+    def problem_types(self) -> list[str]:
+        return [
+            str(body.get("type", "")).rsplit("/", 1)[-1] if isinstance(body, dict) else "?"
+            for status, body in zip(self.statuses, self.bodies, strict=True)
+            if status != 201
+        ]
+
+
+async def race_round(
+    client: httpx.AsyncClient,
+    match_urls: list[str],
+    match_id: str,
+    tokens: list[str],
+    rng: random.Random,
+    *,
+    clients: int = 20,
+    same_key: bool = False,
+    seats: list[int] | None = None,
+) -> RaceResult | None:
+    """``clients`` requests at one expected version, released together.
+
+    ``seats``: who sends (client i as ``seats[i % len]``); by default one seat to move for
+    all. ``same_key``: one key and body for every client (a retry storm), else each its own
+    key and a random legal action. None if the match is over.
+    """
+    info = (await client.get(f"{match_urls[0]}/matches/{match_id}")).json()
+    if info["status"] != "running" or not info["to_move"]:
+        return None
+    version = info["version"]
+    senders = seats or [rng.choice(info["to_move"])]
+    legal: dict[int, list[Any]] = {}
+    for seat in set(senders):
+        listed = await client.get(
+            f"{match_urls[0]}/matches/{match_id}/actions", headers=_auth(tokens[seat])
+        )
+        listed.raise_for_status()
+        if listed.json()["version"] != version:
+            return await race_round(
+                client,
+                match_urls,
+                match_id,
+                tokens,
+                rng,
+                clients=clients,
+                same_key=same_key,
+                seats=seats,
+            )
+        legal[seat] = listed.json()["actions"]
+    shared_key = uuid.uuid4().hex
+    shared_seat = senders[0]
+    shared_action = _policy(rng, legal[shared_seat])
+    requests = []
+    for index in range(clients):
+        seat = shared_seat if same_key else senders[index % len(senders)]
+        action = shared_action if same_key else _policy(rng, legal[seat])
+        key = shared_key if same_key else uuid.uuid4().hex
+        url = f"{match_urls[index % len(match_urls)]}/matches/{match_id}/actions"
+        headers = {**_auth(tokens[seat]), "Idempotency-Key": key}
+        requests.append((url, {"expected_version": version, "action": action}, headers))
+    go = asyncio.Event()
+
+    async def send(url: str, body: Any, headers: dict[str, str]) -> tuple[int, Any]:
+        await go.wait()
+        response = await client.post(url, json=body, headers=headers)
+        try:
+            return response.status_code, response.json()
+        except ValueError:
+            return response.status_code, response.text
+
+    tasks = [asyncio.create_task(send(*request)) for request in requests]
+    await asyncio.sleep(0)  # every task waits at the barrier
+    go.set()
+    answers = await asyncio.gather(*tasks)
+    keys = 1 if same_key else clients
+    return RaceResult(version, [a[0] for a in answers], [a[1] for a in answers], keys)
+
+
+async def warm_connections(client: httpx.AsyncClient, urls: list[str], count: int) -> None:
+    """Open ``count`` keep-alive connections to each URL so that racing requests leave at once."""
+    await asyncio.gather(*(client.get(f"{url}/health") for url in urls for _ in range(count)))
+
+
+# --- malformed requests -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HostileRequest:
+    service: str
+    """``lobby`` or ``match``."""
+    method: str
+    path: str
+    """Already percent-encoded where it needs to be."""
+    label: str
+    headers: tuple[tuple[str, bytes], ...] = ()
+    content: bytes | None = None
+
+
+@dataclass
+class Known:
+    """Real ids and a real seat token, so malformed requests reach past the id look-ups."""
+
+    table_id: str
+    match_id: str
+    token: str
+
+
+HUGE = "99999999999999999999"
+HUGE_INT = 99999999999999999999
+
+
+def _deep(depth: int, kind: str) -> bytes:
+    if kind == "list":
+        return b"[" * depth + b"]" * depth
+    return b'{"a":' * depth + b"1" + b"}" * depth
+
+
+def _json_bytes(value: Any) -> bytes:
+    return json.dumps(value).encode()
+
+
+def hostile_requests(rng: random.Random, known: Known) -> Iterator[HostileRequest]:
+    """Endless malformed requests, each of which the service must refuse with a 4xx problem."""
+    table, match, token = known.table_id, known.match_id, known.token
+    bearer = ("Authorization", f"Bearer {token}".encode())
+    as_json = ("Content-Type", b"application/json")
+
+    def junk(size: int = 64) -> bytes:
+        return bytes(rng.randrange(256) for _ in range(rng.randrange(1, size)))
+
+    def bad_id() -> str:
+        return rng.choice(
+            [
+                uuid.uuid4().hex,
+                "%00",
+                f"{uuid.uuid4().hex[:8]}%00x",
+                "x" * 3000,
+                "%C3%A9t%C3%A9%E2%80%8B",
+                "%FF%FE",
+                HUGE,
+                "..%2F..%2Fetc",
+            ]
+        )
+
+    def bad_auth(malformed_only: bool = False) -> tuple[str, bytes]:
+        """A malformed Authorization header (401), or else one naming no seat (403 where a
+        seat is needed; on a public table's read it is only a spectator)."""
+        malformed = [b"Bearer", b"Basic dXNlcjpwYXNz", b"bearer\tx y z", b"Token abc", b"\xff"]
+        unknown = [b"Bearer " + b"A" * 9000, b"Bearer \xff\xfe\xfd", b"Bearer not-a-token"]
+        return ("Authorization", rng.choice(malformed if malformed_only else malformed + unknown))
+
+    def bad_key() -> tuple[str, bytes]:
+        return ("Idempotency-Key", rng.choice([b"k" * 256, b"k" * 5000]))
+
+    def odd_key() -> tuple[str, bytes]:
+        return ("Idempotency-Key", rng.choice([b"\xff\xfe", b"k" * 256, b"\xc3\xa9", b"a b"]))
+
+    def body_junk() -> bytes:
+        return rng.choice(
+            [
+                junk(),
+                _deep(1000, "list"),
+                _deep(1000, "object"),
+                b"",
+                b"{",
+                b"null",
+                b'"\\u0000"',
+                b"\x00\x00\x00",
+                b'{"a": NaN}',
+                b"1e999999",
+            ]
+        )
+
+    table_bodies = [
+        {"game": "hanabi\u0000", "seats": 2},
+        {"game": "hanabi", "seats": "2"},
+        {"game": "hanabi", "seats": 2, "options": {"suits": 5.0}},
+        {"game": "hanabi", "seats": 2, "options": {"suits": "five"}},
+        {"game": "hanabi", "seats": HUGE_INT},
+        {"game": "hanabi", "seats": -HUGE_INT},
+        {"game": "hanabi", "seats": 2, "seed": HUGE_INT},
+        {"game": "hanabi", "seats": 2, "seed": "x"},
+        {"game": "hanabi", "seats": 2, "options": "x"},
+        {"game": "hanabi", "seats": 2, "options": {"deck": [HUGE_INT]}},
+        {"game": "hanabi", "seats": 2, "options": {"\u0000": 1}},
+        {"game": "hanabi", "seats": 2, "visibility": "\u0000"},
+        {"game": 5, "seats": 2},
+        {"game": "no-such-game", "seats": 2},
+        {"game": "hanabi", "seats": 2, "name": "a\u0000b"},
+        [],
+        "hanabi",
+    ]
+    move_bodies = [
+        {"expected_version": HUGE_INT, "action": {"type": "Discard", "card": 0}},
+        {"expected_version": -HUGE_INT, "action": {"type": "Discard", "card": 0}},
+        {"expected_version": "1", "action": {"type": "Discard", "card": 0}},
+        {"expected_version": 1, "action": "Discard"},
+        {"expected_version": 1, "action": {"type": "Discard\u0000", "card": 0}},
+        {"expected_version": 1, "action": {"type": "Discard", "card": HUGE_INT}},
+        {"expected_version": 1, "action": {"type": "Discard", "card": 1.5}},
+        {"expected_version": 1.5, "action": {"type": "Discard", "card": 0}},
+        {"expected_version": 1},
+        {"action": {"type": "Discard", "card": 0}},
+        {"expected_version": 1, "action": {}},
+        {"expected_version": 1, "action": {"type": 5}},
+    ]
+    import_bodies = [
+        {"document": "x"},
+        {"document": {"format": "playtable-match", "format_version": HUGE_INT}},
+        {"document": {"format": "playtable-match\u0000"}, "game": "hanabi"},
+        {
+            "document": {
+                "format": "playtable-match",
+                "format_version": 1,
+                "game": "hanabi",
+                "options": {},
+                "players": ["a\u0000"],
+                "status": "finished",
+                "result": None,
+                "events": [
+                    {"version": HUGE_INT, "type": "x", "data": {}, "seat": None, "recorded_at": "x"}
+                ],
+            }
+        },
+        {"document": {"players": [], "actions": [{"type": HUGE_INT}]}, "game": "hanabi"},
+        {"document": {}, "game": "no-such-game"},
+        {"document": [], "game": 5},
+    ]
+
+    def choose(options: list[Any]) -> bytes:
+        return _json_bytes(rng.choice(options))
+
+    makers = [
+        # lobby
+        lambda: HostileRequest("lobby", "POST", "/tables", "tables junk", (as_json,), body_junk()),
+        lambda: HostileRequest(
+            "lobby", "POST", "/tables", "tables bad body", (as_json,), choose(table_bodies)
+        ),
+        lambda: HostileRequest(
+            "lobby",
+            "POST",
+            "/tables",
+            "tables bad key",
+            (as_json, bad_key()),
+            _json_bytes({"game": "hanabi", "seats": 2}),
+        ),
+        lambda: HostileRequest(
+            "lobby",
+            "POST",
+            "/tables",
+            "tables odd key and body",
+            (as_json, odd_key()),
+            choose(table_bodies),
+        ),
+        lambda: HostileRequest(
+            "lobby",
+            "GET",
+            rng.choice(
+                [
+                    f"/tables?limit={HUGE}",
+                    "/tables?limit=0",
+                    "/tables?limit=abc",
+                    "/tables?cursor=!!!garbage!!!",
+                    f"/tables?cursor={uuid.uuid4().hex}",
+                    "/tables?cursor=%00",
+                    "/tables?cursor=eyJ4IjoxfQ",
+                    f"/tables?cursor={HUGE}",
+                    f"/tables?limit=-{HUGE}",
+                ]
+            ),
+            "tables list params",
+        ),
+        lambda: HostileRequest("lobby", "GET", f"/tables/{bad_id()}", "table unknown id"),
+        lambda: HostileRequest("lobby", "GET", f"/games/{bad_id()}", "game unknown id"),
+        lambda: HostileRequest(
+            "lobby", "GET", f"/tables/{table}", "table bad auth", (bad_auth(malformed_only=True),)
+        ),
+        lambda: HostileRequest(
+            "lobby",
+            "POST",
+            f"/tables/{bad_id()}/seats",
+            "join unknown",
+            (as_json,),
+            _json_bytes({"name": "x"}),
+        ),
+        lambda: HostileRequest(
+            "lobby",
+            "POST",
+            f"/tables/{table}/seats",
+            "join bad body",
+            (as_json,),
+            rng.choice(
+                [
+                    body_junk(),
+                    _json_bytes({"name": 5}),
+                    _json_bytes({"name": "a\u0000b"}),
+                    _json_bytes({"name": "x" * 100_000}),
+                    _json_bytes({"name": ["x"]}),
+                ]
+            ),
+        ),
+        lambda: HostileRequest(
+            "lobby",
+            "POST",
+            f"/tables/{table}/seats",
+            "join bad key",
+            (as_json, bad_key()),
+            _json_bytes({"name": "x"}),
+        ),
+        lambda: HostileRequest(
+            "lobby",
+            "DELETE",
+            rng.choice(
+                [
+                    f"/tables/{table}/seats/{HUGE}",
+                    f"/tables/{table}/seats/-1",
+                    f"/tables/{table}/seats/abc",
+                    f"/tables/{bad_id()}/seats/0",
+                    f"/tables/{table}/seats/0",
+                ]
+            ),
+            "leave bad",
+            (rng.choice([bad_auth(), bearer]),),
+        ),
+        lambda: HostileRequest(
+            "lobby",
+            "POST",
+            f"/tables/{rng.choice([table, bad_id()])}/start",
+            "start bad auth",
+            (bad_auth(),),
+        ),
+        lambda: HostileRequest(
+            "lobby", "POST", f"/tables/{bad_id()}/start", "start unknown", (bearer,)
+        ),
+        lambda: HostileRequest(
+            "lobby", "POST", f"/tables/{table}/start", "start bad key", (bearer, bad_key())
+        ),
+        lambda: HostileRequest(
+            "lobby",
+            "GET",
+            rng.choice(
+                [
+                    f"/tables/{bad_id()}/feed",
+                    f"/tables/{table}/feed?after={HUGE}",
+                    f"/tables/{table}/feed?after=-1",
+                    f"/tables/{table}/feed?after=abc",
+                ]
+            ),
+            "table feed bad",
+        ),
+        lambda: HostileRequest(
+            "lobby",
+            "GET",
+            f"/tables/{table}/feed",
+            "table feed bad id",
+            (("Last-Event-ID", rng.choice([b"abc", HUGE.encode(), b"-1", b"\xff"])),),
+        ),
+        # match
+        lambda: HostileRequest("match", "GET", f"/matches/{bad_id()}", "match unknown id"),
+        lambda: HostileRequest(
+            "match", "GET", f"/matches/{match}", "match bad auth", (bad_auth(),)
+        ),
+        lambda: HostileRequest(
+            "match",
+            "GET",
+            f"/matches/{rng.choice([match, bad_id()])}/actions",
+            "actions bad auth",
+            rng.choice([(), (bad_auth(),)]),
+        ),
+        lambda: HostileRequest(
+            "match",
+            "POST",
+            f"/matches/{match}/actions",
+            "move junk",
+            (as_json, bearer),
+            body_junk(),
+        ),
+        lambda: HostileRequest(
+            "match",
+            "POST",
+            f"/matches/{match}/actions",
+            "move bad body",
+            (as_json, bearer, ("Idempotency-Key", uuid.uuid4().hex.encode())),
+            choose(move_bodies),
+        ),
+        lambda: HostileRequest(
+            "match",
+            "POST",
+            f"/matches/{match}/actions",
+            "move bad key",
+            (as_json, bearer, bad_key()),
+            _json_bytes({"expected_version": 1, "action": {"type": "Discard", "card": 0}}),
+        ),
+        lambda: HostileRequest(
+            "match",
+            "POST",
+            f"/matches/{bad_id()}/actions",
+            "move unknown",
+            (as_json, bearer),
+            choose(move_bodies),
+        ),
+        lambda: HostileRequest(
+            "match",
+            "POST",
+            f"/matches/{match}/actions",
+            "move bad auth",
+            (as_json, bad_auth()),
+            choose(move_bodies),
+        ),
+        lambda: HostileRequest(
+            "match",
+            "GET",
+            rng.choice(
+                [
+                    f"/matches/{match}/events?after={HUGE}",
+                    f"/matches/{match}/events?limit={HUGE}",
+                    f"/matches/{match}/events?after=-1",
+                    f"/matches/{match}/events?limit=0",
+                    f"/matches/{match}/events?after=abc",
+                    f"/matches/{bad_id()}/events",
+                    f"/matches/{match}/events?after=%00",
+                ]
+            ),
+            "events bad params",
+        ),
+        lambda: HostileRequest(
+            "match",
+            "GET",
+            rng.choice(
+                [
+                    f"/matches/{match}/replay?version={HUGE}",
+                    f"/matches/{match}/replay?version=0",
+                    f"/matches/{match}/replay",
+                    f"/matches/{match}/replay?version=abc",
+                    f"/matches/{match}/replay?version=1&full=maybe",
+                    f"/matches/{match}/replay?version=1&full=true",
+                    f"/matches/{bad_id()}/replay?version=1",
+                ]
+            ),
+            "replay bad params",
+        ),
+        lambda: HostileRequest(
+            "match",
+            "GET",
+            rng.choice(
+                [
+                    f"/matches/{match}/export?format=bogus",
+                    f"/matches/{match}/export?format=%00",
+                    f"/matches/{bad_id()}/export",
+                    f"/matches/{match}/export",
+                ]
+            ),
+            "export bad",
+        ),
+        lambda: HostileRequest(
+            "match",
+            "POST",
+            "/matches/import",
+            "import junk",
+            (as_json,),
+            rng.choice([body_junk(), choose(import_bodies)]),
+        ),
+        lambda: HostileRequest(
+            "match",
+            "GET",
+            rng.choice(
+                [
+                    f"/matches/{bad_id()}/feed",
+                    f"/matches/{match}/feed?after={HUGE}",
+                    f"/matches/{match}/feed?after=abc",
+                    f"/matches/{match}/feed?after=-1",
+                ]
+            ),
+            "match feed bad",
+        ),
+        lambda: HostileRequest(
+            "match",
+            "GET",
+            f"/matches/{match}/feed",
+            "match feed bad id",
+            (("Last-Event-ID", rng.choice([b"abc", HUGE.encode(), b"-1", b"\xff"])),),
+        ),
+    ]
+    while True:
+        yield rng.choice(makers)()
+
+
+@dataclass
+class BarrageAnswer:
+    request: HostileRequest
+    status: int
+    content_type: str
+    body: str
+
+    @property
+    def acceptable(self) -> bool:
+        return 400 <= self.status < 500 and self.content_type.startswith(PROBLEM_JSON)
+
+
+async def send_hostile(
+    client: httpx.AsyncClient, endpoints: Endpoints, request: HostileRequest
+) -> BarrageAnswer:
+    """One malformed request; feeds are closed after the headers (a refusal has a body)."""
+    base = endpoints.lobby if request.service == "lobby" else endpoints.match()
+    built = client.build_request(
+        request.method,
+        base + request.path,
+        headers=[(name.encode(), value) for name, value in request.headers],
+        content=request.content,
+    )
+    try:
+        response = await client.send(built, stream=True)
+    except httpx.TransportError as error:
+        return BarrageAnswer(request, 0, "", f"{type(error).__name__}: {error}")
+    try:
+        content_type = response.headers.get("content-type", "")
+        if content_type.startswith("text/event-stream"):
+            body = ""
+        else:
+            body = (await response.aread()).decode("utf-8", "replace")[:500]
+    finally:
+        await response.aclose()
+    return BarrageAnswer(request, response.status_code, content_type, body)
+
+
+async def barrage(
+    client: httpx.AsyncClient,
+    endpoints: Endpoints,
+    known: Known,
+    requests: int,
+    *,
+    concurrency: int = 8,
+    seed: int = 1,
+) -> list[BarrageAnswer]:
+    """``requests`` malformed requests, ``concurrency`` at a time; every answer."""
+    generator = hostile_requests(random.Random(seed), known)
+    answers: list[BarrageAnswer] = []
+    remaining = requests
+
+    async def worker() -> None:
+        nonlocal remaining
+        while remaining > 0:
+            remaining -= 1
+            answers.append(await send_hostile(client, endpoints, next(generator)))
+
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    return answers
+
+
+def summarize_barrage(answers: list[BarrageAnswer]) -> dict[str, Any]:
+    by_status = Counter(answer.status for answer in answers)
+    bad = [answer for answer in answers if not answer.acceptable]
+    return {
+        "requests": len(answers),
+        "5xx": sum(count for status, count in by_status.items() if status >= 500),
+        "transport_errors": by_status.get(0, 0),
+        "not_4xx_problem": len(bad),
+        "by_status": dict(sorted(by_status.items())),
+        "labels_5xx": dict(Counter(a.request.label for a in answers if a.status >= 500)),
+        "labels_not_problem": dict(Counter(a.request.label for a in bad)),
+    }

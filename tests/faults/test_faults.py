@@ -1,0 +1,152 @@
+"""Faults injected one at a time while matches are played and tables started; afterwards no
+acknowledged move is lost or duplicated, the log verifies, every started table has its match,
+the published stream is complete from the fault's end on, and play resumes within 5 s.
+
+Sizes from the environment: PLAYTABLE_FAULT_SCALE (multiplies the durations),
+PLAYTABLE_FAULT_MATCHES (concurrent matches, 20), PLAYTABLE_FAULT_WARMUP_S (2),
+PLAYTABLE_FAULT_AFTER_S (7: load kept running after the fault's end),
+PLAYTABLE_FAULT_PAUSE_S (10: the rules worker's SIGSTOP).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import time
+from collections.abc import Callable
+
+import pytest
+
+from services.hostile import Endpoints, Load, new_client
+from tests.faults import checks
+from tests.faults.conftest import SCALE, FaultStack, env_float, env_int
+
+pytestmark = [pytest.mark.faults, pytest.mark.timeout(240)]
+
+MATCHES = env_int("PLAYTABLE_FAULT_MATCHES", 20)
+WARMUP_S = env_float("PLAYTABLE_FAULT_WARMUP_S", 2.0) * SCALE
+AFTER_S = env_float("PLAYTABLE_FAULT_AFTER_S", 7.0) * SCALE
+PAUSE_S = env_float("PLAYTABLE_FAULT_PAUSE_S", 10.0)
+DOWN_S = 1.0
+RECOVERY_LIMIT_S = 5.0
+
+
+def _restart(stack: FaultStack, name: str) -> None:
+    stack.kill(name)
+    time.sleep(DOWN_S)
+    stack.start(name)
+    stack.wait_healthy(name)
+
+
+def _flush_redis(stack: FaultStack) -> None:
+    client = stack.redis.client()
+    try:
+        client.flushall()
+    finally:
+        client.close()
+
+
+def _restart_redis(stack: FaultStack) -> None:
+    stack.redis.kill()
+    time.sleep(DOWN_S)
+    stack.redis.start()
+
+
+def _restart_postgres(stack: FaultStack) -> None:
+    stack.cluster.stop_immediate()
+    time.sleep(DOWN_S)
+    stack.cluster.start()
+
+
+def _pause_rules(stack: FaultStack) -> None:
+    stack.signal("rules", signal.SIGSTOP)
+    try:
+        time.sleep(PAUSE_S)
+    finally:
+        stack.signal("rules", signal.SIGCONT)
+
+
+FAULTS: dict[str, tuple[int, Callable[[FaultStack], None]]] = {
+    "kill-rules": (1, lambda stack: _restart(stack, "rules")),
+    "kill-match": (1, lambda stack: _restart(stack, "match")),
+    "kill-lobby": (1, lambda stack: _restart(stack, "lobby")),
+    "kill-one-of-two-match": (2, lambda stack: stack.kill("match-2")),
+    "redis-flushall": (1, _flush_redis),
+    "redis-kill-restart": (1, _restart_redis),
+    "postgres-stop-immediate": (1, _restart_postgres),
+    "rules-sigstop": (1, _pause_rules),
+}
+
+
+async def _under_fault(stack: FaultStack, fault: str) -> checks.FaultReport:
+    client = new_client(connections=MATCHES * 3)
+    load = Load(client, Endpoints(stack.lobby_url, stack.match_urls), slots=MATCHES, seed=7)
+    stop = asyncio.Event()
+    running = asyncio.create_task(load.run(stop))
+    tables_recovery: float | None = None
+    try:
+        await asyncio.sleep(WARMUP_S)
+        began = time.monotonic()
+        await asyncio.to_thread(FAULTS[fault][1], stack)
+        ended = time.monotonic()
+        during = load.moves_between(began, ended)
+        versions_at_end = await asyncio.to_thread(checks.versions_by_match, stack.database_url)
+        started_by_end = list(load.tables)
+        measuring = asyncio.create_task(
+            asyncio.to_thread(
+                checks.wait_started_tables, stack, started_by_end, ended, AFTER_S + 10
+            )
+        )
+        await asyncio.sleep(max(0.0, ended + AFTER_S - time.monotonic()))
+        stop.set()
+        try:
+            await asyncio.wait_for(asyncio.shield(running), timeout=20)
+        except TimeoutError:
+            running.cancel()
+        tables_recovery = await measuring
+    finally:
+        stop.set()
+        if not running.done():
+            running.cancel()
+        await asyncio.gather(running, return_exceptions=True)
+        await client.aclose()
+
+    integrity = await asyncio.to_thread(checks.check_log, stack.database_url, load)
+    problems = list(integrity.problems)
+    problems += await asyncio.to_thread(checks.check_verify, stack)
+    stopped = time.monotonic()
+    tables = list(load.tables)
+    await asyncio.to_thread(checks.wait_started_tables, stack, tables, stopped, RECOVERY_LIMIT_S)
+    orphans = await asyncio.to_thread(checks.tables_without_match, stack, tables)
+    problems += [f"table {table} started, its match missing" for table in orphans]
+    problems += await asyncio.to_thread(checks.check_published, stack, versions_at_end)
+    moves_recovery = load.recovery_s(ended)
+    if moves_recovery is None or moves_recovery > RECOVERY_LIMIT_S:
+        problems.append(f"moves resumed on every match only after {moves_recovery} s")
+    if tables_recovery is None or tables_recovery > RECOVERY_LIMIT_S:
+        problems.append(f"tables started by the fault's end had matches after {tables_recovery}")
+    problems += [f"unexpected answer: {answer}" for answer in load.unexpected[:20]]
+    if not load.acks:
+        problems.append("no move was acknowledged")
+    return checks.FaultReport(
+        fault=fault,
+        acknowledged_moves=len(load.acks),
+        lost=len(integrity.lost),
+        duplicated=len(integrity.duplicated),
+        unacknowledged_commits=len(integrity.unacknowledged),
+        recovery_moves_s=moves_recovery,
+        recovery_tables_s=tables_recovery,
+        moves_during_fault=during,
+        failed_attempts=dict(load.errors),
+        unexpected_answers=len(load.unexpected),
+        gave_up=load.gave_up,
+        problems=problems,
+    )
+
+
+@pytest.mark.parametrize("fault", list(FAULTS))
+def test_fault(fault: str, make_stack: Callable[..., FaultStack]) -> None:
+    stack = make_stack(match_processes=FAULTS[fault][0])
+    result = asyncio.run(_under_fault(stack, fault))
+    checks.report(result)
+    assert not result.problems, "\n".join(result.problems[:40])
