@@ -11,17 +11,13 @@ treat a repeat as a no-op.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import logging
 from typing import NamedTuple
 
-import psycopg
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
-from shared.bus import TRANSIENT_ERRORS, Bus, OutageLog
-
-log = logging.getLogger(__name__)
+from shared.bus import Bus
+from shared.outbox import Pump
 
 REFUSED = "refused"
 """Outcome of a command its receiver will never carry out (not retried)."""
@@ -97,7 +93,7 @@ returning c.created_at, c.topic, c.payload
 """
 
 
-class CommandRedriver:
+class CommandRedriver(Pump):
     """Publishes pending commands: when woken after a commit, then each time one is due.
 
     Several processes may run one: ``skip locked`` gives each pending command to one of them
@@ -113,33 +109,16 @@ class CommandRedriver:
         poll_interval_s: float = 0.5,
         batch: int = 200,
     ) -> None:
+        super().__init__("command re-driver", poll_interval_s=poll_interval_s)
         self._pool = pool
         self._bus = bus
         self._first_retry_s = first_retry_s
         self._max_retry_s = max_retry_s
-        self._poll_interval_s = poll_interval_s
         self._batch = batch
-        self._wakeup = asyncio.Event()
 
-    def wake(self) -> None:
-        """Publish now: call after committing a command."""
-        self._wakeup.set()
-
-    async def run(self, stop: asyncio.Event) -> None:
-        postgres_outage = OutageLog(log, "command re-driver", "postgres")
-        redis_outage = OutageLog(log, "command re-driver")
-        while not stop.is_set():
-            self._wakeup.clear()
-            try:
-                while await self.redrive() == self._batch:
-                    pass
-            except (psycopg.Error, *TRANSIENT_ERRORS) as exc:
-                (postgres_outage if isinstance(exc, psycopg.Error) else redis_outage).failed(exc)
-            else:
-                postgres_outage.succeeded()
-                redis_outage.succeeded()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wakeup.wait(), timeout=self._poll_interval_s)
+    async def run_pass(self) -> None:
+        while await self.redrive() == self._batch:
+            pass
 
     async def redrive(self) -> int:
         """Publish the commands due now, oldest first; return how many."""

@@ -49,40 +49,35 @@ async def enqueue(conn: AsyncConnection, items: Sequence[tuple[str, bytes]]) -> 
     await conn.execute(_ENQUEUE, ([topic for topic, _ in items], [payload for _, payload in items]))
 
 
-class OutboxRelay:
-    """Publishes outbox rows on the bus in id order and deletes them once published."""
+class Pump:
+    """Moves what Postgres holds to Redis in passes: when woken after a commit, and at least
+    every ``poll_interval_s``. An outage of either is logged once, and passes are retried with
+    backoff until it ends."""
 
-    def __init__(
-        self,
-        pool: AsyncConnectionPool,
-        bus: Bus,
-        *,
-        batch: int = 500,
-        poll_interval_s: float = 1.0,
-        linger_s: float = 0.003,
-    ) -> None:
-        self._pool = pool
-        self._bus = bus
-        self._batch = batch
+    def __init__(self, name: str, *, poll_interval_s: float, linger_s: float = 0.0) -> None:
+        self._name = name
         self._poll_interval_s = poll_interval_s
         self._linger_s = linger_s
         self._wakeup = asyncio.Event()
 
     def wake(self) -> None:
-        """Publish now rather than at the next poll: call after committing outbox rows."""
+        """Run a pass now rather than at the next poll: call after committing rows."""
         self._wakeup.set()
 
+    async def run_pass(self) -> None:
+        raise NotImplementedError
+
     async def run(self, stop: asyncio.Event) -> None:
-        """Drain the outbox whenever woken, and at least every ``poll_interval_s``, until stop."""
+        """Run passes whenever woken, and at least every ``poll_interval_s``, until stop."""
         watcher = asyncio.create_task(self._wake_on(stop))
-        postgres_outage = OutageLog(log, "outbox relay", "postgres")
-        redis_outage = OutageLog(log, "outbox relay")
+        postgres_outage = OutageLog(log, self._name, "postgres")
+        redis_outage = OutageLog(log, self._name)
         backoff = 0.1
         try:
             while not stop.is_set():
                 self._wakeup.clear()
                 try:
-                    await self.drain()
+                    await self.run_pass()
                 except (psycopg.Error, *TRANSIENT_ERRORS) as exc:
                     outage = postgres_outage if isinstance(exc, psycopg.Error) else redis_outage
                     outage.failed(exc)
@@ -102,6 +97,27 @@ class OutboxRelay:
     async def _wake_on(self, stop: asyncio.Event) -> None:
         await stop.wait()
         self.wake()
+
+
+class OutboxRelay(Pump):
+    """Publishes outbox rows on the bus in id order and deletes them once published."""
+
+    def __init__(
+        self,
+        pool: AsyncConnectionPool,
+        bus: Bus,
+        *,
+        batch: int = 500,
+        poll_interval_s: float = 1.0,
+        linger_s: float = 0.003,
+    ) -> None:
+        super().__init__("outbox relay", poll_interval_s=poll_interval_s, linger_s=linger_s)
+        self._pool = pool
+        self._bus = bus
+        self._batch = batch
+
+    async def run_pass(self) -> None:
+        await self.drain()
 
     async def drain(self) -> int:
         """Publish every row committed so far; return how many were published."""
