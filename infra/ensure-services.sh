@@ -2,6 +2,7 @@
 # Make Postgres and Redis reachable for the stack and the tests. In order of preference:
 # already running; the machine's own packages (started, or installed with apt-get when missing
 # and we are root); embedded servers from Python packages (the zero-setup default elsewhere).
+# Also install nginx (the gateway `playtable stack` starts itself) when missing and root.
 # PLAYTABLE_PG_PORT / PLAYTABLE_REDIS_PORT pick other ports (defaults 5432 / 6379);
 # PLAYTABLE_EMBEDDED=1 skips the machine's packages. Embedded servers keep running after this
 # script; stop them with: kill $(cat .stack/embedded-*.pid)
@@ -53,6 +54,15 @@ start_machine_redis() {
   wait_for 127.0.0.1 "$redis_port"
 }
 
+install_machine_nginx() {
+  [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null || return 1
+  echo "installing nginx from the machine's packages" >&2
+  apt-get update -qq
+  local package=nginx-light  # the smallest build with the proxy; newer releases only ship nginx
+  [ -n "$(apt-cache policy nginx-light | grep 'Candidate: [0-9]')" ] || package=nginx
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$package" >/dev/null
+}
+
 machine_packages() { [ "${PLAYTABLE_EMBEDDED:-0}" != 1 ]; }
 
 install_embedded_packages() {
@@ -87,5 +97,8 @@ if [ -z "${DATABASE_URL:-}" ] && ! reachable "$pg_host" "$pg_port"; then
 fi
 if [ -z "${REDIS_URL:-}" ] && ! reachable 127.0.0.1 "$redis_port"; then
   { machine_packages && start_machine_redis; } || start_embedded redis "$redis_port"
+fi
+if ! PATH="$PATH:/usr/sbin" command -v nginx >/dev/null && ! install_machine_nginx; then
+  echo "nginx is missing (install it as root): the stack runs without its gateway" >&2
 fi
 echo "postgres and redis are reachable" >&2

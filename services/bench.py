@@ -468,21 +468,21 @@ async def bench_race(lobby: str, matches: list[str], rounds: int, clients: int) 
     one may be accepted; prints the rounds that accepted more than one."""
     from services import hostile
 
-    client = hostile.new_client(connections=clients * len(matches) + 10)
-    load = hostile.Load(client, hostile.Endpoints(lobby, matches), slots=1)
+    session = hostile.new_session(connections=clients * len(matches) + 10)
+    load = hostile.Load(session, hostile.Endpoints(lobby, matches), slots=1)
     rng = random.Random(1)
     results: list[hostile.RaceResult] = []
     match_id: str | None = None
     tokens: list[str] = []
     began = time.perf_counter()
     try:
-        await hostile.warm_connections(client, matches, clients)
+        await hostile.warm_connections(session, matches, clients)
         while len(results) < rounds:
             if match_id is None:
                 _, match_id, tokens = await load.open_table("hanabi", 2)
                 await load.wait_for_match(match_id)
             result = await hostile.race_round(
-                client, matches, match_id, tokens, rng, clients=clients
+                session, matches, match_id, tokens, rng, clients=clients
             )
             if result is None:
                 match_id = None
@@ -491,7 +491,7 @@ async def bench_race(lobby: str, matches: list[str], rounds: int, clients: int) 
             if result.created > 1:
                 print(f"match {match_id} v{result.version}: {result.created} answers 201")
     finally:
-        await client.aclose()
+        await session.close()
     several = sum(1 for result in results if result.created > 1)
     none = sum(1 for result in results if result.created == 0)
     print(
@@ -510,9 +510,8 @@ async def bench_malformed(lobby: str, matches: list[str], requests: int, concurr
     from services import hostile
 
     endpoints = hostile.Endpoints(lobby, matches)
-    client = hostile.new_client(connections=concurrent * 3 + 10)
-    hostile_client = hostile.new_client(connections=16)
-    load = hostile.Load(client, endpoints, slots=concurrent)
+    session = hostile.new_session(connections=concurrent + 10)
+    load = hostile.Load(session, endpoints, slots=concurrent)
     stop = asyncio.Event()
     running = asyncio.create_task(load.run(stop))
     try:
@@ -523,13 +522,12 @@ async def bench_malformed(lobby: str, matches: list[str], requests: int, concurr
         await asyncio.sleep(5.0)  # the load alone, to compare with
         began = time.monotonic()
         known = hostile.Known(table_id, match_id, tokens[0])
-        answers = await hostile.barrage(hostile_client, endpoints, known, requests)
+        answers = await hostile.barrage(endpoints, known, requests)
         ended = time.monotonic()
     finally:
         stop.set()
         await asyncio.gather(running, return_exceptions=True)
-        await client.aclose()
-        await hostile_client.aclose()
+        await session.close()
     summary = hostile.summarize_barrage(answers)
     quiet = load.moves_between(quiet_began, began) / (began - quiet_began)
     during = load.moves_between(began, ended) / (ended - began)

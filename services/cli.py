@@ -103,6 +103,13 @@ def main(argv: list[str] | None = None) -> int:
     commands.add_parser("webhooks-api", help="run the webhooks service's HTTP API")
     stack = commands.add_parser("stack", help="run every service as its own process")
     stack.add_argument("--rules-workers", type=int, default=1)
+    for service in ("match", "lobby"):
+        stack.add_argument(
+            f"--{service}-copies",
+            type=int,
+            default=1,
+            help=f"{service} processes behind the gateway (the first on its configured port)",
+        )
     contract = commands.add_parser("openapi", help="write the OpenAPI contract to openapi/")
     contract.add_argument(
         "--check", action="store_true", help="fail if the committed file is stale"
@@ -164,7 +171,12 @@ def main(argv: list[str] | None = None) -> int:
     elif args.command == "stack":
         from services.stack import run_stack
 
-        return run_stack(settings, rules_workers=args.rules_workers)
+        return run_stack(
+            settings,
+            rules_workers=args.rules_workers,
+            match_copies=args.match_copies,
+            lobby_copies=args.lobby_copies,
+        )
     elif args.command == "openapi":
         from services.contract import write_contract
 

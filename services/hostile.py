@@ -8,6 +8,10 @@ fault-injection suite (``tests/faults``):
 - ``race_round``: many clients send a move for one match at the same expected version at once.
 - ``hostile_requests``: malformed requests to every lobby and match route, each of which must
   be refused with a 4xx problem document, never a 5xx.
+
+The load and the races use aiohttp, whose cost per request is small enough that the load
+measures the services rather than its client; malformed requests are written byte for byte
+on sockets of their own.
 """
 
 from __future__ import annotations
@@ -18,11 +22,12 @@ import random
 import time
 import uuid
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
-import httpx
+import aiohttp
 
 PROBLEM_JSON = "application/problem+json"
 DEFINITE_MOVE_ANSWERS = {201, 409, 422}
@@ -39,7 +44,12 @@ def load_game(slot: int) -> tuple[str, int]:
 
 
 class GaveUp(Exception):
-    """No definite answer before the client's deadline."""
+    """The traffic cannot go on: no definite answer before the client's deadline, or a
+    refusal where it needs an answer."""
+
+
+TRANSPORT_ERRORS = (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, TimeoutError)
+"""A request that got no (whole) answer: retried, never a definite answer."""
 
 
 @dataclass(frozen=True)
@@ -79,9 +89,48 @@ class Endpoints:
             self._down_until[url] = time.monotonic() + 1.0
 
 
-def new_client(connections: int = 64, timeout: float = 10.0) -> httpx.AsyncClient:
-    limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
-    return httpx.AsyncClient(timeout=timeout, limits=limits, trust_env=False)
+@dataclass(frozen=True)
+class Reply:
+    """A response read whole inside its context, so its connection is back in the pool at once."""
+
+    status: int
+    headers: Mapping[str, str]
+    body: bytes
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+    @property
+    def text(self) -> str:
+        return self.body.decode("utf-8", "replace")
+
+
+def new_session(connections: int = 64, timeout: float = 10.0) -> aiohttp.ClientSession:
+    """Keep-alive connections, at most ``connections`` (size it to the concurrency, so that no
+    request waits for one); idle ones are dropped before uvicorn's 5 s would close them under a
+    request. A bodiless POST goes without a made-up ``Content-Type``."""
+    return aiohttp.ClientSession(
+        connector=aiohttp.TCPConnector(limit=connections, keepalive_timeout=4.0),
+        timeout=aiohttp.ClientTimeout(total=timeout),
+        skip_auto_headers=("Content-Type",),
+    )
+
+
+async def fetch(
+    session: aiohttp.ClientSession,
+    method: str,
+    url: str,
+    *,
+    body: bytes | None = None,
+    headers: Mapping[str, str] | None = None,
+) -> Reply:
+    async with session.request(method, url, data=body, headers=headers) as response:
+        return Reply(response.status, response.headers, await response.read())
+
+
+def _json_request(body: Any, headers: Mapping[str, str] | None) -> tuple[bytes, dict[str, str]]:
+    """The body encoded once (a retry sends the very same bytes) and its content type."""
+    return json.dumps(body).encode(), {**(headers or {}), "Content-Type": "application/json"}
 
 
 def _auth(token: str) -> dict[str, str]:
@@ -113,7 +162,7 @@ class Load:
 
     def __init__(
         self,
-        client: httpx.AsyncClient,
+        session: aiohttp.ClientSession,
         endpoints: Endpoints,
         *,
         slots: int = 20,
@@ -122,7 +171,7 @@ class Load:
         give_up_s: float = 60.0,
         match_wait_s: float = 30.0,
     ) -> None:
-        self.client = client
+        self.session = session
         self.endpoints = endpoints
         self.slots = slots
         self.seed = seed
@@ -157,20 +206,21 @@ class Load:
         json_body: Any = None,
         headers: dict[str, str] | None = None,
         deadline: float | None = None,
-    ) -> httpx.Response:
+    ) -> Reply:
         """Until a definite answer: anything but a transport error, a 5xx or a 429."""
         deadline = deadline or time.monotonic() + self.give_up_s
+        body = None
+        if json_body is not None:
+            body, headers = _json_request(json_body, headers)
         delay = 0.05
         while True:
             base = self.endpoints.lobby if service == "lobby" else self.endpoints.match()
             try:
-                response = await self.client.request(
-                    method, base + path, json=json_body, headers=headers
-                )
-                if response.status_code < 500 and response.status_code != 429:
-                    return response
-                self.errors[str(response.status_code)] += 1
-            except httpx.TransportError as error:
+                reply = await fetch(self.session, method, base + path, body=body, headers=headers)
+                if reply.status < 500 and reply.status != 429:
+                    return reply
+                self.errors[str(reply.status)] += 1
+            except TRANSPORT_ERRORS as error:
                 self.errors[type(error).__name__] += 1
                 if service == "match":
                     self.endpoints.mark_down(base)
@@ -180,8 +230,8 @@ class Load:
             await asyncio.sleep(delay)
             delay = min(delay * 2, 0.2)
 
-    def _unexpected(self, what: str, response: httpx.Response) -> None:
-        self.unexpected.append(f"{what}: {response.status_code} {response.text[:300]}")
+    def _unexpected(self, what: str, reply: Reply) -> None:
+        self.unexpected.append(f"{what}: {reply.status} {reply.text[:300]}")
 
     # --- tables --------------------------------------------------------------------------
 
@@ -193,7 +243,7 @@ class Load:
         body = {"game": game, "seats": players, "options": options or {}}
         key = {"Idempotency-Key": uuid.uuid4().hex}
         created = await self.send("lobby", "POST", "/tables", json_body=body, headers=key)
-        if created.status_code != 201:
+        if created.status != 201:
             self._unexpected("create table", created)
             raise GaveUp("create table")
         table_id = created.json()["table_id"]
@@ -207,13 +257,13 @@ class Load:
                 json_body={"name": f"p{seat}"},
                 headers=key,
             )
-            if joined.status_code != 201:
+            if joined.status != 201:
                 self._unexpected("join", joined)
                 raise GaveUp("join")
             tokens.append(joined.json()["token"])
         headers = {**_auth(tokens[0]), "Idempotency-Key": uuid.uuid4().hex}
         started = await self.send("lobby", "POST", f"/tables/{table_id}/start", headers=headers)
-        if started.status_code not in (200, 201, 202):
+        if started.status not in (200, 201, 202):
             self._unexpected("start", started)
             raise GaveUp("start")
         match_id = started.json()["match_id"]
@@ -221,20 +271,24 @@ class Load:
         return table_id, match_id, tokens
 
     async def wait_for_match(self, match_id: str) -> dict[str, Any]:
-        """The match once it exists (404 and ``status: creating`` mean not yet)."""
+        """The match once it exists (404 and ``status: creating`` mean not yet), asked less and
+        less often: one still creating after the start's wait is waiting for its rules worker."""
         deadline = time.monotonic() + self.match_wait_s
+        delay = 0.05
         while True:
-            response = await self.send("match", "GET", f"/matches/{match_id}", deadline=deadline)
-            if response.status_code == 200 and response.json()["status"] != "creating":
-                info = response.json()
-                self.created_version.setdefault(match_id, info["version"])
-                return info
-            if response.status_code not in (200, 404):
-                self._unexpected("get new match", response)
+            reply = await self.send("match", "GET", f"/matches/{match_id}", deadline=deadline)
+            if reply.status == 200:
+                info = reply.json()
+                if info["status"] != "creating":
+                    self.created_version.setdefault(match_id, info["version"])
+                    return info
+            elif reply.status != 404:
+                self._unexpected("get new match", reply)
             if time.monotonic() > deadline:
                 self.matches_never_created.append(match_id)
                 raise GaveUp(f"match {match_id} never created")
-            await asyncio.sleep(0.05)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 0.5)
 
     # --- moves ---------------------------------------------------------------------------
 
@@ -243,7 +297,7 @@ class Load:
     ) -> dict[str, Any] | None:
         """One random legal move; returns the match as read before it, None once over."""
         info_r = await self.send("match", "GET", f"/matches/{match_id}")
-        if info_r.status_code != 200:
+        if info_r.status != 200:
             self._unexpected("get match", info_r)
             raise GaveUp("get match")
         info = info_r.json()
@@ -253,7 +307,7 @@ class Load:
         legal_r = await self.send(
             "match", "GET", f"/matches/{match_id}/actions", headers=_auth(tokens[seat])
         )
-        if legal_r.status_code != 200:
+        if legal_r.status != 200:
             self._unexpected("legal actions", legal_r)
             return info
         legal = legal_r.json()
@@ -270,7 +324,7 @@ class Load:
         except BaseException:
             self.unfinished_matches.add(match_id)
             raise
-        if moved.status_code == 201:
+        if moved.status == 201:
             accepted = moved.json()
             types = tuple(str(event.get("type")) for event in accepted["events"])
             self.acks.append(
@@ -284,10 +338,10 @@ class Load:
                     slot,
                 )
             )
-        elif moved.status_code not in DEFINITE_MOVE_ANSWERS or moved.status_code == 422:
+        elif moved.status not in DEFINITE_MOVE_ANSWERS or moved.status == 422:
             self._unexpected("move", moved)
         else:
-            self.errors[f"move {moved.status_code}"] += 1
+            self.errors[f"move {moved.status}"] += 1
         return info
 
     async def _slot(self, slot: int, stop: asyncio.Event) -> None:
@@ -348,7 +402,7 @@ class RaceResult:
 
 
 async def race_round(
-    client: httpx.AsyncClient,
+    session: aiohttp.ClientSession,
     match_urls: list[str],
     match_id: str,
     tokens: list[str],
@@ -364,20 +418,24 @@ async def race_round(
     all. ``same_key``: one key and body for every client (a retry storm), else each its own
     key and a random legal action. None if the match is over.
     """
-    info = (await client.get(f"{match_urls[0]}/matches/{match_id}")).json()
+
+    async def read(url: str, headers: dict[str, str] | None = None) -> Any:
+        reply = await fetch(session, "GET", url, headers=headers)
+        if reply.status != 200:
+            raise GaveUp(f"GET {url}: {reply.status} {reply.text[:300]}")
+        return reply.json()
+
+    info = await read(f"{match_urls[0]}/matches/{match_id}")
     if info["status"] != "running" or not info["to_move"]:
         return None
     version = info["version"]
     senders = seats or [rng.choice(info["to_move"])]
     legal: dict[int, list[Any]] = {}
     for seat in set(senders):
-        listed = await client.get(
-            f"{match_urls[0]}/matches/{match_id}/actions", headers=_auth(tokens[seat])
-        )
-        listed.raise_for_status()
-        if listed.json()["version"] != version:
+        listed = await read(f"{match_urls[0]}/matches/{match_id}/actions", _auth(tokens[seat]))
+        if listed["version"] != version:
             return await race_round(
-                client,
+                session,
                 match_urls,
                 match_id,
                 tokens,
@@ -386,7 +444,7 @@ async def race_round(
                 same_key=same_key,
                 seats=seats,
             )
-        legal[seat] = listed.json()["actions"]
+        legal[seat] = listed["actions"]
     shared_key = uuid.uuid4().hex
     shared_seat = senders[0]
     shared_action = _policy(rng, legal[shared_seat])
@@ -397,16 +455,17 @@ async def race_round(
         key = shared_key if same_key else uuid.uuid4().hex
         url = f"{match_urls[index % len(match_urls)]}/matches/{match_id}/actions"
         headers = {**_auth(tokens[seat]), "Idempotency-Key": key}
-        requests.append((url, {"expected_version": version, "action": action}, headers))
+        body = {"expected_version": version, "action": action}
+        requests.append((url, *_json_request(body, headers)))
     go = asyncio.Event()
 
-    async def send(url: str, body: Any, headers: dict[str, str]) -> tuple[int, Any]:
+    async def send(url: str, body: bytes, headers: dict[str, str]) -> tuple[int, Any]:
         await go.wait()
-        response = await client.post(url, json=body, headers=headers)
+        reply = await fetch(session, "POST", url, body=body, headers=headers)
         try:
-            return response.status_code, response.json()
+            return reply.status, reply.json()
         except ValueError:
-            return response.status_code, response.text
+            return reply.status, reply.text
 
     tasks = [asyncio.create_task(send(*request)) for request in requests]
     await asyncio.sleep(0)  # every task waits at the barrier
@@ -416,9 +475,10 @@ async def race_round(
     return RaceResult(version, [a[0] for a in answers], [a[1] for a in answers], keys)
 
 
-async def warm_connections(client: httpx.AsyncClient, urls: list[str], count: int) -> None:
+async def warm_connections(session: aiohttp.ClientSession, urls: list[str], count: int) -> None:
     """Open ``count`` keep-alive connections to each URL so that racing requests leave at once."""
-    await asyncio.gather(*(client.get(f"{url}/health") for url in urls for _ in range(count)))
+    health = [f"{url}/health" for url in urls for _ in range(count)]
+    await asyncio.gather(*(fetch(session, "GET", url) for url in health))
 
 
 # --- malformed requests -------------------------------------------------------------------
@@ -430,7 +490,7 @@ class HostileRequest:
     """``lobby`` or ``match``."""
     method: str
     path: str
-    """Already percent-encoded where it needs to be."""
+    """Sent as it is: already percent-encoded where it needs to be."""
     label: str
     headers: tuple[tuple[str, bytes], ...] = ()
     content: bytes | None = None
@@ -838,39 +898,49 @@ class BarrageAnswer:
 
 
 async def send_hostile(
-    client: httpx.AsyncClient, endpoints: Endpoints, request: HostileRequest
+    endpoints: Endpoints, request: HostileRequest, timeout: float = 10.0
 ) -> BarrageAnswer:
-    """One malformed request; feeds are closed after the headers (a refusal has a body)."""
-    base = endpoints.lobby if request.service == "lobby" else endpoints.match()
-    built = client.build_request(
-        request.method,
-        base + request.path,
-        headers=[(name.encode(), value) for name, value in request.headers],
-        content=request.content,
-    )
+    """One malformed request, written byte for byte on a connection of its own: aiohttp would
+    write header values as UTF-8 (``\\xff`` as two bytes) and add headers of its own. Feeds
+    are closed after the headers (a refusal has a body)."""
+    base = urlsplit(endpoints.lobby if request.service == "lobby" else endpoints.match())
+    body = request.content or b""
+    head = f"{request.method} {request.path} HTTP/1.1\r\nHost: {base.netloc}\r\n".encode()
+    head += b"".join(name.encode() + b": " + value + b"\r\n" for name, value in request.headers)
+    if request.content is not None or request.method == "POST":  # a GET or DELETE has none
+        head += b"Content-Length: %d\r\n" % len(body)
+    head += b"Connection: close\r\n\r\n"
     try:
-        response = await client.send(built, stream=True)
-    except httpx.TransportError as error:
+        async with asyncio.timeout(timeout):
+            reader, writer = await asyncio.open_connection(base.hostname, base.port)
+            try:
+                writer.write(head + body)
+                status_line = await reader.readline()
+                content_type = ""
+                while (line := await reader.readline()).strip():
+                    name, _, value = line.partition(b":")
+                    if name.strip().lower() == b"content-type":
+                        content_type = value.strip().decode("latin-1")
+                streamed = content_type.startswith("text/event-stream")
+                text = "" if streamed else (await reader.read()).decode("utf-8", "replace")[:500]
+            finally:
+                writer.close()
+    except (OSError, TimeoutError) as error:
         return BarrageAnswer(request, 0, "", f"{type(error).__name__}: {error}")
-    try:
-        content_type = response.headers.get("content-type", "")
-        if content_type.startswith("text/event-stream"):
-            body = ""
-        else:
-            body = (await response.aread()).decode("utf-8", "replace")[:500]
-    finally:
-        await response.aclose()
-    return BarrageAnswer(request, response.status_code, content_type, body)
+    parts = status_line.split()
+    if len(parts) < 2 or not parts[1].isdigit():
+        return BarrageAnswer(request, 0, "", f"no status line: {status_line[:100]!r}")
+    return BarrageAnswer(request, int(parts[1]), content_type, text)
 
 
 async def barrage(
-    client: httpx.AsyncClient,
     endpoints: Endpoints,
     known: Known,
     requests: int,
     *,
     concurrency: int = 8,
     seed: int = 1,
+    timeout: float = 10.0,
 ) -> list[BarrageAnswer]:
     """``requests`` malformed requests, ``concurrency`` at a time; every answer."""
     generator = hostile_requests(random.Random(seed), known)
@@ -881,7 +951,7 @@ async def barrage(
         nonlocal remaining
         while remaining > 0:
             remaining -= 1
-            answers.append(await send_hostile(client, endpoints, next(generator)))
+            answers.append(await send_hostile(endpoints, next(generator), timeout))
 
     await asyncio.gather(*(worker() for _ in range(concurrency)))
     return answers

@@ -4,16 +4,29 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
 import urllib.request
 
+from services.gateway import runtime_dir, start_gateway
 from shared.settings import Settings
 
 
 def spawn(service: str, env: dict[str, str]) -> subprocess.Popen[bytes]:
     return subprocess.Popen([sys.executable, "-m", "services.cli", service], env=env)
+
+
+def copy_ports(host: str, first: int, copies: int) -> list[int]:
+    """The configured port for the first copy; free ones for the others, which only the
+    gateway reaches."""
+    ports = [first]
+    for _ in range(copies - 1):
+        with socket.socket() as sock:
+            sock.bind((host, 0))
+            ports.append(sock.getsockname()[1])
+    return ports
 
 
 def wait_healthy(url: str, timeout_s: float = 30.0) -> bool:
@@ -28,19 +41,38 @@ def wait_healthy(url: str, timeout_s: float = 30.0) -> bool:
     return False
 
 
-def run_stack(settings: Settings, *, rules_workers: int = 1) -> int:
+def run_stack(
+    settings: Settings, *, rules_workers: int = 1, match_copies: int = 1, lobby_copies: int = 1
+) -> int:
     env = dict(os.environ)
     env.pop("PLAYTABLE_INSTANCE_ID", None)  # every process names itself
+    upstreams = {
+        "lobby": copy_ports(settings.host, settings.lobby_port, lobby_copies),
+        "match": copy_ports(settings.host, settings.match_port, match_copies),
+    }
     processes = [spawn("rules", env) for _ in range(rules_workers)]
-    processes += [spawn("match", env), spawn("lobby", env)]
+    for service, ports in upstreams.items():
+        port_variable = f"PLAYTABLE_{service.upper()}_PORT"
+        processes += [spawn(service, {**env, port_variable: str(port)}) for port in ports]
     processes += [spawn("webhooks", env), spawn("webhooks-api", env)]
     base = f"http://{settings.host}"
-    for port in (settings.match_port, settings.lobby_port, settings.webhooks_port):
+    for port in [*upstreams["lobby"], *upstreams["match"], settings.webhooks_port]:
         if not wait_healthy(f"{base}:{port}/health"):
             print(f"service on port {port} did not become healthy", file=sys.stderr)
+    gateway = start_gateway(
+        settings.host, settings.gateway_port, upstreams, runtime_dir(settings.gateway_port)
+    )
+    if gateway is None:
+        public = f"lobby {base}:{settings.lobby_port}, match {base}:{settings.match_port}"
+    else:
+        processes.append(gateway)
+        gateway_url = f"{base}:{settings.gateway_port}"
+        if not wait_healthy(f"{gateway_url}/openapi.json"):
+            print(f"the gateway on {gateway_url} did not answer", file=sys.stderr)
+        public = f"{gateway_url} (/games, /tables, /matches, /docs, /openapi.json)"
     print(
-        f"playtable is up: lobby {base}:{settings.lobby_port}, match {base}:{settings.match_port},"
-        f" webhooks {base}:{settings.webhooks_port} (API docs at /docs on each); Ctrl-C stops it",
+        f"playtable is up: {public}; operators: webhooks {base}:{settings.webhooks_port};"
+        " API docs at /docs; Ctrl-C stops it",
         flush=True,
     )
     stopping = False

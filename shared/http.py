@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import secrets
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 import msgspec
 import psycopg
@@ -15,9 +15,13 @@ from litestar.di import Provide
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.datastructures import ResponseSpec
-from litestar.openapi.plugins import ScalarRenderPlugin
-from litestar.openapi.spec import Components, SecurityScheme
+from litestar.openapi.plugins import SwaggerRenderPlugin
+from litestar.openapi.spec import Components, Reference, SecurityScheme
 from litestar.params import HeaderParameter
+from litestar.plugins import OpenAPISchemaPlugin
+from litestar.static_files import create_static_files_router
+from litestar.typing import FieldDefinition
+from swagger_ui_bundle import swagger_ui_path
 
 log = logging.getLogger(__name__)
 
@@ -220,19 +224,62 @@ def _check_document(document: Any) -> None:
             raise invalid_request("a string in the body holds a NUL character")
 
 
+COMPONENT_REF = "#/components/schemas/{name}"
+"""Where the contract keeps every named schema (msgspec's ``ref_template``)."""
+
+
+def component_ref(name: str) -> str:
+    return COMPONENT_REF.format(name=name)
+
+
+def documented_as(component: str) -> msgspec.Meta:
+    """Annotation metadata for game data the services pass through as raw JSON, never
+    decoding it: the contract documents it with this component, built from the games' Structs
+    (``services/contract.py``), so the services need no game code."""
+    return msgspec.Meta(extra_json_schema={"$ref": component_ref(component)})
+
+
+def _documented_ref(field: FieldDefinition) -> str | None:
+    for meta in field.metadata:
+        if isinstance(meta, msgspec.Meta) and meta.extra_json_schema:
+            return meta.extra_json_schema.get("$ref")
+    return None
+
+
+class DocumentedAsPlugin(OpenAPISchemaPlugin):
+    """Litestar ignores ``documented_as``; this makes such fields references to the component."""
+
+    def is_plugin_supported_field(self, field_definition: FieldDefinition) -> bool:
+        return _documented_ref(field_definition) is not None
+
+    def to_openapi_schema(  # type: ignore[override]
+        self, field_definition: FieldDefinition, schema_creator: Any
+    ) -> Reference:
+        return Reference(ref=cast(str, _documented_ref(field_definition)))
+
+
 def problem_content() -> dict[str, Any]:
-    return {PROBLEM_MEDIA_TYPE: {"schema": {"$ref": "#/components/schemas/ProblemDocument"}}}
+    return {PROBLEM_MEDIA_TYPE: {"schema": {"$ref": component_ref("ProblemDocument")}}}
+
+
+def add_components(schema: dict[str, Any], types: list[Any]) -> None:
+    """Add the named schemas of msgspec ``types`` (and of what they refer to) to the contract."""
+    _, named = msgspec.json.schema_components(types, ref_template=COMPONENT_REF)
+    schema.setdefault("components", {}).setdefault("schemas", {}).update(named)
 
 
 def finalize_contract(schema: dict[str, Any]) -> dict[str, Any]:
-    """Make every documented error response problem+json (which is what the handlers send)."""
-    components = schema.setdefault("components", {}).setdefault("schemas", {})
-    components["ProblemDocument"] = msgspec.json.schema(ProblemDocument)
+    """Make every documented error response problem+json (which is what the handlers send),
+    and give every header the schema OpenAPI requires (ours are strings)."""
+    add_components(schema, [ProblemDocument])
     for path_item in schema.get("paths", {}).values():
         for operation in path_item.values():
             if not isinstance(operation, dict) or "responses" not in operation:
                 continue
             responses = operation["responses"]
+            for response in responses.values():
+                for header in response.get("headers", {}).values():
+                    header.setdefault("schema", {"type": "string"})
             if operation.get("parameters") or "requestBody" in operation:
                 responses.setdefault("400", {"description": "The request is not valid"})
             responses.setdefault("500", {"description": "Internal server error"})
@@ -274,6 +321,22 @@ OPTIONAL_INVITATION = [{}, {"invitationToken": []}]
 """Routes open to anyone, except for a private table: then only with its invitation token."""
 
 
+DOCS_ASSETS = "/docs/assets"
+"""Where each service serves the documentation UI's files from the installed
+``swagger-ui-bundle`` package, so ``/docs`` works without internet."""
+
+
+def docs_ui() -> SwaggerRenderPlugin:
+    """Swagger UI whose page loads only this service's own files (no CDN)."""
+    return SwaggerRenderPlugin(
+        js_url=f"{DOCS_ASSETS}/swagger-ui-bundle.js",
+        css_url=f"{DOCS_ASSETS}/swagger-ui.css",
+        standalone_preset_js_url=f"{DOCS_ASSETS}/swagger-ui-standalone-preset.js",
+        favicon=f"<link rel='icon' type='image/png' href='{DOCS_ASSETS}/favicon-32x32.png'>",
+        path="/",
+    )
+
+
 def openapi_config(service: str) -> OpenAPIConfig:
 
     seat_token = SecurityScheme(
@@ -292,7 +355,7 @@ def openapi_config(service: str) -> OpenAPIConfig:
         version="0.1.0",
         description="Event-sourced backend for turn-based tabletop games",
         path="/docs",
-        render_plugins=[ScalarRenderPlugin()],
+        render_plugins=[docs_ui()],
         components=Components(
             security_schemes={"seatToken": seat_token, "invitationToken": invitation_token}
         ),
@@ -377,10 +440,17 @@ def service_app(
         return Provide(lambda: value, use_cache=True, sync_to_thread=False)
 
     return Litestar(
-        route_handlers=[health_route(service, instance_id), *handlers],
+        route_handlers=[
+            health_route(service, instance_id),
+            create_static_files_router(
+                DOCS_ASSETS, directories=[swagger_ui_path], include_in_schema=False
+            ),
+            *handlers,
+        ],
         dependencies={name: provider(value) for name, value in dependencies.items()},
         exception_handlers=EXCEPTION_HANDLERS,
         before_request=check_request,
+        plugins=[DocumentedAsPlugin()],
         on_startup=on_startup,
         on_shutdown=on_shutdown,
         openapi_config=openapi_config(service),

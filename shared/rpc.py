@@ -25,6 +25,8 @@ ReplyT = TypeVar("ReplyT")
 
 REPLY_STREAM_TTL_S = 3600
 REPLY_STREAM_MAXLEN = 10_000
+RESEND_AFTER_S = 1.0
+"""An unanswered rules request is sent again after this long (until the call's timeout)."""
 
 
 class RulesUnavailable(RuntimeError):
@@ -108,8 +110,7 @@ class RulesClient:
             deadline_ms=now_ms() + int(self.timeout_s * 1000),
         )
         try:
-            await self._writer.add(self.request_stream, _call_encoder.encode(call))
-            reply = await asyncio.wait_for(future, self.timeout_s)
+            reply = await self._send_until_answered(_call_encoder.encode(call), future)
         except (TimeoutError, RedisConnectionError) as error:
             raise RulesUnavailable("the rules service did not answer in time") from error
         finally:
@@ -119,6 +120,23 @@ class RulesClient:
         if reply.rejected is not None:
             return reply.rejected
         return msgspec.json.decode(reply.body, type=reply_type)
+
+    async def _send_until_answered(
+        self, payload: bytes, future: asyncio.Future[api.RulesReply]
+    ) -> api.RulesReply:
+        """Send the request, and again each ``RESEND_AFTER_S`` it stays unanswered, until
+        ``timeout_s``: Redis may have lost it or its reply (wiped, restarted), and a request
+        changes nothing but its reply, so a repeat is harmless and the first reply wins."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.timeout_s
+        while True:
+            await self._writer.add(self.request_stream, payload)
+            wait = min(RESEND_AFTER_S, deadline - loop.time())
+            try:
+                return await asyncio.wait_for(asyncio.shield(future), max(wait, 0))
+            except TimeoutError:
+                if loop.time() >= deadline:
+                    raise
 
     async def _read_replies(self) -> None:
         last_id = "0"  # the stream is this process's own: every entry in it is for us

@@ -19,6 +19,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     host: str = "127.0.0.1"
     lobby_port: int = 8001
     match_port: int = 8002
+    gateway_port: int = 8080
+    """The one public URL of ``playtable stack`` (nginx): lobby, match, docs and the contract."""
     http_workers: int = 1
     """Processes serving each HTTP service's port; more copies use more cores."""
     instance_id: str = ""

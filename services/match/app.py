@@ -120,8 +120,10 @@ class MatchesController(Controller):
         summary="Live Server-Sent Events of the match as the caller may see it, then its end",
         description=(
             "Each event once, in order: `id` is its version, `event` its type, `data` the item"
-            " listMatchEvents would give. After the last event of a finished match comes"
-            " `MatchFinished` and the stream ends. Resume with `Last-Event-ID`."
+            " listMatchEvents would give (a `MatchEvent` schema, the game's event in its"
+            " `data`: `GameEvent`). After the last event of a finished match comes `event:"
+            " MatchFinished` (`data`: a `MatchFinished` schema) and the stream ends. Resume"
+            " with `Last-Event-ID`."
         ),
         **FEED_ROUTE,
     )

@@ -6,17 +6,20 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
-from shared.http import PG_INT_MAX
+from shared.http import PG_INT_MAX, documented_as
 
-GameJson = Annotated[
-    msgspec.Raw, msgspec.Meta(description="Game-specific JSON; see the game's catalogue entry")
-]
+# The rules service makes these JSON documents; this service passes them on as they are.
+GameAction = Annotated[msgspec.Raw, documented_as("GameAction")]
+GameEvent = Annotated[msgspec.Raw, documented_as("GameEvent")]
+GameView = Annotated[msgspec.Raw, documented_as("GameView")]
+GameState = Annotated[msgspec.Raw, documented_as("GameState")]
+Outcome = Annotated[dict[str, Any], documented_as("Outcome")]
 
 
 class SubmitAction(msgspec.Struct, forbid_unknown_fields=True):
     expected_version: Annotated[int, msgspec.Meta(ge=0, le=PG_INT_MAX)]
     """The match version the move was chosen at; a stale one gets 409 and changes nothing."""
-    action: dict[str, Any]
+    action: Annotated[dict[str, Any], documented_as("GameAction")]
     """One of the game's actions, tagged by ``type`` (see ``action_schema`` in the catalogue)."""
 
 
@@ -32,9 +35,9 @@ class MatchInfo(msgspec.Struct):
     to_move: list[int]
     you: int | None
     """The caller's seat, or null for a spectator."""
-    view: GameJson | None
+    view: GameView | None
     """The state as the caller may see it (null while ``creating``)."""
-    result: dict[str, Any] | None
+    result: Outcome | None
 
 
 class MatchReplay(msgspec.Struct):
@@ -48,28 +51,28 @@ class MatchReplay(msgspec.Struct):
     to_move: list[int]
     """Who was to move at that version."""
     you: int | None
-    view: GameJson
+    view: GameView
     """The state at that version as the caller could see it then."""
-    result: dict[str, Any] | None
+    result: Outcome | None
     """The result, if the match had finished at that version."""
-    state: GameJson | None
+    state: GameState | None
     """With ``full=true`` (finished matches only): the complete state, every hand and the
     deck order included; null otherwise."""
 
 
 class ActionAccepted(msgspec.Struct):
     version: int
-    events: list[GameJson]
+    events: list[GameEvent]
     """The new events, as the actor may see them."""
     to_move: list[int]
     status: str
-    result: dict[str, Any] | None
+    result: Outcome | None
 
 
 class MatchEvent(msgspec.Struct):
     version: int
     type: str
-    data: GameJson
+    data: GameEvent
     """The event as the caller may see it."""
     seat: int | None
     """Whose action caused it (null for setup)."""
@@ -87,13 +90,13 @@ class MatchFinished(msgspec.Struct):
 
     match_id: str
     version: int
-    result: dict[str, Any]
+    result: Outcome
 
 
 class LegalActions(msgspec.Struct):
     version: int
     seat: int
-    actions: list[GameJson]
+    actions: list[GameAction]
 
 
 ExportFormat = Literal["playtable", "hanab.live", "carcassonne-turns"]

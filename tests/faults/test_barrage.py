@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from services.hostile import Endpoints, Known, Load, barrage, new_client, summarize_barrage
+from services.hostile import Endpoints, Known, Load, barrage, new_session, summarize_barrage
 from tests.faults import checks
 from tests.faults.conftest import FaultStack, env_int
 
@@ -22,10 +22,9 @@ MATCHES = env_int("PLAYTABLE_FAULT_MATCHES", 20)
 
 
 async def _barrage(stack: FaultStack) -> tuple[dict[str, Any], list[str]]:
-    client = new_client(connections=MATCHES * 3 + 20, timeout=15)
+    session = new_session(connections=MATCHES + 10, timeout=15)
     endpoints = Endpoints(stack.lobby_url, stack.match_urls)
-    load = Load(client, endpoints, slots=MATCHES, seed=3)
-    hostile = new_client(connections=16, timeout=15)
+    load = Load(session, endpoints, slots=MATCHES, seed=3)
     stop = asyncio.Event()
     running = asyncio.create_task(load.run(stop))
     try:
@@ -33,7 +32,7 @@ async def _barrage(stack: FaultStack) -> tuple[dict[str, Any], list[str]]:
         await load.wait_for_match(match_id)
         known = Known(table_id=table_id, match_id=match_id, token=tokens[0])
         began = time.monotonic()
-        answers = await barrage(hostile, endpoints, known, REQUESTS, concurrency=8)
+        answers = await barrage(endpoints, known, REQUESTS, concurrency=8, timeout=15)
         ended = time.monotonic()
         stop.set()
         await asyncio.wait_for(asyncio.shield(running), timeout=30)
@@ -42,8 +41,7 @@ async def _barrage(stack: FaultStack) -> tuple[dict[str, Any], list[str]]:
         if not running.done():
             running.cancel()
         await asyncio.gather(running, return_exceptions=True)
-        await client.aclose()
-        await hostile.aclose()
+        await session.close()
     summary = summarize_barrage(answers)
     summary["load_moves_per_s"] = round(load.moves_between(began, ended) / (ended - began), 1)
     summary["seconds"] = round(ended - began, 1)

@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 import pytest
 
-from services.hostile import Endpoints, Load, new_client
+from services.hostile import Endpoints, Load, new_session
 from tests.faults import checks
 from tests.faults.conftest import SCALE, FaultStack, env_float, env_int
 
@@ -79,8 +79,8 @@ FAULTS: dict[str, tuple[int, Callable[[FaultStack], None]]] = {
 
 
 async def _under_fault(stack: FaultStack, fault: str) -> checks.FaultReport:
-    client = new_client(connections=MATCHES * 3)
-    load = Load(client, Endpoints(stack.lobby_url, stack.match_urls), slots=MATCHES, seed=7)
+    session = new_session(connections=MATCHES + 10)
+    load = Load(session, Endpoints(stack.lobby_url, stack.match_urls), slots=MATCHES, seed=7)
     stop = asyncio.Event()
     running = asyncio.create_task(load.run(stop))
     tables_recovery: float | None = None
@@ -109,7 +109,7 @@ async def _under_fault(stack: FaultStack, fault: str) -> checks.FaultReport:
         if not running.done():
             running.cancel()
         await asyncio.gather(running, return_exceptions=True)
-        await client.aclose()
+        await session.close()
 
     integrity = await asyncio.to_thread(checks.check_log, stack.database_url, load)
     problems = list(integrity.problems)

@@ -14,16 +14,16 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-import httpx
 import pytest
 
 from services.hostile import (
+    TRANSPORT_ERRORS,
     Ack,
     Endpoints,
     GaveUp,
     Load,
     RaceResult,
-    new_client,
+    new_session,
     race_round,
     warm_connections,
 )
@@ -89,8 +89,8 @@ async def _story(load: Load, match_id: str, tokens: list[str], rng: random.Rando
 
 
 async def _race(stack: FaultStack, mode: str) -> dict[str, Any]:
-    client = new_client(connections=CLIENTS * 2 + 10)
-    load = Load(client, Endpoints(stack.lobby_url, stack.match_urls), slots=1, give_up_s=30)
+    session = new_session(connections=CLIENTS * 2 + 10)
+    load = Load(session, Endpoints(stack.lobby_url, stack.match_urls), slots=1, give_up_s=30)
     rng = random.Random(11)
     game, players, options, rounds = ("hanabi", 2, {}, ROUNDS)
     if mode == "breaking-news-seats":
@@ -100,7 +100,7 @@ async def _race(stack: FaultStack, mode: str) -> dict[str, Any]:
     match_id: str | None = None
     tokens: list[str] = []
     try:
-        await warm_connections(client, stack.match_urls, CLIENTS)
+        await warm_connections(session, stack.match_urls, CLIENTS)
         while len(results) < rounds:
             if match_id is None:
                 _, match_id, tokens = await load.open_table(game, players, options)
@@ -113,7 +113,7 @@ async def _race(stack: FaultStack, mode: str) -> dict[str, Any]:
                 info = (await load.send("match", "GET", f"/matches/{match_id}")).json()
                 seats = info["to_move"]
             result = await race_round(
-                client,
+                session,
                 stack.match_urls,
                 match_id,
                 tokens,
@@ -133,10 +133,10 @@ async def _race(stack: FaultStack, mode: str) -> dict[str, Any]:
             before = len(load.acks)
             if await load.move(0, match_id, tokens, rng) is not None and len(load.acks) == before:
                 problems.append(f"match {match_id}: the move after the races failed")
-    except (GaveUp, httpx.HTTPError) as error:
+    except (GaveUp, *TRANSPORT_ERRORS) as error:
         problems.append(f"client: {error!r}")
     finally:
-        await client.aclose()
+        await session.close()
     integrity = await asyncio.to_thread(checks.check_log, stack.database_url, load)
     problems += integrity.problems
     problems += await asyncio.to_thread(checks.check_verify, stack)

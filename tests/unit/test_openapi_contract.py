@@ -2,8 +2,24 @@
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
+import pytest
+from jsonschema import Draft202012Validator
+from openapi_spec_validator import validate
+
 from services.cli import CONTRACT_PATH
-from services.contract import MATCH_FILE_SCHEMA, build_contract, render, write_contract
+from services.contract import (
+    GAME_DATA,
+    MATCH_FILE_SCHEMA,
+    build_contract,
+    game_prefix,
+    render,
+    write_contract,
+)
+from services.rules.engine import RulesEngine
+from services.rules.games import load_games
 from shared.match_file import json_schema
 
 
@@ -41,3 +57,85 @@ def test_every_operation_has_an_id_and_problem_errors() -> None:
             for response in errors.values():
                 assert list(response["content"]) == ["application/problem+json"]
     assert {"createTable", "joinTable", "startTable", "submitAction", "getMatch"} <= seen
+
+
+def test_the_committed_contract_is_valid_openapi() -> None:
+    validate(json.loads(CONTRACT_PATH.read_text()))
+
+
+def test_the_match_file_schema_is_valid_json_schema() -> None:
+    committed = CONTRACT_PATH.parent / MATCH_FILE_SCHEMA
+    Draft202012Validator.check_schema(json.loads(committed.read_text()))
+
+
+@pytest.fixture(scope="module")
+def contract() -> dict[str, Any]:
+    return build_contract()
+
+
+def test_match_data_is_typed_by_the_game_unions(contract: dict[str, Any]) -> None:
+    schemas = contract["components"]["schemas"]
+
+    def ref(name: str) -> dict[str, str]:
+        return {"$ref": f"#/components/schemas/{name}"}
+
+    def nullable(name: str) -> dict[str, Any]:
+        return {"oneOf": [ref(name), {"type": "null"}]}
+
+    assert schemas["SubmitAction"]["properties"]["action"] == ref("GameAction")
+    assert schemas["LegalActions"]["properties"]["actions"]["items"] == ref("GameAction")
+    assert schemas["ActionAccepted"]["properties"]["events"]["items"] == ref("GameEvent")
+    assert schemas["MatchEvent"]["properties"]["data"] == ref("GameEvent")
+    assert schemas["MatchInfo"]["properties"]["view"] == nullable("GameView")
+    assert schemas["MatchReplay"]["properties"]["view"] == ref("GameView")
+    assert schemas["MatchReplay"]["properties"]["state"] == nullable("GameState")
+    for name in ("MatchInfo", "MatchReplay", "ActionAccepted"):
+        assert schemas[name]["properties"]["result"] == nullable("Outcome")
+    assert schemas["MatchFinished"]["properties"]["result"]["$ref"] == ref("Outcome")["$ref"]
+    games = load_games()
+    for union, (kind, _) in GAME_DATA.items():
+        members = schemas[union].get("oneOf") or schemas[union]["anyOf"]
+        assert members == [ref(game_prefix(game) + kind) for game in games.values()]
+    hanabi_actions = schemas["HanabiAction"]
+    assert hanabi_actions["discriminator"]["mapping"]["PlayCard"] == ref("HanabiPlayCard")["$ref"]
+    assert schemas["HanabiPlayCard"]["properties"]["card"] == {"type": "integer"}
+
+
+def test_game_schemas_have_unique_titles(contract: dict[str, Any]) -> None:
+    """Generated clients name their models after titles (``HanabiPlayCard``, ``DingoPlayCard``)."""
+    schemas = contract["components"]["schemas"]
+    titles = [schema["title"] for schema in schemas.values() if "title" in schema]
+    assert len(titles) == len(set(titles))
+
+
+@pytest.mark.parametrize("game", sorted(load_games()))
+def test_the_catalogue_action_schema_agrees_with_the_contract(
+    game: str, contract: dict[str, Any]
+) -> None:
+    entry = next(item for item in RulesEngine(load_games()).catalogue if item["name"] == game)
+    catalogue = entry["action_schema"]
+    union = contract["components"]["schemas"][game_prefix(load_games()[game]) + "Action"]
+    assert _actions_by_tag(catalogue, catalogue) == _actions_by_tag(union, contract)
+
+
+def _actions_by_tag(union: dict[str, Any], document: dict[str, Any]) -> dict[str, Any]:
+    """Each action's fields, references inlined and names left out (the contract prefixes them)."""
+
+    def resolve(ref: str) -> Any:
+        node: Any = document
+        for part in ref.removeprefix("#/").split("/"):
+            node = node[part]
+        return node
+
+    def inlined(schema: Any) -> Any:
+        if isinstance(schema, list):
+            return [inlined(item) for item in schema]
+        if not isinstance(schema, dict):
+            return schema
+        if "$ref" in schema:
+            return inlined(resolve(schema["$ref"]))
+        return {key: inlined(value) for key, value in schema.items() if key != "title"}
+
+    members = union.get("oneOf") or union["anyOf"]
+    actions = [inlined(member) for member in members]
+    return {action["properties"]["type"]["enum"][0]: action for action in actions}

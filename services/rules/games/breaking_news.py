@@ -394,6 +394,26 @@ BreakingNewsEvent = (
     | VoteCast
     | GameEnded
 )
+BreakingNewsRedactedEvent = (
+    DecksShuffled
+    | StartingCardPlaced
+    | StartingCardSetAside
+    | ElementDrawn
+    | ObjectDrawn
+    | ObjectOpened
+    | CardPlaced
+    | HandReturned
+    | BreakingNewsCalled
+    | StoryInterrupted
+    | ObjectCompleted
+    | CardTurnedFaceDown
+    | FinalRoundStarted
+    | TurnEnded
+    | VotingOpened
+    | VoteCast
+    | GameEnded
+)
+"""The events as ``redact`` shows them: ``DecksShuffled`` stands for ``GameStarted``."""
 
 
 # --- State ----------------------------------------------------------------------------------
@@ -1444,7 +1464,9 @@ GAME = Game(
     options=OPTIONS,
     action_type=BreakingNewsAction,
     event_type=BreakingNewsEvent,
+    redacted_event_type=BreakingNewsRedactedEvent,
     state_type=BreakingNewsState,
+    view_type=BreakingNewsView,
     setup=setup,
     decide=decide,
     evolve=evolve,

@@ -73,7 +73,11 @@ class Game:
     options: tuple[OptionSpec, ...]
     action_type: Any
     event_type: Any
+    redacted_event_type: Any
+    """Every event as ``redact`` may return it: what clients see of the log."""
     state_type: type
+    view_type: type
+    """What ``view`` returns."""
     setup: Callable[[dict[str, Any], int, random.Random], list[Any]]
     decide: Callable[[Any, int, Any], list[Any] | Rejection]
     evolve: Callable[[Any, Any], Any]

@@ -277,6 +277,18 @@ DingoEvent = (
     | DayEnded
     | GameEnded
 )
+DingoRedactedEvent = (
+    GameStarted
+    | DayDealt
+    | CardPlayed
+    | CardRemoved
+    | ProtectedCardDestroyed
+    | CardDiscarded
+    | TurnEnded
+    | DayEnded
+    | GameEnded
+)
+"""The events as ``redact`` shows them: ``DayDealt`` stands for ``DayStarted``."""
 
 
 # --- State ----------------------------------------------------------------------------------
@@ -928,7 +940,9 @@ GAME = Game(
     options=OPTIONS,
     action_type=DingoAction,
     event_type=DingoEvent,
+    redacted_event_type=DingoRedactedEvent,
     state_type=DingoState,
+    view_type=DingoView,
     setup=setup,
     decide=decide,
     evolve=evolve,

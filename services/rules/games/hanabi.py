@@ -218,6 +218,17 @@ HanabiEvent = (
     | CardDrawn
     | GameEnded
 )
+HanabiRedactedEvent = (
+    CardsDealt
+    | ClueGiven
+    | CardPlayed
+    | CardMisplayed
+    | FuseBurned
+    | CardDiscarded
+    | CardDrawn
+    | GameEnded
+)
+"""The events as ``redact`` shows them: ``CardsDealt`` stands for ``GameStarted``."""
 
 
 # --- State ----------------------------------------------------------------------------------
@@ -829,7 +840,9 @@ GAME = Game(
     options=OPTIONS,
     action_type=HanabiAction,
     event_type=HanabiEvent,
+    redacted_event_type=HanabiRedactedEvent,
     state_type=HanabiState,
+    view_type=HanabiView,
     setup=setup,
     decide=decide,
     evolve=evolve,

@@ -1,0 +1,202 @@
+"""The one public URL: nginx in front of the lobby and the match service.
+
+One routing template serves both deployments: ``playtable stack`` renders it into its runtime
+directory and runs nginx as its child; ``infra/deploy/gateway.conf`` (Docker) is rendered from
+it too (``python -m services.gateway`` rewrites it). The webhooks API is operator-only and is
+never routed here: it stays on its own loopback port.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from string import Template
+
+from shared.http import DOCS_ASSETS, PROBLEM_MEDIA_TYPE, PROBLEM_TYPE_BASE
+
+ROOT = Path(__file__).resolve().parent.parent
+CONTRACT_DIR = ROOT / "openapi"
+DEPLOY_CONFIG = ROOT / "infra" / "deploy" / "gateway.conf"
+MAX_BODY = "1m"
+"""Larger request bodies are refused at the edge (a whole match file is far smaller)."""
+FEED_READ_TIMEOUT = "1h"
+"""Feeds stay open for long; they send a keep-alive every 15 s."""
+
+
+class _Config(Template):
+    delimiter = "@"  # nginx's own variables start with $
+
+
+_DOCS_PAGE = (
+    '<!DOCTYPE html><html><head><title>playtable API</title><meta charset="utf-8">'
+    f'<link rel="icon" type="image/png" href="{DOCS_ASSETS}/favicon-32x32.png">'
+    f'<link rel="stylesheet" href="{DOCS_ASSETS}/swagger-ui.css">'
+    f'<script src="{DOCS_ASSETS}/swagger-ui-bundle.js"></script></head>'
+    '<body><div id="ui"></div><script>SwaggerUIBundle({url: "/openapi.json", dom_id: "#ui"})'
+    "</script></body></html>"
+)
+"""The merged contract in Swagger UI, whose files the lobby serves from its installed package."""
+
+_NOT_FOUND = (
+    f'{{"type":"{PROBLEM_TYPE_BASE}not-found","title":"Not found","status":404,'
+    '"detail":"no such route on the public API"}'
+)
+
+_TEMPLATE = _Config(
+    """\
+# Rendered from services/gateway.py (run `python -m services.gateway`): edit it there.
+@main
+events {}
+
+http {
+    @http
+    types { text/html html; application/json json; }
+    default_type application/octet-stream;
+@upstreams
+    server {
+        listen @listen;
+        client_max_body_size @max_body;
+
+        proxy_http_version 1.1;
+        proxy_set_header Connection "";
+        proxy_set_header Host $host;
+        proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+        proxy_set_header X-Forwarded-Proto $scheme;
+        proxy_set_header X-Forwarded-Host $host;
+        proxy_set_header X-Forwarded-Port $server_port;
+
+        # Server-Sent Events go out as they come and stay open
+        location ~ ^/tables/[^/]+/feed$ {
+            proxy_pass http://lobby;
+            proxy_buffering off;
+            proxy_read_timeout @feed_timeout;
+        }
+        location ~ ^/matches/[^/]+/feed$ {
+            proxy_pass http://match;
+            proxy_buffering off;
+            proxy_read_timeout @feed_timeout;
+        }
+        location ~ ^/(games|tables)(/|$) { proxy_pass http://lobby; }
+        location ~ ^/matches(/|$)        { proxy_pass http://match; }
+
+        location = /openapi.json { root @contract_dir; }
+        location = /docs {
+            default_type text/html;
+            return 200 '@docs_page';
+        }
+        location @docs_assets/ { proxy_pass http://lobby; }
+
+        # everything else, the operator routes (/webhooks) included, is not public
+        location / {
+            default_type @problem_type;
+            return 404 '@not_found';
+        }
+    }
+}
+"""
+)
+
+
+def _upstream(name: str, addresses: list[str], *, resolve: bool) -> str:
+    servers = [f"server {address}{' resolve' if resolve else ''};" for address in addresses]
+    shared = [f"zone {name} 64k;"] if resolve else []  # re-resolved addresses live there
+    lines = [*servers, *shared, "keepalive 16;"]
+    return f"    upstream {name} {{\n" + "".join(f"        {line}\n" for line in lines) + "    }\n"
+
+
+def render(
+    upstreams: dict[str, list[str]],
+    *,
+    listen: str,
+    contract_dir: Path | str,
+    main: list[str],
+    http: list[str],
+    resolve: bool = False,
+) -> str:
+    """The gateway config: ``upstreams`` names the addresses of each service's copies."""
+    return _TEMPLATE.substitute(
+        main="\n".join(main),
+        http="\n    ".join(http),
+        upstreams="".join(
+            _upstream(name, addresses, resolve=resolve) for name, addresses in upstreams.items()
+        ),
+        listen=listen,
+        max_body=MAX_BODY,
+        feed_timeout=FEED_READ_TIMEOUT,
+        contract_dir=contract_dir,
+        docs_page=_DOCS_PAGE,
+        docs_assets=DOCS_ASSETS,
+        problem_type=PROBLEM_MEDIA_TYPE,
+        not_found=_NOT_FOUND,
+    )
+
+
+def deploy_config() -> str:
+    """The Docker deployment's config: copies found through Docker's DNS (every 10 s)."""
+    return render(
+        {"lobby": ["lobby:8001"], "match": ["match:8002"]},
+        listen="8080",
+        contract_dir="/srv/playtable",
+        main=[],
+        http=["resolver 127.0.0.11 valid=10s ipv6=off;"],
+        resolve=True,
+    )
+
+
+def local_config(host: str, port: int, upstreams: dict[str, list[int]], directory: Path) -> str:
+    """The local stack's config: every path nginx writes is inside ``directory``, so it runs
+    unprivileged or as root without touching /etc/nginx or /var."""
+    temp = directory / "gateway-temp"
+    main = [f"pid {directory / 'gateway.pid'};", "error_log stderr warn;"]
+    if os.geteuid() == 0:  # workers read the contract: run them as the owner of the files
+        main.insert(0, f"user {pwd.getpwuid(CONTRACT_DIR.stat().st_uid).pw_name};")
+    http = [f"access_log {directory / 'gateway-access.log'};"] + [
+        f"{kind}_temp_path {temp / kind};"
+        for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
+    ]
+    return render(
+        {name: [f"{host}:{copy}" for copy in ports] for name, ports in upstreams.items()},
+        listen=f"{host}:{port}",
+        contract_dir=CONTRACT_DIR,
+        main=main,
+        http=http,
+    )
+
+
+def runtime_dir(port: int) -> Path:
+    """Where a local gateway keeps its config, pid, logs and temporary files: one per port,
+    so several stacks on one machine keep apart."""
+    return ROOT / ".stack" / f"gateway-{port}"
+
+
+def find_nginx() -> str | None:
+    """nginx on the PATH, or where the OS package puts it (/usr/sbin is not on every PATH)."""
+    return shutil.which("nginx") or shutil.which("nginx", path="/usr/sbin:/usr/local/sbin")
+
+
+def start_gateway(
+    host: str, port: int, upstreams: dict[str, list[int]], directory: Path
+) -> subprocess.Popen[bytes] | None:
+    """Run nginx in the foreground as a child (stopped with SIGTERM); None without nginx."""
+    nginx = find_nginx()
+    if nginx is None:
+        print(
+            "nginx is not installed (./infra/up.sh installs it as root): no gateway, use each"
+            " service's own port",
+            file=sys.stderr,
+        )
+        return None
+    (directory / "gateway-temp").mkdir(parents=True, exist_ok=True)
+    config = directory / "gateway.conf"
+    config.write_text(local_config(host, port, upstreams, directory))
+    command = [nginx, "-p", str(directory), "-e", "stderr", "-c", str(config)]
+    return subprocess.Popen([*command, "-g", "daemon off;"])
+
+
+if __name__ == "__main__":
+    DEPLOY_CONFIG.write_text(deploy_config())
+    print(f"wrote {DEPLOY_CONFIG}")

@@ -1,0 +1,74 @@
+"""Rules calls against a real Redis that forgets: an unanswered request is sent again."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+import redis.asyncio as redis_async
+
+from shared import rpc
+from shared import rules_api as api
+
+pytestmark = [pytest.mark.integration, pytest.mark.asyncio]
+
+
+async def answer_requests(
+    redis: redis_async.Redis, stream: str, lose_first: int, seen: list[str]
+) -> None:
+    """A stand-in rules worker: the first ``lose_first`` requests vanish (Redis wiped before it
+    read them), every later one is answered with an empty catalogue."""
+    last_id = "0"
+    while True:
+        for _, entries in await redis.xread({stream: last_id}, block=100) or ():
+            for entry_id, fields in entries:
+                last_id = entry_id
+                call = rpc.decode_call(fields[b"m"])
+                seen.append(call.request_id)
+                if len(seen) > lose_first:
+                    await redis.xadd(call.reply_to, {b"m": rpc.encode_reply(call.request_id, [])})
+
+
+async def test_a_request_lost_with_redis_is_sent_again_and_answered(
+    redis: redis_async.Redis, key_prefix: str
+) -> None:
+    client = rpc.RulesClient(
+        redis,
+        request_stream=f"{key_prefix}requests",
+        reply_stream=f"{key_prefix}replies",
+        timeout_s=5,
+    )
+    await client.start()
+    seen: list[str] = []
+    worker = asyncio.create_task(answer_requests(redis, f"{key_prefix}requests", 1, seen))
+    try:
+        loop = asyncio.get_running_loop()
+        began = loop.time()
+        assert await client.call(api.Catalogue(), list) == []
+        took = loop.time() - began
+    finally:
+        worker.cancel()
+        await client.stop()
+    assert len(seen) == 2 and seen[0] == seen[1]  # the same request, sent twice
+    assert rpc.RESEND_AFTER_S <= took < 2 * rpc.RESEND_AFTER_S
+
+
+async def test_a_call_nobody_answers_still_ends_at_its_timeout(
+    redis: redis_async.Redis, key_prefix: str
+) -> None:
+    client = rpc.RulesClient(
+        redis,
+        request_stream=f"{key_prefix}requests",
+        reply_stream=f"{key_prefix}replies",
+        timeout_s=2.5,
+    )
+    await client.start()
+    loop = asyncio.get_running_loop()
+    began = loop.time()
+    try:
+        with pytest.raises(rpc.RulesUnavailable):
+            await client.call(api.Catalogue(), list)
+    finally:
+        await client.stop()
+    assert 2.5 <= loop.time() - began < 3.0
+    assert await redis.xlen(f"{key_prefix}requests") == 3  # at 0 s, 1 s and 2 s
