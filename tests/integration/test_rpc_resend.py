@@ -29,16 +29,23 @@ async def answer_requests(
                     await redis.xadd(call.reply_to, {b"m": rpc.encode_reply(call.request_id, [])})
 
 
-async def test_a_request_lost_with_redis_is_sent_again_and_answered(
-    redis: redis_async.Redis, key_prefix: str
-) -> None:
+async def started_client(
+    redis: redis_async.Redis, key_prefix: str, timeout_s: float
+) -> rpc.RulesClient:
     client = rpc.RulesClient(
         redis,
         request_stream=f"{key_prefix}requests",
         reply_stream=f"{key_prefix}replies",
-        timeout_s=5,
+        timeout_s=timeout_s,
     )
     await client.start()
+    return client
+
+
+async def test_a_request_lost_with_redis_is_sent_again_and_answered(
+    redis: redis_async.Redis, key_prefix: str
+) -> None:
+    client = await started_client(redis, key_prefix, timeout_s=5)
     seen: list[str] = []
     worker = asyncio.create_task(answer_requests(redis, f"{key_prefix}requests", 1, seen))
     try:
@@ -56,13 +63,7 @@ async def test_a_request_lost_with_redis_is_sent_again_and_answered(
 async def test_a_call_nobody_answers_still_ends_at_its_timeout(
     redis: redis_async.Redis, key_prefix: str
 ) -> None:
-    client = rpc.RulesClient(
-        redis,
-        request_stream=f"{key_prefix}requests",
-        reply_stream=f"{key_prefix}replies",
-        timeout_s=2.5,
-    )
-    await client.start()
+    client = await started_client(redis, key_prefix, timeout_s=2.5)
     loop = asyncio.get_running_loop()
     began = loop.time()
     try:

@@ -375,9 +375,8 @@ class GameEnded(Event, frozen=True):
     tiebreak: list[str]
 
 
-BreakingNewsEvent = (
-    GameStarted
-    | StartingCardPlaced
+_PlayEvent = (
+    StartingCardPlaced
     | StartingCardSetAside
     | ElementDrawn
     | ObjectDrawn
@@ -394,25 +393,9 @@ BreakingNewsEvent = (
     | VoteCast
     | GameEnded
 )
-BreakingNewsRedactedEvent = (
-    DecksShuffled
-    | StartingCardPlaced
-    | StartingCardSetAside
-    | ElementDrawn
-    | ObjectDrawn
-    | ObjectOpened
-    | CardPlaced
-    | HandReturned
-    | BreakingNewsCalled
-    | StoryInterrupted
-    | ObjectCompleted
-    | CardTurnedFaceDown
-    | FinalRoundStarted
-    | TurnEnded
-    | VotingOpened
-    | VoteCast
-    | GameEnded
-)
+"""The events after the shuffle, shown to every seat as they are stored."""
+BreakingNewsEvent = GameStarted | _PlayEvent
+BreakingNewsRedactedEvent = DecksShuffled | _PlayEvent
 """The events as ``redact`` shows them: ``DecksShuffled`` stands for ``GameStarted``."""
 
 

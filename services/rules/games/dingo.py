@@ -266,10 +266,8 @@ class GameEnded(Event, frozen=True):
     winners: list[int]
 
 
-DingoEvent = (
-    GameStarted
-    | DayStarted
-    | CardPlayed
+_PlayEvent = (
+    CardPlayed
     | CardRemoved
     | ProtectedCardDestroyed
     | CardDiscarded
@@ -277,17 +275,9 @@ DingoEvent = (
     | DayEnded
     | GameEnded
 )
-DingoRedactedEvent = (
-    GameStarted
-    | DayDealt
-    | CardPlayed
-    | CardRemoved
-    | ProtectedCardDestroyed
-    | CardDiscarded
-    | TurnEnded
-    | DayEnded
-    | GameEnded
-)
+"""The events of a day's play, shown to every seat as they are stored."""
+DingoEvent = GameStarted | DayStarted | _PlayEvent
+DingoRedactedEvent = GameStarted | DayDealt | _PlayEvent
 """The events as ``redact`` shows them: ``DayDealt`` stands for ``DayStarted``."""
 
 

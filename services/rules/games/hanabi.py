@@ -208,26 +208,12 @@ class GameEnded(Event, frozen=True):
     score: int
 
 
-HanabiEvent = (
-    GameStarted
-    | ClueGiven
-    | CardPlayed
-    | CardMisplayed
-    | FuseBurned
-    | CardDiscarded
-    | CardDrawn
-    | GameEnded
+_PlayEvent = (
+    ClueGiven | CardPlayed | CardMisplayed | FuseBurned | CardDiscarded | CardDrawn | GameEnded
 )
-HanabiRedactedEvent = (
-    CardsDealt
-    | ClueGiven
-    | CardPlayed
-    | CardMisplayed
-    | FuseBurned
-    | CardDiscarded
-    | CardDrawn
-    | GameEnded
-)
+"""The events after the deal, shown to every seat as they are stored."""
+HanabiEvent = GameStarted | _PlayEvent
+HanabiRedactedEvent = CardsDealt | _PlayEvent
 """The events as ``redact`` shows them: ``CardsDealt`` stands for ``GameStarted``."""
 
 
