@@ -2,23 +2,15 @@
 
 from __future__ import annotations
 
-import os
 import random
-import shutil
-import subprocess
-import sys
 import time
-import uuid
-from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
 
 import httpx
 import pytest
 
 from services.cli import CONTRACT_PATH
-from services.gateway import find_nginx, runtime_dir
-from tests.e2e.conftest import Stack, free_port
+from services.gateway import find_nginx
+from tests.e2e.conftest import Gateway
 from tests.e2e.play import auth, open_table, random_move
 from tests.e2e.test_feeds import Follower, play_safely
 from tests.unit.test_docs_offline import assert_docs_self_contained
@@ -33,69 +25,6 @@ pytestmark = [
 
 PROMPT_S = 2.0
 """A feed event through the gateway arrives within this (nginx buffering it would hold it)."""
-
-
-@dataclass
-class Gateway:
-    client: httpx.Client
-    webhooks_url: str
-    stack: Stack
-    """The play helpers' view: lobby and match both through the gateway."""
-
-
-def wait_answering(client: httpx.Client, process: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"playtable stack exited: {log.read_text()[-3000:]}")
-        try:
-            if client.get("/openapi.json").status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.2)
-    raise RuntimeError(f"the gateway did not answer: {log.read_text()[-3000:]}")
-
-
-@pytest.fixture(scope="module")
-def gateway(database_url: str, redis_url: str, tmp_path_factory) -> Iterator[Gateway]:
-    ports = {name: free_port() for name in ("lobby", "match", "webhooks", "gateway")}
-    env = dict(os.environ)
-    env.update(
-        {f"PLAYTABLE_{name.upper()}_PORT": str(port) for name, port in ports.items()},
-        DATABASE_URL=database_url,
-        REDIS_URL=redis_url,
-        PLAYTABLE_HOST="127.0.0.1",
-        PLAYTABLE_STREAM_PREFIX=f"e2e-{uuid.uuid4().hex[:8]}",
-        PLAYTABLE_LOG_LEVEL="warning",
-    )
-    env.pop("PLAYTABLE_INSTANCE_ID", None)
-    log = tmp_path_factory.mktemp("gateway") / "stack.log"
-    with log.open("wb") as output:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "services.cli", "stack", "--match-copies", "2"],
-            env=env,
-            stdout=output,
-            stderr=subprocess.STDOUT,
-        )
-    client = httpx.Client(base_url=f"http://127.0.0.1:{ports['gateway']}", timeout=10)
-    try:
-        wait_answering(client, process, log)
-        yield Gateway(
-            client=client,
-            webhooks_url=f"http://127.0.0.1:{ports['webhooks']}",
-            stack=Stack(lobby=client, match=client, env=env, processes={}),
-        )
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        client.close()
-        shutil.rmtree(runtime_dir(ports["gateway"]), ignore_errors=True)
-    with pytest.raises(httpx.TransportError):  # nginx stopped with the stack
-        httpx.get(f"http://127.0.0.1:{ports['gateway']}/openapi.json", timeout=2)
 
 
 def test_a_match_is_played_entirely_through_the_one_url(gateway: Gateway) -> None:
