@@ -4,5 +4,6 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 bash "$here/install.sh" test
 bash "$here/ensure-services.sh"
+bash "$here/ensure-node.sh"
 cd "$here/.."
 exec .venv/bin/python -m pytest "$@"

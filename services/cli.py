@@ -71,7 +71,13 @@ def _file_commands(commands: Any) -> None:
     export.add_argument("match_ids", nargs="*", metavar="MATCH_ID")
     export.add_argument("--all", action="store_true", help="every finished match")
     export.add_argument("--game", default=None, help="only matches of this game")
-    export.add_argument("--format", default="playtable", choices=get_args(ExportFormat))
+    export.add_argument(
+        "--format",
+        default="playtable",
+        choices=get_args(ExportFormat),
+        help="playtable (the default): a match file, any game; hanab.live or carcassonne-turns:"
+        " that game's community format, which is what the API exports by default",
+    )
     export.add_argument("--out", default=".", help="folder for <match_id>.json; - for stdout")
     imports = commands.add_parser("import", help="import match files through the match API")
     imports.add_argument("files", nargs="+", metavar="FILE")

@@ -9,16 +9,26 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from shared.http import COMPONENT_REF, add_components, component_ref, finalize_contract
+from shared.http import (
+    COMPONENT_REF,
+    PROBLEM_TYPE_BASE,
+    add_components,
+    component_ref,
+    finalize_contract,
+)
 from shared.settings import Settings
 
 if TYPE_CHECKING:
+    from litestar import Litestar
+
     from services.rules.games.contract import Game
 
 
 def build_contract() -> dict[str, Any]:
     """Merge the public services' schemas into one OpenAPI 3.1 document."""
+    from services.examples import add_examples
     from services.lobby.app import create_app as create_lobby
+    from services.lobby.schemas import TableEvent, TableFeedEvent
     from services.match.app import create_app as create_match
     from services.match.schemas import MatchFinished
     from services.rules.games import load_games
@@ -47,7 +57,8 @@ def build_contract() -> dict[str, Any]:
         "components": {"schemas": {}},
         "tags": [],
     }
-    for app in (create_lobby(settings), create_match(settings), create_webhooks(settings)):
+    apps = (create_lobby(settings), create_match(settings), create_webhooks(settings))
+    for app in apps:
         schema = app.openapi_schema.to_schema()
         for path, item in schema.get("paths", {}).items():
             if path == "/health":
@@ -68,9 +79,229 @@ def build_contract() -> dict[str, Any]:
             item["servers"] = [operators]
     if not merged["tags"]:
         del merged["tags"]
-    add_components(merged, [MatchFinished])
-    add_game_components(merged["components"]["schemas"], load_games())
-    return finalize_contract(merged)
+    for app in apps:
+        _refuse_unknown_fields(merged, app)
+    add_links(merged)
+    add_components(merged, [MatchFinished, TableFeedEvent])
+    _add_union(merged["components"]["schemas"], "TableEvent", TableEvent)
+    games = load_games()
+    add_game_components(merged["components"]["schemas"], games)
+    _document_feeds(merged, games)
+    merged["x-problem-types"] = problem_types(games)
+    finalize_contract(merged)
+    add_examples(merged)  # after finalize_contract, which sets every error's content
+    return merged
+
+
+def _operations(contract: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Every operation of the contract by its id."""
+    return {
+        operation["operationId"]: operation
+        for item in contract["paths"].values()
+        for operation in item.values()
+        if isinstance(operation, dict) and "operationId" in operation
+    }
+
+
+def _refuse_unknown_fields(contract: dict[str, Any], app: Litestar) -> None:
+    """``additionalProperties: false`` on each request body whose Struct refuses unknown fields
+    (Litestar leaves it out), so clients and fuzzers know extra fields get a 400."""
+    operations = _operations(contract)
+    for route in app.routes:
+        for handler in getattr(route, "route_handlers", []):
+            body = handler.parsed_fn_signature.parameters.get("data")
+            if body is None or handler.operation_id not in operations:
+                continue
+            config = getattr(body.annotation, "__struct_config__", None)
+            if config is None or not config.forbid_unknown_fields:
+                continue
+            media = operations[handler.operation_id]["requestBody"]["content"]["application/json"]
+            name = media["schema"]["$ref"].rpartition("/")[2]
+            contract["components"]["schemas"][name]["additionalProperties"] = False
+
+
+def _link(target: str, description: str, **parameters: str) -> dict[str, Any]:
+    return {"operationId": target, "description": description, "parameters": parameters}
+
+
+TABLE_ID = "$response.body#/table_id"
+MATCH_ID = "$response.body#/match_id"
+SAME_MATCH = "$request.path.match_id"
+SUBSCRIPTION_ID = "$response.body#/subscription/id"
+LINKS: dict[tuple[str, str], dict[str, dict[str, Any]]] = {
+    ("createTable", "201"): {
+        "JoinTable": _link("joinTable", "Take a seat at the new table", table_id=TABLE_ID),
+        "GetTable": _link("getTable", "Look at the new table", table_id=TABLE_ID),
+        "FollowTable": _link("followTable", "Follow the table's events", table_id=TABLE_ID),
+    },
+    ("joinTable", "201"): {
+        "JoinTable": _link(
+            "joinTable", "Seat another player", table_id="$response.body#/table/table_id"
+        ),
+        "StartTable": {
+            **_link(
+                "startTable",
+                "Start the table with the seat's token, once every seat is taken",
+                table_id="$response.body#/table/table_id",
+            ),
+            "x-authorization": "Bearer {$response.body#/token}",
+        },
+        "LeaveTable": _link(
+            "leaveTable",
+            "Leave the seat again (with its token)",
+            table_id="$response.body#/table/table_id",
+            seat="$response.body#/seat",
+        ),
+    },
+    ("startTable", "201"): {
+        "GetMatch": _link("getMatch", "The match the table started", match_id=MATCH_ID),
+        "ListLegalActions": _link(
+            "listLegalActions", "What a seat may do now (with its token)", match_id=MATCH_ID
+        ),
+        "FollowMatch": _link("followMatch", "Follow the match live", match_id=MATCH_ID),
+    },
+    ("startTable", "202"): {
+        "GetMatch": _link("getMatch", "Look until it is no longer `creating`", match_id=MATCH_ID),
+    },
+    ("getMatch", "200"): {
+        "ListLegalActions": _link(
+            "listLegalActions", "What a seat may do now (with its token)", match_id=MATCH_ID
+        ),
+        "ListMatchEvents": _link("listMatchEvents", "The match's events", match_id=MATCH_ID),
+        "ReplayMatch": {
+            **_link(
+                "replayMatch",
+                "The match at this version",
+                match_id=MATCH_ID,
+                version="$response.body#/version",
+            ),
+        },
+        "ExportMatch": _link(
+            "exportMatch", "The match as a file, once it ended", match_id=MATCH_ID
+        ),
+    },
+    ("listLegalActions", "200"): {
+        "SubmitAction": {
+            **_link("submitAction", "Make the first legal move", match_id=SAME_MATCH),
+            "requestBody": {
+                "expected_version": "$response.body#/version",
+                "action": "$response.body#/actions/0",
+            },
+        },
+    },
+    ("submitAction", "201"): {
+        "GetMatch": _link("getMatch", "The match after the move", match_id=SAME_MATCH),
+        "ListLegalActions": _link("listLegalActions", "The next moves", match_id=SAME_MATCH),
+    },
+    ("importMatch", "201"): {
+        "GetMatch": _link("getMatch", "The imported match", match_id=MATCH_ID),
+        "ListMatchEvents": _link("listMatchEvents", "Its events", match_id=MATCH_ID),
+    },
+    ("createWebhookSubscription", "201"): {
+        name: _link(target, description, subscription_id=SUBSCRIPTION_ID)
+        for name, target, description in [
+            ("GetSubscription", "getWebhookSubscription", "The new subscription"),
+            ("UpdateSubscription", "updateWebhookSubscription", "Change it"),
+            ("ListDeliveries", "listWebhookDeliveries", "What was sent to it"),
+            ("RotateSecret", "rotateWebhookSecret", "Replace its signing secret"),
+            ("DeleteSubscription", "deleteWebhookSubscription", "Stop it"),
+        ]
+    },
+}
+"""How a client goes on from an answer (OpenAPI links): create -> join -> start -> match ->
+actions -> move, which stateful testing follows. Seat tokens are not parameters (they are the
+security scheme), so a link that needs one names it in ``x-authorization``."""
+
+
+def add_links(contract: dict[str, Any]) -> None:
+    operations = _operations(contract)
+    for (source, status), links in LINKS.items():
+        for link in links.values():
+            if link["operationId"] not in operations:
+                raise ValueError(f"a link from {source} names no operation: {link}")
+        operations[source]["responses"][status]["links"] = links
+
+
+def _add_union(components: dict[str, Any], name: str, union: Any) -> None:
+    """A tagged union of Structs as one named schema (msgspec names only its members)."""
+    (root,), named = msgspec.json.schema_components([union], ref_template=COMPONENT_REF)
+    for member, schema in named.items():
+        _add_unique(components, {member: schema})
+    _add_unique(components, {name: _pointed(root, {})})
+
+
+def _document_feeds(contract: dict[str, Any], games: dict[str, Game]) -> None:
+    """What each live feed sends: the SSE ``event`` names, each with its ``data`` schema
+    (``x-sse-events``), since OpenAPI 3.1 cannot describe the items of a stream."""
+    from services.lobby.schemas import TableEvent
+
+    # the SSE ``event`` is the stored event's type (its ``data`` the redacted event)
+    match_events = sorted({tag for game in games.values() for tag in _tags(game.event_type)})
+    feeds = {
+        "followMatch": (
+            {name: "MatchEvent" for name in match_events} | {"MatchFinished": "MatchFinished"},
+            "`id:` the event's version, `event:` its type, `data:` a `MatchEvent` (the game's"
+            " event in its `data`); after a finished match's last event, `event: MatchFinished`"
+            " with a `MatchFinished`, and the stream ends.",
+        ),
+        "followTable": (
+            {name: "TableFeedEvent" for name in _tags(TableEvent)},
+            "`id:` the event's version, `event:` its type, `data:` a `TableFeedEvent`.",
+        ),
+    }
+    operations = _operations(contract)
+    for operation_id, (events, description) in feeds.items():
+        response = operations[operation_id]["responses"]["200"]
+        response["content"]["text/event-stream"]["schema"] = {
+            "type": "string",
+            "description": f"Server-Sent Events: {description}",
+        }
+        response["x-sse-events"] = {
+            name: {"$ref": component_ref(ref)} for name, ref in events.items()
+        }
+
+
+def problem_types(games: dict[str, Game]) -> list[dict[str, Any]]:
+    """Every problem ``type`` URI the API answers with, its status, title and meaning: the
+    services' own, then each refusal of the games' rules (which game answers it, and when)."""
+    from services.rules.games.contract import COMMON_REFUSALS
+    from shared.problems import PROBLEM_TYPES, RULES_REFUSAL
+
+    listed = [
+        {"type": PROBLEM_TYPE_BASE + problem.code, **msgspec.to_builtins(problem)}
+        for problem in PROBLEM_TYPES.values()
+    ]
+    by_code: dict[str, dict[str, str]] = {}
+    for game in games.values():
+        for code, description in {**COMMON_REFUSALS, **game.refusals}.items():
+            by_code.setdefault(code.replace("_", "-"), {})[game.title] = description
+    for code, descriptions in sorted(by_code.items()):
+        if code in PROBLEM_TYPES:
+            continue
+        meanings = set(descriptions.values())
+        description = (
+            meanings.pop()
+            if len(meanings) == 1
+            else " ".join(f"{title}: {text}" for title, text in descriptions.items())
+        )
+        listed.append(
+            {
+                "type": PROBLEM_TYPE_BASE + code,
+                "code": code,
+                "status": 422,
+                "title": RULES_REFUSAL,
+                "description": description,
+                "games": sorted(descriptions),
+            }
+        )
+    return listed
+
+
+def _tags(union: Any) -> list[str]:
+    """The ``type`` tags of a tagged union of Structs."""
+    info = msgspec.inspect.type_info(union)
+    members = info.types if isinstance(info, msgspec.inspect.UnionType) else (info,)
+    return [member.tag for member in members if isinstance(member, msgspec.inspect.StructType)]
 
 
 GAME_DATA = {
@@ -120,6 +351,35 @@ def add_game_components(components: dict[str, Any], games: dict[str, Game]) -> N
             per_kind[union].append((_tag(getattr(game, attribute)), component_ref(name)))
     for union, tagged_refs in per_kind.items():
         _add_unique(components, {union: _union_over_games(tagged_refs)})
+    for container in PER_GAME:
+        _split_by_game(components, container, games)
+
+
+PER_GAME = ("LegalActions", "ActionAccepted", "MatchEvent")
+"""Answers holding a list of one game's actions or events: one schema per game, told apart by
+their ``game`` field, since ``type`` tags repeat across games (Hanabi's and Dingo's
+``PlayCard``), so a generated client could not otherwise tell which model to read."""
+
+
+def _split_by_game(components: dict[str, Any], name: str, games: dict[str, Game]) -> None:
+    """``name`` becomes a union, discriminated on ``game``, of one copy per game in which
+    ``game`` is that game's name and every game-data union is that game's own."""
+    shared = components[name]
+    variants = {}
+    for game in games.values():
+        refs = {
+            component_ref(union): component_ref(game_prefix(game) + kind)
+            for union, (kind, _) in GAME_DATA.items()
+        }
+        variant = _pointed(shared, refs)
+        variant["properties"]["game"] = {"type": "string", "const": game.name}
+        variant["title"] = game_prefix(game) + name
+        _add_unique(components, {variant["title"]: variant})
+        variants[game.name] = component_ref(variant["title"])
+    components[name] = {
+        "oneOf": [{"$ref": ref} for ref in variants.values()],
+        "discriminator": {"propertyName": "game", "mapping": variants},
+    }
 
 
 def _union_over_games(tagged_refs: list[tuple[str | None, str]]) -> dict[str, Any]:

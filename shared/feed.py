@@ -24,6 +24,7 @@ from typing import Annotated, Any
 import msgspec
 import psycopg
 from litestar import Request
+from litestar.openapi.spec import OpenAPIType, Schema
 from litestar.params import HeaderParameter, QueryParameter
 from litestar.response import ServerSentEvent
 from litestar.response.sse import ServerSentEventMessage
@@ -52,13 +53,22 @@ LastEventId = Annotated[
     HeaderParameter(
         name="Last-Event-ID",
         required=False,
+        # documented as the integer it must be, but read as text, so that anything else
+        # gets ``bad-last-event-id``
+        schema_extra={"one_of": [Schema(type=OpenAPIType.INTEGER, minimum=0, maximum=PG_INT_MAX)]},
         description="Resume after this version (the `id` of the last event received); "
         "browsers send it by themselves when they reconnect. Wins over `after`",
     ),
 ]
 FeedAfter = Annotated[
     int | None,
-    QueryParameter(ge=0, le=PG_INT_MAX, required=False, description="Resume after this version"),
+    QueryParameter(
+        ge=0,
+        le=PG_INT_MAX,
+        required=False,
+        description="Resume after this version",
+        schema_extra={"minimum": 0},  # Litestar drops a bound of 0 on an optional integer
+    ),
 ]
 FeedToken = Annotated[
     str | None,

@@ -11,6 +11,7 @@ import msgspec
 import psycopg
 import redis.exceptions
 from litestar import Litestar, Request, Response, get
+from litestar.datastructures import ResponseHeader
 from litestar.di import Provide
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.openapi import OpenAPIConfig
@@ -27,11 +28,14 @@ log = logging.getLogger(__name__)
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
 
+IDEMPOTENCY_KEY_MAX = 255
 IdempotencyKey = Annotated[
     str | None,
     HeaderParameter(
         name="Idempotency-Key",
         required=False,
+        min_length=1,
+        max_length=IDEMPOTENCY_KEY_MAX,
         description="Retrying with the same key returns the first answer and changes nothing twice",
     ),
 ]
@@ -51,7 +55,13 @@ RETRY_AFTER_S = 2
 class ProblemDocument(msgspec.Struct, omit_defaults=True):
     """An RFC 9457 problem: ``type`` is stable per kind of error, ``detail`` explains this one."""
 
-    type: str
+    type: Annotated[
+        str,
+        msgspec.Meta(
+            description="Stable per kind of error: one of the URIs the contract lists, with"
+            " status, title and meaning, in `x-problem-types`"
+        ),
+    ]
     title: str
     status: int
     detail: str = ""
@@ -126,17 +136,32 @@ _STATUS_CODES = {
 }
 
 
+_OTHER_STATUS = ("http-error", "HTTP error")
+
+
 def _http_exception(
     request: Request[Any, Any, Any], exc: HTTPException
 ) -> Response[ProblemDocument]:
-    code, title = _STATUS_CODES.get(exc.status_code, ("http-error", "HTTP error"))
+    code, title = _STATUS_CODES.get(exc.status_code, _OTHER_STATUS)
     errors = None
     if isinstance(exc, ValidationException):
         code, title = "invalid-request", "The request is not valid"
         extra = exc.extra if isinstance(exc.extra, list) else None
         errors = [dict(item) for item in extra] if extra else None
     detail = exc.detail if exc.detail and exc.detail != title else ""
-    return _respond(request, Problem(exc.status_code, code, title, detail, errors=errors))
+    headers = dict(exc.headers or {})
+    if "allow" in headers:
+        headers["allow"] = _allowed(headers["allow"])
+    problem = Problem(exc.status_code, code, title, detail, headers=headers or None, errors=errors)
+    return _respond(request, problem)
+
+
+def _allowed(allow: str) -> str:
+    """The methods a 405 names: HEAD wherever GET is (``ServiceApp`` answers it)."""
+    methods = [method.strip() for method in allow.split(",") if method.strip()]
+    if "GET" in methods and "HEAD" not in methods:
+        methods.append("HEAD")
+    return ", ".join(sorted(methods))
 
 
 def _unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[ProblemDocument]:
@@ -191,7 +216,9 @@ async def check_request(request: Request[Any, Any, Any]) -> None:
         return
     body = await request.body()
     if not body:
-        return
+        if body_field.has_default:
+            return
+        raise invalid_request("the request needs a JSON body", [_body_error("the body is empty")])
     try:
         document = msgspec.json.decode(body)
     except msgspec.DecodeError as error:
@@ -203,9 +230,13 @@ async def check_request(request: Request[Any, Any, Any]) -> None:
         msgspec.json.decode(body, type=body_field.annotation, strict=True)
     except msgspec.ValidationError as error:
         message, _, path = str(error).partition(" - at `$")
-        key = path.strip("`.")
-        errors = [{"message": message, "source": "body", **({"key": key} if key else {})}]
+        errors = [_body_error(message, path.strip("`."))]
         raise invalid_request(f"the body does not match its schema: {error}", errors) from None
+
+
+def _body_error(message: str, key: str = "") -> dict[str, Any]:
+    """One item of a problem's ``errors``: what is wrong, where in the body."""
+    return {"message": message, "source": "body", **({"key": key} if key else {})}
 
 
 def _check_document(document: Any) -> None:
@@ -276,6 +307,8 @@ def finalize_contract(schema: dict[str, Any]) -> dict[str, Any]:
         for operation in path_item.values():
             if not isinstance(operation, dict) or "responses" not in operation:
                 continue
+            for parameter in operation.get("parameters", []):
+                parameter["schema"] = _never_null(parameter["schema"])
             responses = operation["responses"]
             for response in responses.values():
                 for header in response.get("headers", {}).values():
@@ -287,6 +320,33 @@ def finalize_contract(schema: dict[str, Any]) -> dict[str, Any]:
                 if status.isdigit() and int(status) >= 400:
                     response["content"] = problem_content()
     return schema
+
+
+def _never_null(schema: dict[str, Any]) -> dict[str, Any]:
+    """A parameter is absent, never null: Litestar's ``X | None`` puts null in its type and
+    enum, which generators turn into a nullable (or duplicated) type."""
+    schema = {key: _exact(value) for key, value in schema.items()}
+    if isinstance(schema.get("type"), list):
+        kept = [kind for kind in schema["type"] if kind != "null"]
+        schema["type"] = kept[0] if len(kept) == 1 else kept
+    if "enum" in schema:
+        schema["enum"] = [value for value in schema["enum"] if value is not None]
+    if "oneOf" in schema:
+        kept = [option for option in schema["oneOf"] if option.get("type") != "null"]
+        if len(kept) == 1:
+            del schema["oneOf"]
+            schema.update(kept[0])
+        else:
+            schema["oneOf"] = kept
+    return schema
+
+
+def _exact(bound: Any) -> Any:
+    """Litestar writes ``ge``/``le`` bounds as floats: 2**63 - 1 becomes 2**63, which a
+    client would then send. Whole numbers become integers again."""
+    if not isinstance(bound, float) or not bound.is_integer():
+        return bound
+    return PG_BIGINT_MAX if bound == float(PG_BIGINT_MAX) else int(bound)
 
 
 def problem_responses(*statuses: int) -> dict[int, ResponseSpec]:
@@ -421,7 +481,90 @@ def health_route(service: str, instance: str) -> Any:
     return health
 
 
+# --- conditional reads -----------------------------------------------------------------------
+
+IfNoneMatch = Annotated[
+    str | None,
+    HeaderParameter(
+        name="If-None-Match",
+        required=False,
+        description="The ETag of the copy the client holds: 304 with no body if it is current",
+    ),
+]
+
+
+def etag_matches(if_none_match: str | None, etag: str) -> bool:
+    """RFC 9110's weak comparison of ``If-None-Match`` with the current ETag."""
+    if if_none_match is None:
+        return False
+    if if_none_match.strip() == "*":
+        return True
+    return any(tag.strip().removeprefix("W/") == etag for tag in if_none_match.split(","))
+
+
+def conditional(content: Any, etag: str, if_none_match: str | None) -> Response[Any]:
+    """``content`` with its ETag, or 304 with no body when the client's copy is current. The
+    answer depends on the token, so caches keep one per Authorization, and revalidate."""
+    headers = {"ETag": etag, "Cache-Control": "private, no-cache", "Vary": "Authorization"}
+    if etag_matches(if_none_match, etag):
+        return Response(content=None, status_code=304, headers=headers)
+    return Response(content, headers=headers)
+
+
+def conditional_responses(*statuses: int) -> dict[int, ResponseSpec]:
+    """``problem_responses`` of a conditional read, with its 304."""
+    not_modified = ResponseSpec(
+        data_container=None, description="The copy named by If-None-Match is current: no body"
+    )
+    return {304: not_modified, **problem_responses(*statuses)}
+
+
+CONDITIONAL_READ: dict[str, Any] = {
+    "response_headers": [
+        ResponseHeader(
+            name="ETag",
+            description="The version read: send it back as If-None-Match",
+            documentation_only=True,
+        ),
+        ResponseHeader(
+            name="Cache-Control",
+            description="`private, no-cache`: what a seat sees is for it only; revalidate",
+            documentation_only=True,
+        ),
+        ResponseHeader(name="Vary", description="`Authorization`", documentation_only=True),
+    ],
+}
+"""Route arguments documenting ``conditional``'s headers."""
+
+
 # --- composition -----------------------------------------------------------------------------
+
+
+class ServiceApp(Litestar):
+    """A Litestar app that answers HEAD wherever it answers GET (RFC 9110 requires it of
+    every general-purpose server): the GET's status and headers without its body."""
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "HEAD":
+            await super().__call__(scope, receive, send)
+            return
+        answered = False
+
+        async def send_headers_only(message: Any) -> None:
+            nonlocal answered
+            if message["type"] == "http.response.start":
+                await send(message)
+            elif message["type"] == "http.response.body" and not answered:
+                answered = True
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+        async def receive_until_answered() -> Any:
+            if answered:  # a stream (a live feed) stops once its headers are out
+                return {"type": "http.disconnect"}
+            return await receive()
+
+        as_get = {**scope, "method": "GET"}
+        await super().__call__(as_get, receive_until_answered, send_headers_only)
 
 
 def service_app(
@@ -439,7 +582,7 @@ def service_app(
     def provider(value: Any) -> Provide:
         return Provide(lambda: value, use_cache=True, sync_to_thread=False)
 
-    return Litestar(
+    return ServiceApp(
         route_handlers=[
             health_route(service, instance_id),
             create_static_files_router(

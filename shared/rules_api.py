@@ -7,9 +7,12 @@ as they are.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
+
+OptionType = Literal["bool", "int", "enum", "list[int]", "list[str]"]
+"""What a table option holds: ``enum`` is one of its ``choices``."""
 
 
 class EncodedEvent(msgspec.Struct, frozen=True):

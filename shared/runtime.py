@@ -16,11 +16,21 @@ from shared.db import open_pool
 from shared.eventstore import EventStore
 from shared.http import Problem
 from shared.outbox import OutboxRelay
+from shared.problems import PROBLEM_TYPES, RULES_REFUSAL
 from shared.rpc import RulesClient, RulesUnavailable
 from shared.rules_api import Rejected, RulesRequest
 from shared.settings import Settings
 
 log = logging.getLogger(__name__)
+
+
+def rejection_problem(rejected: Rejected) -> Problem:
+    """The 422 problem for a rules refusal: its ``type`` is the code, its title says what kind
+    of refusal it is (a refusal no rule of play decides, such as a bad option, has its own)."""
+    code = rejected.code.replace("_", "-")
+    documented = PROBLEM_TYPES.get(code)
+    title = documented.title if documented is not None else RULES_REFUSAL
+    return Problem(422, code, title, rejected.detail)
 
 
 class Runtime:
@@ -64,9 +74,7 @@ class Runtime:
                 503, "rules-unavailable", "Rules service unavailable", str(error)
             ) from None
         if isinstance(reply, Rejected):
-            raise Problem(
-                422, reply.code.replace("_", "-"), "Refused by the game's rules", reply.detail
-            )
+            raise rejection_problem(reply)
         return reply
 
     def spawn(self, name: str, job: Awaitable[None]) -> None:

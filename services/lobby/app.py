@@ -198,7 +198,7 @@ class TablesController(Controller):
     async def list_tables(
         self,
         lobby: NamedDependency[Lobby],
-        status: FromQuery[str | None] = None,
+        status: FromQuery[s.TableStatus | None] = None,
         game: FromQuery[str | None] = None,
         cursor: FromQuery[str | None] = None,
         limit: Annotated[int, QueryParameter(ge=1, le=200)] = 50,

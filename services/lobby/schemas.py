@@ -6,15 +6,17 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
-from shared.http import PG_BIGINT_MAX, PG_INT_MAX
+from shared.http import PG_BIGINT_MAX, PG_INT_MAX, documented_as
+from shared.rules_api import OptionType
 
 PlayerName = Annotated[str, msgspec.Meta(min_length=1, max_length=40)]
 Visibility = Literal["public", "private"]
+TableStatus = Literal["open", "started"]
 
 
 class GameOption(msgspec.Struct, omit_defaults=True):
     name: str
-    type: str
+    type: OptionType
     default: Any
     description: str
     choices: list[Any] | None = None
@@ -64,7 +66,7 @@ class TableInfo(msgspec.Struct):
     name: str
     options: dict[str, Any]
     seeded: bool
-    status: str
+    status: TableStatus
     """``open`` while seats are being taken, ``started`` once the match has been asked for."""
     match_id: str | None
     seats: list[SeatInfo]
@@ -95,7 +97,7 @@ class TableFeedEvent(msgspec.Struct):
 
     version: int
     type: str
-    data: msgspec.Raw
+    data: Annotated[msgspec.Raw, documented_as("TableEvent")]
     """The event without secrets: ``TableCreated`` comes without its options."""
     seat: int | None
     """The seat of the player who caused it, if any."""

@@ -8,6 +8,7 @@ from typing import Annotated, Any
 
 import msgspec
 from litestar import Controller, Litestar, Request, Response, get, post
+from litestar.datastructures import ResponseHeader
 from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody, QueryParameter
 from litestar.response import ServerSentEvent
@@ -18,12 +19,16 @@ from services.match.matches import Matches
 from services.match.replays import Replays
 from shared.feed import FEED_ROUTE, FeedAfter, FeedHub, FeedToken, LastEventId, open_feed
 from shared.http import (
+    CONDITIONAL_READ,
     OPTIONAL_SEAT_TOKEN,
     PG_INT_MAX,
     SEAT_TOKEN,
     IdempotencyKey,
+    IfNoneMatch,
     Problem,
     bearer_token,
+    conditional,
+    conditional_responses,
     problem_responses,
     required_bearer_token,
     service_app,
@@ -49,23 +54,25 @@ class MatchesController(Controller):
         operation_id="getMatch",
         security=OPTIONAL_SEAT_TOKEN,
         summary="The match as the caller's seat may see it (spectators: no token or an invitation)",
-        responses=problem_responses(401, 403, 404, 503),
+        responses=conditional_responses(401, 403, 404, 503),
+        **CONDITIONAL_READ,
     )
     async def get_match(
         self,
         request: Request[Any, Any, Any],
         matches: NamedDependency[Matches],
         match_id: FromPath[str],
+        if_none_match: IfNoneMatch = None,
     ) -> Response[s.MatchInfo]:
         info = await matches.info(match_id, bearer_token(request))
-        return Response(info, headers={"ETag": f'"{info.version}"'})
+        return conditional(info, f'"{info.version}"', if_none_match)
 
     @get(
         "/{match_id:str}/actions",
         operation_id="listLegalActions",
         security=SEAT_TOKEN,
         summary="The actions the caller's seat may take now",
-        responses=problem_responses(401, 403, 404, 503),
+        responses=problem_responses(401, 403, 404, 409, 503),
     )
     async def legal_actions(
         self,
@@ -99,7 +106,7 @@ class MatchesController(Controller):
         operation_id="listMatchEvents",
         security=OPTIONAL_SEAT_TOKEN,
         summary="The match's event log, a page at a time, each event as the caller may see it",
-        responses=problem_responses(400, 403, 404, 503),
+        responses=problem_responses(400, 401, 403, 404, 409, 503),
     )
     async def list_events(
         self,
@@ -125,7 +132,8 @@ class MatchesController(Controller):
             " MatchFinished` (`data`: a `MatchFinished` schema) and the stream ends. Resume"
             " with `Last-Event-ID`."
         ),
-        **FEED_ROUTE,
+        # while its table's match is being created, it answers 409 ``match-creating``
+        **FEED_ROUTE | {"responses": problem_responses(400, 401, 403, 404, 409, 503)},
     )
     async def follow_match(
         self,
@@ -144,7 +152,19 @@ class MatchesController(Controller):
         operation_id="replayMatch",
         security=OPTIONAL_SEAT_TOKEN,
         summary="The match at a past version as the caller saw it then (after the end: in full)",
-        responses=problem_responses(400, 403, 404, 409, 503),
+        responses=problem_responses(400, 401, 403, 404, 409, 503),
+        response_headers=[
+            ResponseHeader(
+                name="Cache-Control",
+                description="`private, max-age=31536000, immutable`: a past version never changes",
+                documentation_only=True,
+            ),
+            ResponseHeader(
+                name="Vary",
+                description="`Authorization`: what it shows depends on the token",
+                documentation_only=True,
+            ),
+        ],
     )
     async def replay_match(
         self,

@@ -430,7 +430,9 @@ class Matches:
             api.ListLegalActions(game=snapshot.game, state=snapshot.state, seat=seat),
             list[msgspec.Raw],
         )
-        return s.LegalActions(version=snapshot.version, seat=seat, actions=actions)
+        return s.LegalActions(
+            game=snapshot.game, version=snapshot.version, seat=seat, actions=actions
+        )
 
     async def events(self, match_id: str, token: str | None, after: int, limit: int) -> s.EventPage:
         snapshot = await self.load(match_id)
@@ -448,7 +450,10 @@ class Matches:
             if stored
             else []
         )
-        items = [_event_item(event, data) for event, data in zip(stored, redacted, strict=True)]
+        items = [
+            _event_item(snapshot.game, event, data)
+            for event, data in zip(stored, redacted, strict=True)
+        ]
         full_page = len(stored) == limit
         return s.EventPage(items=items, next_after=stored[-1].version if full_page else None)
 
@@ -528,6 +533,7 @@ class Matches:
         new_version = snapshot.version + len(decided.events)
         reply = _json.encode(
             s.ActionAccepted(
+                game=snapshot.game,
                 version=new_version,
                 events=decided.actor_events,
                 to_move=progress.to_move,
@@ -699,8 +705,9 @@ def _info(snapshot: Snapshot, seat: int | None, view: msgspec.Raw | None) -> s.M
     )
 
 
-def _event_item(event: StoredEvent, data: msgspec.Raw) -> s.MatchEvent:
+def _event_item(game: str, event: StoredEvent, data: msgspec.Raw) -> s.MatchEvent:
     return s.MatchEvent(
+        game=game,
         version=event.version,
         type=event.type,
         data=data,

@@ -16,6 +16,11 @@ GameState = Annotated[msgspec.Raw, documented_as("GameState")]
 Outcome = Annotated[dict[str, Any], documented_as("Outcome")]
 
 
+MatchStatus = Literal["creating", "running", "finished"]
+PlayStatus = Literal["running", "finished"]
+"""A match's status once it exists."""
+
+
 class SubmitAction(msgspec.Struct, forbid_unknown_fields=True):
     expected_version: Annotated[int, msgspec.Meta(ge=0, le=PG_INT_MAX)]
     """The match version the move was chosen at; a stale one gets 409 and changes nothing."""
@@ -29,7 +34,7 @@ class MatchInfo(msgspec.Struct):
     game: str
     players: list[str]
     version: int
-    status: str
+    status: MatchStatus
     """``creating`` (its table has started; set-up under way: look again in a moment),
     ``running`` or ``finished``."""
     to_move: list[int]
@@ -46,8 +51,8 @@ class MatchReplay(msgspec.Struct):
     players: list[str]
     version: int
     """The version shown: the state after that many events."""
-    status: str
-    """``running`` or ``finished`` at that version."""
+    status: PlayStatus
+    """At that version."""
     to_move: list[int]
     """Who was to move at that version."""
     you: int | None
@@ -61,15 +66,19 @@ class MatchReplay(msgspec.Struct):
 
 
 class ActionAccepted(msgspec.Struct):
+    game: str
+    """The match's game (see ``LegalActions.game``)."""
     version: int
     events: list[GameEvent]
     """The new events, as the actor may see them."""
     to_move: list[int]
-    status: str
+    status: PlayStatus
     result: Outcome | None
 
 
 class MatchEvent(msgspec.Struct):
+    game: str
+    """The match's game (see ``LegalActions.game``)."""
     version: int
     type: str
     data: GameEvent
@@ -94,6 +103,9 @@ class MatchFinished(msgspec.Struct):
 
 
 class LegalActions(msgspec.Struct):
+    game: str
+    """The match's game, which tells whose actions these are: ``type`` tags such as
+    ``PlayCard`` repeat across games (the contract discriminates on it)."""
     version: int
     seat: int
     actions: list[GameAction]

@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Annotated, Any
 
 import msgspec
-from litestar import Controller, Litestar, Response, get, patch, post
+from litestar import Controller, Litestar, Response, delete, get, patch, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody, PathParameter, QueryParameter
 from psycopg_pool import AsyncConnectionPool
@@ -85,6 +85,16 @@ class Webhooks:
         if row is None:
             raise not_found("subscription", subscription_id)
         return _subscription(row)
+
+    async def delete_subscription(self, conn: Any, subscription_id: str) -> None:
+        """Remove the subscription; its deliveries and their attempts go with it (``ON DELETE
+        CASCADE``). An attempt under way holds its subscription's row, so this waits for it to
+        finish: once it returns, a worker finds nothing left to send."""
+        cursor = await conn.execute(
+            "DELETE FROM webhook_subscriptions WHERE id = %s RETURNING id", (subscription_id,)
+        )
+        if await cursor.fetchone() is None:
+            raise not_found("subscription", subscription_id)
 
     async def deliveries(
         self, conn: Any, subscription_id: str, after: int, limit: int
@@ -207,6 +217,18 @@ class SubscriptionsController(Controller):
                     {**changes, "id": subscription_id},
                 )
             return await webhooks.subscription(conn, subscription_id)
+
+    @delete(
+        "/{subscription_id:str}",
+        operation_id="deleteWebhookSubscription",
+        summary="Remove a subscription with its deliveries; none is attempted after the answer",
+        responses=problem_responses(404, 503),
+    )
+    async def delete_subscription(
+        self, webhooks: NamedDependency[Webhooks], subscription_id: FromPath[str]
+    ) -> None:
+        async with webhooks.pool.connection() as conn:
+            await webhooks.delete_subscription(conn, subscription_id)
 
     @post(
         "/{subscription_id:str}/rotate-secret",

@@ -3,9 +3,10 @@ retry with exponential backoff, stop, or disable the subscription.
 
 Tasks are acknowledged late and rejected when their worker dies, so a killed worker's task goes
 to another worker once the broker's visibility timeout passes. The delivery row is locked while
-its attempt runs and a task whose row is no longer pending does nothing, so a task that arrives
-twice sends at most once at a time and never after success. Deliveries of one subscription and
-one stream go out in order: a delivery waits while an earlier one is still pending.
+its attempt runs and a task whose row is no longer pending (or gone with its deleted
+subscription) does nothing, so a task that arrives twice sends at most once at a time and never
+after success or deletion. Deliveries of one subscription and one stream go out in order: a
+delivery waits while an earlier one is still pending.
 """
 
 from __future__ import annotations
@@ -50,9 +51,13 @@ SELECT d.status, d.event_key, d.body, d.attempts, d.subscription_id, s.url, s.en
           AND e.status = 'pending' AND e.id < d.id)
 FROM webhook_deliveries d JOIN webhook_subscriptions s ON s.id = d.subscription_id
 WHERE d.id = %s
-FOR UPDATE OF d SKIP LOCKED
+FOR UPDATE OF d SKIP LOCKED FOR KEY SHARE OF s SKIP LOCKED
 """
-"""The delivery, its subscription, and when the earliest earlier pending one is due (if any)."""
+"""The delivery, its subscription, and when the earliest earlier pending one is due (if any).
+
+Both rows are held for the attempt: a subscription being deleted is skipped, and its deletion
+waits for an attempt under way (which may disable the subscription: holding it from the start
+keeps the two from deadlocking)."""
 
 _RECORD = """
 WITH attempt AS (

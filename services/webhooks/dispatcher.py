@@ -86,12 +86,14 @@ WHERE EXISTS (SELECT FROM handled)
         SELECT 1 FROM webhook_match_tables m
         WHERE 'match-' || m.match_id = %(stream)s AND m.table_id = s.table_id))
 ORDER BY s.id
+FOR KEY SHARE OF s
 ON CONFLICT (subscription_id, event_key) DO NOTHING
 RETURNING id
 """
 """One statement, so one round trip and one commit per event: it records the event as handled
 and, only if it was not handled before, remembers the match a table started (a table's filter
-also admits that match's events) and creates one delivery per matching subscription."""
+also admits that match's events) and creates one delivery per matching subscription. Locking
+the subscriptions skips one deleted meanwhile, where its delivery would break the foreign key."""
 
 _REDRIVE = """
 UPDATE webhook_deliveries SET due_at = now()

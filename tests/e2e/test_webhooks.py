@@ -18,6 +18,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import httpx
+import psycopg
 import pytest
 from standardwebhooks import Webhook, WebhookVerificationError
 
@@ -333,3 +334,68 @@ def test_a_killed_workers_task_is_delivered_after_restart(stack: Stack, hooks: H
         lambda: [d for d in hooks.deliveries(subscription["id"]) if d["status"] == "delivered"]
     )
     assert [a["status_code"] for a in delivery["attempts"]] == [200]
+
+
+def test_a_deleted_subscription_gets_nothing_more(
+    stack: Stack, hooks: Hooks, database_url: str
+) -> None:
+    deleted = hooks.subscribe("deleted", event_types=["TableCreated"])
+    hooks.subscribe("kept", event_types=["TableCreated"])
+    first = table_created(stack)
+    eventually(lambda: hooks.receiver.verified("deleted"), what="the first delivery")
+    path = f"/webhooks/subscriptions/{deleted['id']}"
+    removed = hooks.api.delete(path)
+    assert removed.status_code == 204 and not removed.content
+
+    for gone in (hooks.api.get(path), hooks.api.delete(path), hooks.api.get(f"{path}/deliveries")):
+        assert gone.status_code == 404, gone.text
+        assert gone.json()["type"].endswith("/subscription-not-found")
+    assert deleted["id"] not in {s["id"] for s in hooks.api.get("/webhooks/subscriptions").json()}
+    with psycopg.connect(database_url) as conn:
+        rows = conn.execute(
+            "SELECT count(*) FROM webhook_deliveries WHERE subscription_id = %s", (deleted["id"],)
+        ).fetchone()
+    assert rows == (0,)
+
+    later = table_created(stack)
+    eventually(
+        lambda: [r for r in hooks.receiver.verified("kept") if r.body["stream_id"] == later],
+        what="the later event delivered to the subscription kept",
+    )
+    assert [r.body["stream_id"] for r in hooks.receiver.verified("deleted")] == [first]
+
+
+@pytest.mark.parametrize("answer", [503, 410])
+def test_deleting_waits_for_the_attempt_under_way_then_nothing_is_sent(
+    stack: Stack, hooks: Hooks, answer: int
+) -> None:
+    """The deletion waits for the attempt under way, which asks for a retry (503) or disables
+    the subscription (410, an update of the row being deleted: no deadlock); once it has
+    answered, nothing more is sent."""
+    name = f"deleted-while-sending-{answer}"
+    arrived, release = threading.Event(), threading.Event()
+
+    def hang_on_the_retry(_id: str, count: int) -> int:
+        if count == 2:
+            arrived.set()
+            release.wait(timeout=30)
+            return answer
+        return 503
+
+    hooks.receiver.answers[name] = hang_on_the_retry
+    subscription = hooks.subscribe(name, event_types=["TableCreated"])
+    table_created(stack)
+    assert arrived.wait(timeout=30), "the retry never arrived"
+    url = f"{hooks.api.base_url}/webhooks/subscriptions/{subscription['id']}"
+    answers: list[httpx.Response] = []
+    deleting = threading.Thread(target=lambda: answers.append(httpx.delete(url, timeout=30)))
+    deleting.start()
+    deleting.join(timeout=0.5)
+    assert deleting.is_alive(), "the deletion did not wait for the attempt under way"
+    release.set()
+    deleting.join(timeout=30)
+    assert [response.status_code for response in answers] == [204]
+    sent = list(hooks.receiver.requests[name])
+    time.sleep(2)  # a retry, 0.4 s after a 503, would have come by now
+    assert hooks.receiver.requests[name] == sent
+    assert len(sent) == 2

@@ -83,16 +83,27 @@ def test_match_data_is_typed_by_the_game_unions(contract: dict[str, Any]) -> Non
         return {"oneOf": [ref(name), {"type": "null"}]}
 
     assert schemas["SubmitAction"]["properties"]["action"] == ref("GameAction")
-    assert schemas["LegalActions"]["properties"]["actions"]["items"] == ref("GameAction")
-    assert schemas["ActionAccepted"]["properties"]["events"]["items"] == ref("GameEvent")
-    assert schemas["MatchEvent"]["properties"]["data"] == ref("GameEvent")
+    games = load_games()
+    for game in games.values():
+        prefix = game_prefix(game)
+        legal, accepted = schemas[f"{prefix}LegalActions"], schemas[f"{prefix}ActionAccepted"]
+        assert legal["properties"]["game"] == {"type": "string", "const": game.name}
+        assert legal["properties"]["actions"]["items"] == ref(f"{prefix}Action")
+        assert accepted["properties"]["events"]["items"] == ref(f"{prefix}Event")
+        assert schemas[f"{prefix}MatchEvent"]["properties"]["data"] == ref(f"{prefix}Event")
+    for split in ("LegalActions", "ActionAccepted", "MatchEvent"):
+        assert schemas[split]["discriminator"] == {
+            "propertyName": "game",
+            "mapping": {
+                game.name: ref(f"{game_prefix(game)}{split}")["$ref"] for game in games.values()
+            },
+        }
     assert schemas["MatchInfo"]["properties"]["view"] == nullable("GameView")
     assert schemas["MatchReplay"]["properties"]["view"] == ref("GameView")
     assert schemas["MatchReplay"]["properties"]["state"] == nullable("GameState")
-    for name in ("MatchInfo", "MatchReplay", "ActionAccepted"):
+    for name in ("MatchInfo", "MatchReplay", "HanabiActionAccepted"):
         assert schemas[name]["properties"]["result"] == nullable("Outcome")
     assert schemas["MatchFinished"]["properties"]["result"]["$ref"] == ref("Outcome")["$ref"]
-    games = load_games()
     for union, (kind, _) in GAME_DATA.items():
         members = schemas[union].get("oneOf") or schemas[union]["anyOf"]
         assert members == [ref(game_prefix(game) + kind) for game in games.values()]
@@ -139,3 +150,81 @@ def _actions_by_tag(union: dict[str, Any], document: dict[str, Any]) -> dict[str
     members = union.get("oneOf") or union["anyOf"]
     actions = [inlined(member) for member in members]
     return {action["properties"]["type"]["enum"][0]: action for action in actions}
+
+
+def _operations(contract: dict[str, Any]) -> dict[str, tuple[str, dict[str, Any]]]:
+    return {
+        operation["operationId"]: (path, operation)
+        for path, item in contract["paths"].items()
+        for operation in item.values()
+        if isinstance(operation, dict) and "operationId" in operation
+    }
+
+
+def test_closed_sets_of_values_are_enums(contract: dict[str, Any]) -> None:
+    schemas = contract["components"]["schemas"]
+    assert schemas["MatchInfo"]["properties"]["status"]["enum"] == [
+        "creating",
+        "running",
+        "finished",
+    ]
+    assert schemas["TableInfo"]["properties"]["status"]["enum"] == ["open", "started"]
+    assert schemas["TableInfo"]["properties"]["visibility"]["enum"] == ["public", "private"]
+    assert "list[int]" in schemas["GameOption"]["properties"]["type"]["enum"]
+    _, export = _operations(contract)["exportMatch"]
+    (format_,) = [p for p in export["parameters"] if p["name"] == "format"]
+    assert format_["schema"] == {
+        "description": format_["schema"]["description"],
+        "enum": ["playtable", "hanab.live", "carcassonne-turns"],
+        "type": "string",
+    }
+
+
+def test_no_parameter_is_ever_null(contract: dict[str, Any]) -> None:
+    for operation_id, (_, operation) in _operations(contract).items():
+        for parameter in operation.get("parameters", []):
+            text = json.dumps(parameter["schema"])
+            assert '"null"' not in text and "null" not in parameter["schema"].get("enum", [1]), (
+                operation_id,
+                parameter["name"],
+            )
+
+
+def test_request_bodies_that_refuse_extra_fields_say_so(contract: dict[str, Any]) -> None:
+    schemas = contract["components"]["schemas"]
+    for operation_id, (_, operation) in _operations(contract).items():
+        if "requestBody" not in operation:
+            continue
+        ref = operation["requestBody"]["content"]["application/json"]["schema"]["$ref"]
+        assert schemas[ref.rpartition("/")[2]].get("additionalProperties") is False, operation_id
+
+
+def test_links_lead_from_a_new_table_to_a_move(contract: dict[str, Any]) -> None:
+    operations = _operations(contract)
+    chain = ["createTable", "joinTable", "startTable", "getMatch", "listLegalActions"]
+    for source, target in zip(chain, [*chain[1:], "submitAction"], strict=True):
+        _, operation = operations[source]
+        targets = {
+            link["operationId"]
+            for response in operation["responses"].values()
+            for link in response.get("links", {}).values()
+        }
+        assert target in targets, f"no link from {source} to {target}"
+    for source, (_, operation) in operations.items():
+        for response in operation["responses"].values():
+            for link in response.get("links", {}).values():
+                target_path, target = operations[link["operationId"]]
+                names = {p["name"] for p in target.get("parameters", [])}
+                assert set(link["parameters"]) <= names, (source, link)
+
+
+def test_feeds_document_their_events(contract: dict[str, Any]) -> None:
+    operations = _operations(contract)
+    for operation_id, expected in [
+        ("followMatch", {"MatchFinished", "ClueGiven", "TilePlaced"}),
+        ("followTable", {"TableCreated", "SeatTaken", "SeatLeft", "TableStarted"}),
+    ]:
+        events = operations[operation_id][1]["responses"]["200"]["x-sse-events"]
+        assert expected <= set(events), operation_id
+        for schema in events.values():
+            assert schema["$ref"].rpartition("/")[2] in contract["components"]["schemas"]

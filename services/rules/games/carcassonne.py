@@ -1415,6 +1415,52 @@ def import_game(document: dict[str, Any]) -> ImportedTurns:
     return ImportedTurns(players, {"tile_order": order}, [action for _, action in actions])
 
 
+REFUSALS = {
+    "bad_square": (
+        "The tile's square is taken or touches no placed tile: place it on an empty square next "
+        "to the board."
+    ),
+    "bad_rotation": "The rotation is not 0, 1, 2 or 3 clockwise quarter turns: give one of those.",
+    "edges_do_not_match": (
+        "An edge of the turned tile does not match the neighbouring tile's edge: turn the tile "
+        "or choose another square."
+    ),
+    "bad_spot": (
+        "The follower's feature is not one of the tile's: give an index into the tile's feature "
+        "list, or no follower."
+    ),
+    "no_followers": "All your followers are on the board: place the tile without a follower.",
+    "feature_occupied": (
+        "The feature the follower would stand on, over all its tiles, already holds a follower: "
+        "choose another feature or no follower."
+    ),
+    "bad_seat": (
+        "With The Messengers, the acting seat is not a seat of the match: act as one of its seats."
+    ),
+    "wrong_phase": (
+        "With The Messengers, the action does not fit this step of the turn: first choose a "
+        "figure for each pending scoring, then resolve the drawn message, else place the tile."
+    ),
+    "bad_figure": (
+        "The figure is not 0 (scoring figure) or 1 (messenger), or message 4, which gives a "
+        "turn and no points, names a figure or follower: name 0 or 1, or none for message 4."
+    ),
+    "preference_unchanged": (
+        "The scoring preference sent is already yours: send one only to change it."
+    ),
+    "cannot_carry_out": (
+        "The drawn message cannot be done now (no follower of yours it could score, or no tile "
+        "left for message 4's extra turn): take its points instead (TakeMessagePoints)."
+    ),
+    "bad_follower": (
+        "Message 8 names no follower of yours on the board, or another message names one: name "
+        "one of your followers for message 8 only."
+    ),
+}
+"""When the rules of Carcassonne refuse a move, beyond ``COMMON_REFUSALS`` (see
+``Game.refusals``)."""
+
+
 GAME = Game(
     name="carcassonne",
     title="Carcassonne",
@@ -1484,6 +1530,7 @@ GAME = Game(
     view=view,
     redact=redact,
     result=result,
+    refusals=REFUSALS,
     validate_options=validate_options,
     description=(
         "Base game, 2nd edition: 72 land tiles, 7 followers each, roads, cities, cloisters and "

@@ -22,12 +22,14 @@ msgspec and their own data under ``seeds/``.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import msgspec
+
+from shared.rules_api import OptionType
 
 SEEDS_DIR = Path(__file__).resolve().parents[3] / "seeds"
 """Where authored game data lives (tile lists, card lists)."""
@@ -37,7 +39,7 @@ class OptionSpec(msgspec.Struct, frozen=True):
     """One per-match option, as the catalogue shows it to clients building a setup screen."""
 
     name: str
-    type: str  # "bool" | "int" | "enum" | "list[int]" | "list[str]"
+    type: OptionType
     default: Any
     description: str
     choices: list[Any] | None = None
@@ -52,6 +54,18 @@ class Rejection(msgspec.Struct, frozen=True):
 
     code: str
     detail: str
+
+
+COMMON_REFUSALS: Mapping[str, str] = {
+    "game_over": "The match is over: no move is taken any more.",
+    "not_your_turn": "Another seat is to move: wait for your turn.",
+    "unknown_action": (
+        "The action is not one the game takes with this table's options: send one of its actions."
+    ),
+}
+"""The refusals of play of the code every game shares (``decide_in_turn``), documented once; a
+game may answer them from its own rules too, with the same meaning. Those of
+``Game.resolve_options`` are not rules of play: ``shared/problems.py`` documents them."""
 
 
 class Outcome(msgspec.Struct, frozen=True):
@@ -86,6 +100,9 @@ class Game:
     view: Callable[[Any, int | None], Any]
     redact: Callable[[Any, int | None], Any]
     result: Callable[[Any], Outcome | None]
+    refusals: Mapping[str, str]
+    """Every code the game's own rules refuse with (beyond ``COMMON_REFUSALS``) and when, with
+    what to do instead: the API contract lists each one as a problem type."""
     validate_options: Callable[[dict[str, Any], int], dict[str, Any] | Rejection] | None = None
     description: str = ""
 

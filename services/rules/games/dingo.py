@@ -922,6 +922,39 @@ def redact(event: Any, seat: int | None) -> Any:
     return event
 
 
+REFUSALS = {
+    "not_in_hand": "The card played or discarded is not in your hand: name one of your cards.",
+    "unknown_seat": "The ranch named is not a seat of the match: play onto a ranch at the table.",
+    "colour_not_on_ranch": (
+        "The card's colour is neither the opponent's starting colour nor on their ranch, or, to "
+        "destroy your protected card, not on your ranch yet: play onto a ranch showing it."
+    ),
+    "not_own_ranch": (
+        "You would destroy your protected card with a card played onto another ranch: do that "
+        "only with a card played onto your own."
+    ),
+    "no_effect": "A target is named for a card without an effect: play it with no target.",
+    "target_not_in_a_ranch": (
+        "The target is not a card on any ranch: name a card lying on a ranch, or no target."
+    ),
+    "wrong_target_kind": (
+        "The card's effect cannot remove a card of the target's kind: name a target of a kind "
+        "the effect names, or none."
+    ),
+    "target_protected": (
+        "The target is a protected (leftmost) ranch card, which no effect removes: name another "
+        "target, or none."
+    ),
+    "target_moon_guarded": (
+        "The target lies directly left of a moon, which guards it: name another target, or none."
+    ),
+    "lone_ranch_card": (
+        "Your protected card is the only card on your ranch: destroy it once the ranch holds more."
+    ),
+}
+"""When the rules of Dingo refuse a move, beyond ``COMMON_REFUSALS`` (see ``Game.refusals``)."""
+
+
 GAME = Game(
     name="dingo",
     title="The Dingo Ate the Baby",
@@ -941,6 +974,7 @@ GAME = Game(
     view=view,
     redact=redact,
     result=result,
+    refusals=REFUSALS,
     validate_options=validate_options,
     description=(
         "Fill your ranch up to the day's die-rolled target without going over, while babies, "

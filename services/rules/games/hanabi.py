@@ -818,6 +818,30 @@ def redact(event: Any, seat: int | None) -> Any:
     return event
 
 
+REFUSALS = {
+    "not_in_hand": (
+        "The card played or discarded is not in your hand: name one of your own cards by its order."
+    ),
+    "clue_tokens_full": (
+        "You discard while all 8 clue tokens are free: give a clue or play a card instead."
+    ),
+    "unknown_seat": "The clue's target is not a seat of the match: clue a seat at the table.",
+    "clue_to_self": "The clue's target is your own seat: clue another player.",
+    "no_clue_tokens": "No clue token is left for a clue: play or discard a card instead.",
+    "empty_clue": (
+        "The clue touches none of the target's cards and this table plays without empty "
+        "clues: give a clue that touches at least one card."
+    ),
+    "unknown_colour": "The clue names a colour this game does not have: name one of its colours.",
+    "unnamable_colour": (
+        "The clue names multicolour, which the rainbow variants never name because every colour "
+        "clue touches it: name another colour."
+    ),
+    "unknown_rank": "The clue names a rank other than 1 to 5: name a rank from 1 to 5.",
+}
+"""When the rules of Hanabi refuse a move, beyond ``COMMON_REFUSALS`` (see ``Game.refusals``)."""
+
+
 GAME = Game(
     name="hanabi",
     title="Hanabi",
@@ -837,6 +861,7 @@ GAME = Game(
     view=view,
     redact=redact,
     result=result,
+    refusals=REFUSALS,
     validate_options=validate_options,
     description=(
         "Cooperative fireworks: clue your partners about the cards they hold but cannot see, "

@@ -1,0 +1,277 @@
+"""Every kind of problem the services answer with, by the code its ``type`` URI ends with.
+
+The contract lists them (``x-problem-types``) with the games' own refusals; a unit test checks
+that every problem the code can raise is here, with the same status and title, and that nothing
+here is stale.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+
+class ProblemType(msgspec.Struct, frozen=True):
+    """One documented kind of error: a client may branch on ``code`` (the ``type`` URI's end)."""
+
+    code: str
+    status: int
+    title: str
+    description: str
+    """When it is answered, and what the client can do about it."""
+
+
+def _types(*types: ProblemType) -> dict[str, ProblemType]:
+    return {problem.code: problem for problem in types}
+
+
+PROBLEM_TYPES = _types(
+    # --- any route ---
+    ProblemType(
+        "invalid-request",
+        400,
+        "The request is not valid",
+        "A parameter, header or the body does not match the contract (wrong type, out of range,"
+        " unknown field, empty or not JSON, too deep, a NUL character); `errors` says where.",
+    ),
+    ProblemType(
+        "bad-request", 400, "Bad request", "The HTTP request itself could not be understood."
+    ),
+    ProblemType(
+        "bad-authorization",
+        401,
+        "Bad Authorization header",
+        "The Authorization header is not `Bearer <token>`.",
+    ),
+    ProblemType(
+        "token-required",
+        401,
+        "Seat token required",
+        "The route acts for a seat: send its token as `Authorization: Bearer <token>`.",
+    ),
+    ProblemType("unauthorized", 401, "Unauthorized", "Credentials are missing or wrong."),
+    ProblemType("forbidden", 403, "Forbidden", "The credentials do not allow this."),
+    ProblemType("not-found", 404, "Not found", "No route has this path."),
+    ProblemType(
+        "method-not-allowed",
+        405,
+        "Method not allowed",
+        "The path exists but not with this method; `Allow` lists the methods it takes.",
+    ),
+    ProblemType("conflict", 409, "Conflict", "The request conflicts with the resource's state."),
+    ProblemType(
+        "payload-too-large", 413, "Payload too large", "The body is over the size limit (1 MB)."
+    ),
+    ProblemType(
+        "unsupported-media-type",
+        415,
+        "Unsupported media type",
+        "The body is not in a media type the route takes (JSON).",
+    ),
+    ProblemType(
+        "too-many-requests", 429, "Too many requests", "Slow down: retry after `Retry-After`."
+    ),
+    ProblemType("http-error", 400, "HTTP error", "Another HTTP-level error; `status` tells which."),
+    ProblemType(
+        "internal-error",
+        500,
+        "Internal server error",
+        "A bug: the error has been logged, nothing was changed. Retrying may not help.",
+    ),
+    ProblemType(
+        "service-unavailable",
+        503,
+        "Service unavailable",
+        "Postgres or Redis did not answer; nothing was changed. Retry after `Retry-After`.",
+    ),
+    ProblemType(
+        "rules-unavailable",
+        503,
+        "Rules service unavailable",
+        "No rules worker answered in time; nothing was changed. Retry after `Retry-After`.",
+    ),
+    # --- idempotency and feeds ---
+    ProblemType(
+        "bad-idempotency-key",
+        400,
+        "Bad Idempotency-Key",
+        "The Idempotency-Key header must be 1 to 255 characters.",
+    ),
+    ProblemType(
+        "idempotency-key-reused",
+        422,
+        "Idempotency-Key reused",
+        "The key was used before for a different request; use a new key per request.",
+    ),
+    ProblemType(
+        "bad-last-event-id",
+        400,
+        "Bad Last-Event-ID",
+        "Last-Event-ID must be the `id` (a version) of the last event received.",
+    ),
+    ProblemType(
+        "bad-resume-point",
+        400,
+        "Resume point beyond the stream",
+        "Last-Event-ID or `after` is past the stream's last event: resume from an `id` received.",
+    ),
+    # --- catalogue and tables ---
+    ProblemType("game-not-found", 404, "Game not found", "No game of that name: see `GET /games`."),
+    ProblemType("table-not-found", 404, "Table not found", "No table with that id."),
+    ProblemType("bad-cursor", 400, "Bad cursor", "`cursor` must be a `next_cursor` a page gave."),
+    ProblemType(
+        "private-table",
+        403,
+        "Private table",
+        "The table is private: send its invitation token (or a seat token) as the bearer.",
+    ),
+    ProblemType(
+        "seat-taken", 409, "Seat taken", "Someone has this seat: pick another, or any free one."
+    ),
+    ProblemType("table-full", 409, "Table full", "Every seat is taken."),
+    ProblemType(
+        "table-not-full",
+        409,
+        "Table not full",
+        "A table starts once every seat is taken: wait for the other players.",
+    ),
+    ProblemType(
+        "table-started",
+        409,
+        "Table already started",
+        "The table's match has been asked for: seats can no longer change.",
+    ),
+    ProblemType("no-such-seat", 422, "No such seat", "The table has no seat with that number."),
+    ProblemType(
+        "not-your-seat",
+        403,
+        "Not your seat",
+        "The token is not the token of that seat.",
+    ),
+    ProblemType(
+        "not-seated",
+        403,
+        "Not seated",
+        "The token is no seat's at this table or match (an invitation cannot act).",
+    ),
+    ProblemType(
+        "match-refused",
+        422,
+        "Match refused by the rules",
+        "The rules refused to set up the table's match (its options or seats).",
+    ),
+    # --- matches ---
+    ProblemType("match-not-found", 404, "Match not found", "No match with that id."),
+    ProblemType(
+        "match-creating",
+        409,
+        "Match being created",
+        "The table has started and its match is being set up: retry after `Retry-After`.",
+    ),
+    ProblemType(
+        "private-match",
+        403,
+        "Private match",
+        "The match is private: send a seat token or the table's invitation.",
+    ),
+    ProblemType(
+        "unknown-token", 403, "Unknown token", "The token is no seat's token of this match."
+    ),
+    ProblemType(
+        "stale-version",
+        409,
+        "Stale version",
+        "The match moved on since `expected_version`: reload (the `ETag` header has the current"
+        " version) and choose again.",
+    ),
+    ProblemType("match-finished", 409, "Match finished", "The match is over: no more moves."),
+    ProblemType(
+        "match-running",
+        409,
+        "Match still running",
+        "Only a finished match can be exported or replayed in full.",
+    ),
+    ProblemType(
+        "version-not-found", 404, "No such version", "The match has not reached that version."
+    ),
+    ProblemType(
+        "game-required",
+        422,
+        "Game required",
+        "A community-format file does not name its game: give `game` beside `document`.",
+    ),
+    # --- refused by the rules service, though no rule of play decides ---
+    ProblemType(
+        "unknown-game",
+        422,
+        "Unknown game",
+        "The rules service has no game of that name: see `GET /games`.",
+    ),
+    ProblemType(
+        "unknown-option",
+        422,
+        "Unknown table option",
+        "The table's options name an option the game does not have: use only the options its"
+        " catalogue entry lists.",
+    ),
+    ProblemType(
+        "bad-option",
+        422,
+        "Invalid table option",
+        "An option has the wrong type or value, or does not fit the other options or the"
+        " number of players: correct the option the detail names.",
+    ),
+    ProblemType(
+        "bad-seat-count",
+        422,
+        "Unsupported number of players",
+        "The game does not take this number of players, or not with these options: change the"
+        " number of seats or the options.",
+    ),
+    ProblemType(
+        "invalid-action",
+        422,
+        "Not an action of this game",
+        "The action is not one of the game's actions (`action_schema` in the catalogue):"
+        " send one of the legal actions' shapes.",
+    ),
+    ProblemType(
+        "export-unsupported",
+        422,
+        "Export format not supported",
+        "The game has no file in that format: see `format` of `exportMatch`.",
+    ),
+    ProblemType(
+        "import-unsupported",
+        422,
+        "Import format not supported",
+        "The game cannot be imported from that format.",
+    ),
+    ProblemType(
+        "invalid-document",
+        422,
+        "Invalid match document",
+        "The match file is not one the game can replay (not JSON, wrong shape, or its moves"
+        " break the rules): the detail says where.",
+    ),
+    # --- webhooks (operators) ---
+    ProblemType("subscription-not-found", 404, "Subscription not found", "No such subscription."),
+    ProblemType("delivery-not-found", 404, "Delivery not found", "No such delivery."),
+    ProblemType(
+        "target-refused",
+        422,
+        "Webhook target refused",
+        "The URL is not http(s), does not resolve, or resolves to an address webhooks may not"
+        " reach (private, loopback: unless the operator allowed its network).",
+    ),
+    ProblemType(
+        "delivery-pending",
+        409,
+        "Delivery pending",
+        "The delivery is still being attempted: redeliver once it has succeeded or failed.",
+    ),
+)
+"""Problems the services raise themselves, and the rules service's refusals that no rule of
+play decides. What each game's rules refuse is documented with the game (``Game.refusals``)."""
+
+RULES_REFUSAL = "Refused by the game's rules"
+"""The title of a move the rules of play refuse (the ``type`` names the rule)."""

@@ -1,0 +1,62 @@
+"""Build the TypeScript client from the committed contract and run its player (play.ts)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+PROJECT = Path(__file__).with_name("typescript")
+OLDEST_NODE = (18, 18)  # the pinned @hey-api/openapi-ts's engines
+
+
+@dataclass
+class Build:
+    generator_warnings: str
+    """What the generator wrote to stderr: it logs progress to stdout, warnings to stderr."""
+
+
+def node_missing() -> str | None:
+    """Why the TypeScript client cannot be built here, or None when node and npm are present."""
+    missing = [tool for tool in ("node", "npm") if shutil.which(tool) is None]
+    if missing:
+        return f"{' and '.join(missing)} not installed (infra/ensure-node.sh installs them as root)"
+    return None
+
+
+def run(command: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
+    finished = subprocess.run(command, cwd=PROJECT, capture_output=True, text=True, timeout=timeout)
+    output = f"{finished.stdout}\n{finished.stderr}"
+    assert finished.returncode == 0, f"{' '.join(command)} failed:\n{output}"
+    return finished
+
+
+def build_typescript_client() -> Build:
+    """Install the pinned tools, generate the client into generated/, type-check and compile."""
+    version = subprocess.run(["node", "--version"], capture_output=True, text=True, check=True)
+    found = tuple(int(part) for part in version.stdout.strip().lstrip("v").split(".")[:2])
+    assert found >= OLDEST_NODE, f"node {version.stdout.strip()} is older than {OLDEST_NODE}"
+    run(["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"], timeout=300)
+    shutil.rmtree(PROJECT / "generated", ignore_errors=True)
+    shutil.rmtree(PROJECT / "dist", ignore_errors=True)
+    generated = run(["npm", "run", "--silent", "generate"], timeout=300)
+    run(["npm", "run", "--silent", "build"], timeout=300)
+    return Build(generated.stderr.strip())
+
+
+def play(base_url: str, match_specs: list[str]) -> tuple[int, list[dict[str, Any]], str]:
+    """Run the player; its exit code, one summary per finished match, and its error output."""
+    finished = subprocess.run(
+        ["node", "dist/play.js", *match_specs],
+        cwd=PROJECT,
+        env={**os.environ, "PLAYTABLE_URL": base_url},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    summaries = [json.loads(line) for line in finished.stdout.splitlines() if line.strip()]
+    return finished.returncode, summaries, finished.stderr

@@ -1,0 +1,84 @@
+"""The problems made of the rules service's refusals: a title that says what was refused, and
+a ``type`` that stays the refusal's code."""
+
+from __future__ import annotations
+
+import msgspec
+import pytest
+
+from services.rules.engine import RulesEngine
+from services.rules.games import load_games
+from shared import rules_api as api
+from shared.http import PROBLEM_TYPE_BASE
+from shared.problems import RULES_REFUSAL
+from shared.runtime import rejection_problem
+
+ENGINE = RulesEngine(load_games())
+
+
+def refusal(request: api.RulesRequest) -> api.Rejected:
+    refused = ENGINE.handle(request)
+    assert isinstance(refused, api.Rejected), refused
+    return refused
+
+
+def hanabi_state() -> bytes:
+    done = ENGINE.handle(api.SetUp(game="hanabi", options={}, seats=2, seed=1))
+    assert isinstance(done, api.SetUpDone)
+    return done.progress.state
+
+
+REFUSALS_NO_RULE_DECIDES = {
+    "bad-seat-count": (
+        api.ResolveOptions(game="hanabi", options={}, seats=7),
+        "Unsupported number of players",
+    ),
+    "unknown-option": (
+        api.ResolveOptions(game="hanabi", options={"colours": 3}, seats=2),
+        "Unknown table option",
+    ),
+    "bad-option": (
+        api.ResolveOptions(game="hanabi", options={"suits": 4}, seats=2),
+        "Invalid table option",
+    ),
+    "export-unsupported": (
+        api.ExportMatch(game="dingo", events=[], players=[], format="hanab.live"),
+        "Export format not supported",
+    ),
+    "import-unsupported": (
+        api.ImportMatch(game="dingo", document=msgspec.Raw(b'{"actions": []}')),
+        "Import format not supported",
+    ),
+    "invalid-document": (
+        api.ImportMatch(game="hanabi", document=msgspec.Raw(b"[")),
+        "Invalid match document",
+    ),
+}
+
+
+@pytest.mark.parametrize("code", REFUSALS_NO_RULE_DECIDES)
+def test_refusals_no_rule_of_play_decides_say_what_they_are(code: str) -> None:
+    request, title = REFUSALS_NO_RULE_DECIDES[code]
+    problem = rejection_problem(refusal(request))
+    document = problem.document()
+    assert (document.status, document.type, document.title) == (
+        422,
+        PROBLEM_TYPE_BASE + code,
+        title,
+    )
+    assert document.detail
+
+
+def test_an_action_that_is_not_the_games_names_no_rule() -> None:
+    garbage = api.Decide(game="hanabi", state=hanabi_state(), seat=0, action=msgspec.Raw(b"{}"))
+    problem = rejection_problem(refusal(garbage))
+    assert (problem.code, problem.title) == ("invalid-action", "Not an action of this game")
+
+
+def test_a_move_the_rules_refuse_keeps_the_rules_title() -> None:
+    state = hanabi_state()
+    legal = ENGINE.handle(api.ListLegalActions(game="hanabi", state=state, seat=0))
+    action = msgspec.Raw(msgspec.json.encode(legal[0]))
+    out_of_turn = refusal(api.Decide(game="hanabi", state=state, seat=1, action=action))
+    problem = rejection_problem(out_of_turn)
+    assert (problem.code, problem.title) == ("not-your-turn", RULES_REFUSAL)
