@@ -87,6 +87,7 @@ def build_contract() -> dict[str, Any]:
     games = load_games()
     add_game_components(merged["components"]["schemas"], games)
     _document_feeds(merged, games)
+    _add_unique(merged["components"]["schemas"], {"WebhookEventType": webhook_event_type(games)})
     merged["x-problem-types"] = problem_types(games)
     finalize_contract(merged)
     add_examples(merged)  # after finalize_contract, which sets every error's content
@@ -234,9 +235,10 @@ def _document_feeds(contract: dict[str, Any], games: dict[str, Game]) -> None:
     """What each live feed sends: the SSE ``event`` names, each with its ``data`` schema
     (``x-sse-events``), since OpenAPI 3.1 cannot describe the items of a stream."""
     from services.lobby.schemas import TableEvent
+    from services.rules.engine import event_types
 
     # the SSE ``event`` is the stored event's type (its ``data`` the redacted event)
-    match_events = sorted({tag for game in games.values() for tag in _tags(game.event_type)})
+    match_events = sorted({name for game in games.values() for name in event_types(game)})
     feeds = {
         "followMatch": (
             {name: "MatchEvent" for name in match_events} | {"MatchFinished": "MatchFinished"},
@@ -259,6 +261,21 @@ def _document_feeds(contract: dict[str, Any], games: dict[str, Game]) -> None:
         response["x-sse-events"] = {
             name: {"$ref": component_ref(ref)} for name, ref in events.items()
         }
+
+
+def webhook_event_type(games: dict[str, Game]) -> dict[str, Any]:
+    """Every event type a webhook subscription may name (the API refuses any other)."""
+    from services.rules.engine import event_types
+    from shared.messages import MATCH_FINISHED, TABLE_EVENT_TYPES
+
+    names = {*TABLE_EVENT_TYPES, MATCH_FINISHED}
+    names.update(name for game in games.values() for name in event_types(game))
+    return {
+        "type": "string",
+        "enum": sorted(names),
+        "description": "A table's event, a game's event (as `event_types` in the catalogue"
+        " names them) or `MatchFinished`",
+    }
 
 
 def problem_types(games: dict[str, Game]) -> list[dict[str, Any]]:

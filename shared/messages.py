@@ -25,6 +25,12 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
+TABLE_EVENT_TYPES = ("TableCreated", "SeatTaken", "SeatLeft", "TableStarted")
+"""A table's events (``services/lobby/schemas.py``), which webhooks deliver too."""
+MATCH_FINISHED = "MatchFinished"
+"""Published after a match's last event, with its result."""
+
+
 class Actor(msgspec.Struct, frozen=True, omit_defaults=True):
     """Who asked for something: a seat of a match, a lobby player, or the system itself."""
 

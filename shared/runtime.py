@@ -33,6 +33,27 @@ def rejection_problem(rejected: Rejected) -> Problem:
     return Problem(422, code, title, rejected.detail)
 
 
+def rules_client(redis: redis_async.Redis, settings: Settings) -> RulesClient:
+    """This process's client of the rules service, with a reply stream of its own."""
+    return RulesClient(
+        redis,
+        request_stream=settings.stream("rules:requests"),
+        reply_stream=settings.stream(f"rules:replies:{settings.instance_id}"),
+        timeout_s=settings.rules_timeout_s,
+    )
+
+
+async def ask_rules(rules: RulesClient, request: RulesRequest, reply_type: Any) -> Any:
+    """Ask the rules service; its refusal is a 422 problem, its silence a 503."""
+    try:
+        reply = await rules.call(request, reply_type)
+    except RulesUnavailable as error:
+        raise Problem(503, "rules-unavailable", "Rules service unavailable", str(error)) from None
+    if isinstance(reply, Rejected):
+        raise rejection_problem(reply)
+    return reply
+
+
 class Runtime:
     """Postgres pool, event store, Redis, bus, outbox relay and rules client of one process."""
 
@@ -56,26 +77,12 @@ class Runtime:
         self.redis = redis_async.Redis.from_url(settings.redis_url)
         self.bus = Bus(self.redis)
         self.relay = OutboxRelay(self.pool, self.bus)
-        self.rules = RulesClient(
-            self.redis,
-            request_stream=settings.stream("rules:requests"),
-            reply_stream=settings.stream(f"rules:replies:{settings.instance_id}"),
-            timeout_s=settings.rules_timeout_s,
-        )
+        self.rules = rules_client(self.redis, settings)
         await self.rules.start()
         self.spawn("outbox-relay", self.relay.run(self.stop))
 
     async def ask_rules(self, request: RulesRequest, reply_type: Any) -> Any:
-        """Ask the rules service; its refusal is a 422 problem, its silence a 503."""
-        try:
-            reply = await self.rules.call(request, reply_type)
-        except RulesUnavailable as error:
-            raise Problem(
-                503, "rules-unavailable", "Rules service unavailable", str(error)
-            ) from None
-        if isinstance(reply, Rejected):
-            raise rejection_problem(reply)
-        return reply
+        return await ask_rules(self.rules, request, reply_type)
 
     def spawn(self, name: str, job: Awaitable[None]) -> None:
         async def guarded() -> None:

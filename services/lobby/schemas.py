@@ -35,6 +35,8 @@ class GameInfo(msgspec.Struct):
     max_players: int
     options: list[GameOption]
     action_schema: dict[str, Any]
+    event_types: list[str]
+    """The types of its matches' events, as feeds and webhooks name them."""
 
 
 class CreateTable(msgspec.Struct, forbid_unknown_fields=True):

@@ -10,6 +10,7 @@ from litestar.response.sse import ServerSentEventMessage
 from services.match import schemas as s
 from services.match.matches import Matches, match_stream
 from shared.feed import FeedBatch, FeedHub, FeedMessage, Reader, check_resume_point
+from shared.messages import MATCH_FINISHED
 
 FEED_PAGE = 100
 """Events read (and redacted in one rules request) at a time."""
@@ -49,7 +50,7 @@ class MatchFeeds:
                 finished = s.MatchFinished(
                     match_id=match_id, version=snapshot.version, result=snapshot.result
                 )
-                end = FeedMessage(snapshot.version, "MatchFinished", _json.encode(finished))
+                end = FeedMessage(snapshot.version, MATCH_FINISHED, _json.encode(finished))
                 return FeedBatch([end], last=True)
             return FeedBatch([])
 

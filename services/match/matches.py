@@ -24,6 +24,7 @@ from shared.http import Problem, hash_token, new_token, not_found
 from shared.idempotency import recall, request_fingerprint
 from shared.match_file import is_match_file, match_file
 from shared.messages import (
+    MATCH_FINISHED,
     SYSTEM,
     Actor,
     CreateMatch,
@@ -334,7 +335,7 @@ class Matches:
                 EventEnvelope(
                     stream_id=stream,
                     version=version + len(events),
-                    type="MatchFinished",
+                    type=MATCH_FINISHED,
                     data=msgspec.Raw(_json.encode(finished)),
                     metadata=metas[-1],
                 )

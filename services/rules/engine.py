@@ -19,6 +19,13 @@ from shared import rules_api as api
 from shared.match_file import FORMAT, MatchFile, MatchFileResult, is_match_file
 
 
+def event_types(game: Game) -> list[str]:
+    """The types of the events a game's matches record: what feeds and webhooks name them."""
+    info = msgspec.inspect.type_info(game.event_type)
+    members = info.types if isinstance(info, msgspec.inspect.UnionType) else (info,)
+    return sorted(m.tag for m in members if isinstance(m, msgspec.inspect.StructType) and m.tag)
+
+
 class UnknownGame(LookupError):
     pass
 
@@ -105,6 +112,7 @@ class RulesEngine:
                 "max_players": codec.game.max_players,
                 "options": msgspec.to_builtins(list(codec.game.options)),
                 "action_schema": msgspec.json.schema(codec.game.action_type),
+                "event_types": event_types(codec.game),
             }
             for codec in self.codecs.values()
         ]

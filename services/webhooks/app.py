@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Annotated, Any
 
 import msgspec
+import redis.asyncio as redis_async
 from litestar import Controller, Litestar, Response, delete, get, patch, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody, PathParameter, QueryParameter
@@ -16,15 +17,19 @@ from services.webhooks import schemas as s
 from services.webhooks.delivery import configure, enqueue
 from services.webhooks.signing import new_secret
 from services.webhooks.targets import TargetRefused, allowed_networks, check_target
+from shared import rules_api
 from shared.db import open_pool
 from shared.http import (
     PG_BIGINT_MAX,
     Problem,
+    invalid_request,
     not_found,
     problem_responses,
     service_app,
 )
-from shared.messages import new_id
+from shared.messages import MATCH_FINISHED, TABLE_EVENT_TYPES, new_id
+from shared.rpc import RulesClient
+from shared.runtime import ask_rules, rules_client
 from shared.settings import Settings
 
 _SUBSCRIPTION_COLUMNS = (
@@ -51,6 +56,12 @@ def _subscription(row: tuple[Any, ...]) -> s.SubscriptionInfo:
     )
 
 
+class GameEventTypes(msgspec.Struct):
+    """What the webhooks API reads of a catalogue entry."""
+
+    event_types: list[str]
+
+
 class Webhooks:
     """The service's composition: settings, the Postgres pool and the Celery app."""
 
@@ -58,6 +69,8 @@ class Webhooks:
         self.settings = settings
         self.allowed = allowed_networks(settings.webhook_allowed_networks)
         self.pool: AsyncConnectionPool
+        self.redis: redis_async.Redis
+        self.rules: RulesClient
         configure(settings)
 
     async def start(self) -> None:
@@ -65,9 +78,29 @@ class Webhooks:
         self.pool = await open_pool(
             settings.database_url, min_size=settings.db_pool_min, max_size=settings.db_pool_max
         )
+        self.redis = redis_async.Redis.from_url(settings.redis_url)
+        self.rules = rules_client(self.redis, settings)
+        await self.rules.start()
 
     async def close(self) -> None:
+        await self.rules.stop()
+        await self.redis.aclose()
         await self.pool.close()
+
+    async def check_event_types(self, event_types: list[str]) -> None:
+        """A 400 for a type no event has (a typo would otherwise never fire): the tables',
+        ``MatchFinished`` and each game's, as the rules service's catalogue names them."""
+        if not event_types:
+            return
+        catalogue = await ask_rules(self.rules, rules_api.Catalogue(), list[GameEventTypes])
+        known = {*TABLE_EVENT_TYPES, MATCH_FINISHED}
+        known.update(name for game in catalogue for name in game.event_types)
+        unknown = sorted(set(event_types) - known)
+        if unknown:
+            raise invalid_request(
+                f"no event has the type(s) {', '.join(unknown)}",
+                [{"message": "unknown event type", "source": "body", "key": "event_types"}],
+            )
 
     async def check_target(self, url: str) -> None:
         """A 422 problem for targets webhooks may not reach (resolving may block: a thread)."""
@@ -149,6 +182,7 @@ class SubscriptionsController(Controller):
     async def create_subscription(
         self, webhooks: NamedDependency[Webhooks], data: JSONBody[s.CreateSubscription]
     ) -> Response[s.CreatedSubscription]:
+        await webhooks.check_event_types(data.event_types)
         await webhooks.check_target(data.url)
         subscription_id, secret = new_id(), new_secret()
         async with webhooks.pool.connection() as conn:
@@ -202,6 +236,8 @@ class SubscriptionsController(Controller):
     ) -> s.SubscriptionInfo:
         changes = msgspec.structs.asdict(data)
         changes = {name: value for name, value in changes.items() if value is not msgspec.UNSET}
+        if isinstance(data.event_types, list):
+            await webhooks.check_event_types(data.event_types)
         if isinstance(data.url, str):
             await webhooks.check_target(data.url)
         if changes.get("enabled") is True:

@@ -6,8 +6,12 @@ from typing import Annotated
 
 import msgspec
 
+from shared.http import documented_as
+
 TargetUrl = Annotated[str, msgspec.Meta(min_length=1, max_length=2000)]
-EventTypes = Annotated[list[str], msgspec.Meta(max_length=100)]
+EventType = Annotated[str, documented_as("WebhookEventType")]
+"""A table's, a game's or ``MatchFinished``: the contract lists them, the API refuses others."""
+EventTypes = Annotated[list[EventType], msgspec.Meta(max_length=100)]
 
 
 class CreateSubscription(msgspec.Struct, forbid_unknown_fields=True):

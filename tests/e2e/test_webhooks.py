@@ -219,6 +219,29 @@ def test_private_targets_are_refused(hooks: Hooks) -> None:
         assert refused.json()["type"].endswith("/target-refused")
 
 
+def test_event_types_no_event_has_are_refused(hooks: Hooks) -> None:
+    """A typo would otherwise never fire: every name must be a table's, a game's (as the
+    catalogue lists them) or ``MatchFinished``; nothing is saved otherwise."""
+    target = f"{hooks.receiver.url}/typo"
+    before = hooks.api.get("/webhooks/subscriptions").json()
+    for types in (["CardPlayd"], ["TableCreated", "cardplayed"]):
+        refused = hooks.api.post(
+            "/webhooks/subscriptions", json={"url": target, "event_types": types}
+        )
+        assert refused.status_code == 400, refused.text
+        assert refused.json()["errors"][0]["key"] == "event_types"
+    assert hooks.api.get("/webhooks/subscriptions").json() == before
+    known = ["TableCreated", "ClueGiven", "TilePlaced", "MatchFinished"]
+    accepted = hooks.api.post("/webhooks/subscriptions", json={"url": target, "event_types": known})
+    assert accepted.status_code == 201, accepted.text
+    subscription_id = accepted.json()["subscription"]["id"]
+    patched = hooks.api.patch(
+        f"/webhooks/subscriptions/{subscription_id}", json={"event_types": ["Nope"]}
+    )
+    assert patched.status_code == 400, patched.text
+    assert hooks.api.delete(f"/webhooks/subscriptions/{subscription_id}").status_code == 204
+
+
 def test_a_full_match_is_delivered_in_order(stack: Stack, hooks: Hooks) -> None:
     everything = hooks.subscribe("all")
     finished_only = hooks.subscribe("finished", event_types=["MatchFinished"])

@@ -228,3 +228,20 @@ def test_feeds_document_their_events(contract: dict[str, Any]) -> None:
         assert expected <= set(events), operation_id
         for schema in events.values():
             assert schema["$ref"].rpartition("/")[2] in contract["components"]["schemas"]
+
+
+def test_the_shared_table_event_names_are_the_lobbys() -> None:
+    from services.contract import _tags
+    from services.lobby.schemas import TableEvent
+    from shared.messages import TABLE_EVENT_TYPES
+
+    assert tuple(_tags(TableEvent)) == TABLE_EVENT_TYPES
+
+
+def test_webhook_event_types_are_every_event_a_subscription_can_get(
+    contract: dict[str, Any],
+) -> None:
+    names = contract["components"]["schemas"]["WebhookEventType"]["enum"]
+    assert {"TableCreated", "MatchFinished", "ClueGiven", "TilePlaced"} <= set(names)
+    catalogue = RulesEngine(load_games()).catalogue
+    assert {name for game in catalogue for name in game["event_types"]} < set(names)
