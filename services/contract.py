@@ -80,7 +80,7 @@ def build_contract() -> dict[str, Any]:
     if not merged["tags"]:
         del merged["tags"]
     for app in apps:
-        _refuse_unknown_fields(merged, app)
+        _exact_request_bodies(merged, app)
     add_links(merged)
     add_components(merged, [MatchFinished, TableFeedEvent])
     _add_union(merged["components"]["schemas"], "TableEvent", TableEvent)
@@ -104,21 +104,20 @@ def _operations(contract: dict[str, Any]) -> dict[str, dict[str, Any]]:
     }
 
 
-def _refuse_unknown_fields(contract: dict[str, Any], app: Litestar) -> None:
-    """``additionalProperties: false`` on each request body whose Struct refuses unknown fields
-    (Litestar leaves it out), so clients and fuzzers know extra fields get a 400."""
+def _exact_request_bodies(contract: dict[str, Any], app: Litestar) -> None:
+    """Each request body's schema as msgspec, which checks it (``check_request``), writes it:
+    Litestar's drops a bound of 0 on an optional number and ``additionalProperties: false``,
+    so what it documents would admit requests that get a 400."""
     operations = _operations(contract)
     for route in app.routes:
         for handler in getattr(route, "route_handlers", []):
             body = handler.parsed_fn_signature.parameters.get("data")
             if body is None or handler.operation_id not in operations:
                 continue
-            config = getattr(body.annotation, "__struct_config__", None)
-            if config is None or not config.forbid_unknown_fields:
-                continue
             media = operations[handler.operation_id]["requestBody"]["content"]["application/json"]
             name = media["schema"]["$ref"].rpartition("/")[2]
-            contract["components"]["schemas"][name]["additionalProperties"] = False
+            _, named = msgspec.json.schema_components([body.annotation], ref_template=COMPONENT_REF)
+            contract["components"]["schemas"][name] = _pointed(named[name], {})
 
 
 def _link(target: str, description: str, **parameters: str) -> dict[str, Any]:
@@ -131,7 +130,14 @@ SAME_MATCH = "$request.path.match_id"
 SUBSCRIPTION_ID = "$response.body#/subscription/id"
 LINKS: dict[tuple[str, str], dict[str, dict[str, Any]]] = {
     ("createTable", "201"): {
-        "JoinTable": _link("joinTable", "Take a seat at the new table", table_id=TABLE_ID),
+        "JoinTable": {
+            **_link(
+                "joinTable",
+                "Take a seat at the new table (a private one: with its invitation)",
+                table_id=TABLE_ID,
+            ),
+            "x-authorization": "Bearer {$response.body#/invitation_token}",
+        },
         "GetTable": _link("getTable", "Look at the new table", table_id=TABLE_ID),
         "FollowTable": _link("followTable", "Follow the table's events", table_id=TABLE_ID),
     },
@@ -147,12 +153,15 @@ LINKS: dict[tuple[str, str], dict[str, dict[str, Any]]] = {
             ),
             "x-authorization": "Bearer {$response.body#/token}",
         },
-        "LeaveTable": _link(
-            "leaveTable",
-            "Leave the seat again (with its token)",
-            table_id="$response.body#/table/table_id",
-            seat="$response.body#/seat",
-        ),
+        "LeaveTable": {
+            **_link(
+                "leaveTable",
+                "Leave the seat again, with its token",
+                table_id="$response.body#/table/table_id",
+                seat="$response.body#/seat",
+            ),
+            "x-authorization": "Bearer {$response.body#/token}",
+        },
     },
     ("startTable", "201"): {
         "GetMatch": _link("getMatch", "The match the table started", match_id=MATCH_ID),
@@ -255,8 +264,15 @@ def _document_feeds(contract: dict[str, Any], games: dict[str, Game]) -> None:
     for operation_id, (events, description) in feeds.items():
         response = operations[operation_id]["responses"]["200"]
         response["content"]["text/event-stream"]["schema"] = {
-            "type": "string",
-            "description": f"Server-Sent Events: {description}",
+            "type": "object",
+            "description": f"One Server-Sent Event: {description}",
+            "required": ["data"],
+            "properties": {
+                "id": {"type": "string", "pattern": "^[0-9]+$"},
+                "event": {"type": "string", "enum": sorted(events)},
+                "data": {"type": "string", "contentMediaType": "application/json"},
+                "retry": {"type": "integer"},
+            },
         }
         response["x-sse-events"] = {
             name: {"$ref": component_ref(ref)} for name, ref in events.items()
@@ -434,6 +450,8 @@ def _pointed(schema: Any, refs: dict[str, str]) -> Any:
             pointed[key] = _pointed(value, refs)
     if "discriminator" in pointed and "anyOf" in pointed:
         pointed["oneOf"] = pointed.pop("anyOf")
+    if "$ref" in pointed:  # ``documented_as``: msgspec keeps the type it refines beside it
+        pointed.pop("type", None)
     if pointed.get("items") is False and pointed.get("maxItems") == len(pointed["prefixItems"]):
         del pointed["items"]  # a fixed-size tuple: redundant, and clients choke on ``false``
     return pointed

@@ -56,10 +56,18 @@ http {
     @http
     types { text/html html; application/json json; }
     default_type application/octet-stream;
+    # which service answers for a path nginx refused a method on itself (TRACE)
+    map $uri $refusing_upstream { ~^/matches match; default lobby; }
 @upstreams
     server {
         listen @listen;
         client_max_body_size @max_body;
+        # nginx refuses TRACE before any location, with no Allow: the service answers it
+        error_page 405 = @@method_refused;
+        location @@method_refused {
+            proxy_method TRACE;
+            proxy_pass http://$refusing_upstream;
+        }
 
         proxy_http_version 1.1;
         proxy_set_header Connection "";

@@ -574,7 +574,7 @@ def hostile_requests(rng: random.Random, known: Known) -> Iterator[HostileReques
     table_bodies = [
         {"game": "hanabi\u0000", "seats": 2},
         {"game": "hanabi", "seats": "2"},
-        {"game": "hanabi", "seats": 2, "options": {"suits": 5.0}},
+        {"game": "hanabi", "seats": 2, "options": {"suits": 5.5}},
         {"game": "hanabi", "seats": 2, "options": {"suits": "five"}},
         {"game": "hanabi", "seats": HUGE_INT},
         {"game": "hanabi", "seats": -HUGE_INT},

@@ -110,7 +110,7 @@ FEED_ROUTE: dict[str, Any] = {
     "security": OPTIONAL_SEAT_TOKEN,
     "media_type": "text/event-stream",
     "response_description": "Server-Sent Events, as they happen",
-    "responses": problem_responses(400, 401, 403, 404, 503),
+    "responses": problem_responses(400, 401, 403, 404, 409, 503),
 }
 """What every live feed route declares besides its path, operation id and texts."""
 
@@ -154,10 +154,11 @@ def resume_point(last_event_id: str | None, after: int | None) -> int:
 
 
 def check_resume_point(after: int, version: int) -> None:
-    """A resume point beyond the stream's end would silently skip the events up to it."""
+    """A resume point beyond the stream's end would silently skip the events up to it: a
+    conflict with the stream's state (a number is a fine resume point of a longer stream)."""
     if after > version:
         raise Problem(
-            400,
+            409,
             "bad-resume-point",
             "Resume point beyond the stream",
             f"the stream is at version {version}, not {after}",

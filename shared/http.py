@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import secrets
@@ -20,6 +21,7 @@ from litestar.openapi.plugins import SwaggerRenderPlugin
 from litestar.openapi.spec import Components, Reference, SecurityScheme
 from litestar.params import HeaderParameter
 from litestar.plugins import OpenAPISchemaPlugin
+from litestar.routes import HTTPRoute
 from litestar.static_files import create_static_files_router
 from litestar.typing import FieldDefinition
 from swagger_ui_bundle import swagger_ui_path
@@ -211,6 +213,7 @@ async def check_request(request: Request[Any, Any, Any]) -> None:
         "\x00" in key or "\x00" in value for key, value in request.query_params.multi_items()
     ):
         raise invalid_request("the URL holds a NUL character")
+    _check_query(request)
     body_field = request.route_handler.parsed_fn_signature.parameters.get("data")
     if body_field is None:
         return
@@ -226,17 +229,70 @@ async def check_request(request: Request[Any, Any, Any]) -> None:
     except RecursionError:
         raise invalid_request(f"the body nests deeper than {MAX_JSON_DEPTH} levels") from None
     _check_document(document)
+    exact = _whole_numbers(document)
     try:
-        msgspec.json.decode(body, type=body_field.annotation, strict=True)
+        msgspec.convert(exact, body_field.annotation, strict=True)
     except msgspec.ValidationError as error:
         message, _, path = str(error).partition(" - at `$")
         errors = [_body_error(message, path.strip("`."))]
         raise invalid_request(f"the body does not match its schema: {error}", errors) from None
+    if _has_whole_floats(document):
+        _replace_body(request, msgspec.json.encode(exact))
+
+
+def _has_whole_floats(value: Any) -> bool:
+    """Whether ``_whole_numbers`` changes ``value`` (which compares equal either way)."""
+    if isinstance(value, float):
+        return value.is_integer()
+    if isinstance(value, dict):
+        return any(_has_whole_floats(item) for item in value.values())
+    if isinstance(value, list):
+        return any(_has_whole_floats(item) for item in value)
+    return False
+
+
+def _replace_body(request: Request[Any, Any, Any], body: bytes) -> None:
+    """The handler reads ``body`` instead (game data passes on to the rules as it came, and
+    they decode it strictly). Litestar keeps the body read once in the connection state."""
+    request._body = body  # noqa: SLF001
+    request._connection_state.body = body  # noqa: SLF001
 
 
 def _body_error(message: str, key: str = "") -> dict[str, Any]:
     """One item of a problem's ``errors``: what is wrong, where in the body."""
     return {"message": message, "source": "body", **({"key": key} if key else {})}
+
+
+def _check_query(request: Request[Any, Any, Any]) -> None:
+    """Refuse what Litestar would quietly misread: a parameter that takes one value given
+    twice (it keeps one), and ``null`` for an optional one that is not text (it reads
+    ``?status=null`` as no ``status``, though ``null`` is none of its values)."""
+    given = request.query_params
+    for field in request.route_handler.parsed_fn_signature.parameters.values():
+        name = getattr(field.kwarg_definition, "query", None) or field.name
+        values = given.getall(name, [])
+        if len(values) > 1 and not field.is_non_string_sequence:
+            raise invalid_request(
+                f"the query parameter {name!r} is given more than once",
+                [{"message": "given more than once", "source": "query", "key": name}],
+            )
+        if values == ["null"] and field.is_optional and str not in field.args:
+            raise invalid_request(
+                f"the query parameter {name!r} cannot be null: leave it out",
+                [{"message": "null is not one of its values", "source": "query", "key": name}],
+            )
+
+
+def _whole_numbers(value: Any) -> Any:
+    """``value`` with each float that is a whole number (``2.0``) an int: JSON Schema's
+    ``integer`` admits them, so the contract does (``"2"`` stays refused)."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {key: _whole_numbers(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_whole_numbers(item) for item in value]
+    return value
 
 
 def _check_document(document: Any) -> None:
@@ -542,9 +598,13 @@ CONDITIONAL_READ: dict[str, Any] = {
 
 class ServiceApp(Litestar):
     """A Litestar app that answers HEAD wherever it answers GET (RFC 9110 requires it of
-    every general-purpose server): the GET's status and headers without its body."""
+    every general-purpose server): the GET's status and headers without its body; and whose
+    OPTIONS name every method of the path (Litestar 2's name one handler's only)."""
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["method"] == "OPTIONS":
+            await super().__call__(scope, receive, self._allowing(scope, send))
+            return
         if scope["type"] != "http" or scope["method"] != "HEAD":
             await super().__call__(scope, receive, send)
             return
@@ -565,6 +625,29 @@ class ServiceApp(Litestar):
 
         as_get = {**scope, "method": "GET"}
         await super().__call__(as_get, receive_until_answered, send_headers_only)
+
+    def _allowing(self, scope: Any, send: Any) -> Any:
+        """``send`` with the ``Allow`` of an OPTIONS answer naming all the path's methods (the
+        router has put the path's template in ``scope`` by then)."""
+
+        async def send_allowing(message: Any) -> None:
+            methods = self._methods_by_path.get(scope.get("path_template", ""))
+            if message["type"] == "http.response.start" and methods:
+                allow = _allowed(", ".join(methods)).encode()
+                headers = [(k, v) for k, v in message["headers"] if k.lower() != b"allow"]
+                message = {**message, "headers": [*headers, (b"allow", allow)]}
+            await send(message)
+
+        return send_allowing
+
+    @functools.cached_property
+    def _methods_by_path(self) -> dict[str, set[str]]:
+        """Every method each path template takes, over all its routes."""
+        methods: dict[str, set[str]] = {}
+        for route in self.routes:
+            if isinstance(route, HTTPRoute):
+                methods.setdefault(route.path_format, set()).update(route.methods)
+        return methods
 
 
 def service_app(

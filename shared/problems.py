@@ -110,7 +110,7 @@ PROBLEM_TYPES = _types(
     ),
     ProblemType(
         "bad-resume-point",
-        400,
+        409,
         "Resume point beyond the stream",
         "Last-Event-ID or `after` is past the stream's last event: resume from an `id` received.",
     ),

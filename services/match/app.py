@@ -132,8 +132,7 @@ class MatchesController(Controller):
             " MatchFinished` (`data`: a `MatchFinished` schema) and the stream ends. Resume"
             " with `Last-Event-ID`."
         ),
-        # while its table's match is being created, it answers 409 ``match-creating``
-        **FEED_ROUTE | {"responses": problem_responses(400, 401, 403, 404, 409, 503)},
+        **FEED_ROUTE,
     )
     async def follow_match(
         self,

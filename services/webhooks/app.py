@@ -156,7 +156,7 @@ class Webhooks:
                     s.AttemptInfo(
                         attempted_at=datetime.fromisoformat(at).isoformat(),
                         status_code=None if code is None else int(code),
-                        duration_ms=float(duration),
+                        duration_ms=None if duration is None else float(duration),
                         error=error,
                     )
                     for at, code, duration, error in row[6]
@@ -236,6 +236,8 @@ class SubscriptionsController(Controller):
     ) -> s.SubscriptionInfo:
         changes = msgspec.structs.asdict(data)
         changes = {name: value for name, value in changes.items() if value is not msgspec.UNSET}
+        async with webhooks.pool.connection() as conn:  # an unknown one: 404 before anything
+            await webhooks.subscription(conn, subscription_id)
         if isinstance(data.event_types, list):
             await webhooks.check_event_types(data.event_types)
         if isinstance(data.url, str):

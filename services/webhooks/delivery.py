@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import email.utils
 import logging
+import ssl
 import threading
 import time
 from dataclasses import dataclass
@@ -22,7 +23,13 @@ from celery import Celery
 from psycopg_pool import ConnectionPool
 
 from services.webhooks.signing import signed_headers
-from services.webhooks.targets import Network, TargetRefused, allowed_networks, check_target
+from services.webhooks.targets import (
+    Network,
+    Target,
+    TargetRefused,
+    allowed_networks,
+    check_target,
+)
 from shared.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -76,6 +83,8 @@ def configure(settings: Settings) -> Celery:
     """Point the app at this deployment's Redis, under its key prefix, with its timeouts."""
     global _settings
     _settings = settings
+    # httpx logs every request's URL at INFO, credentials and query string included
+    logging.getLogger("httpx").setLevel(logging.WARNING)
     celery_app.conf.update(
         broker_url=settings.redis_url,
         task_default_queue=settings.stream("webhooks"),
@@ -210,7 +219,7 @@ def _outcome(
     if status_code is not None and 200 <= status_code < 300:
         return "delivered", 0.0
     retryable = status_code is None or status_code >= 500 or status_code in RETRYABLE_STATUSES
-    refused = (error or "").startswith("refused:")
+    refused = error == TARGET_REFUSED
     if not retryable or refused or attempts >= settings.webhook_max_attempts:
         return "failed", 0.0  # 410 among them: the caller disables the subscription
     return "pending", backoff_s(settings, attempts, asked_s)
@@ -218,18 +227,52 @@ def _outcome(
 
 def _post(
     ctx: _Context, url: str, message_id: str, body: bytes, signing: list[str]
-) -> tuple[int | None, float, str | None, float | None]:
-    """POST once: status code (None on a network error), duration, error, Retry-After."""
+) -> tuple[int | None, float | None, str | None, float | None]:
+    """POST once: status code (None without an answer), duration (None without an answer:
+    timings of failures would measure the network for whoever reads the log), a coarse
+    error, Retry-After."""
     started = time.perf_counter()
     try:
-        check_target(url, ctx.allowed)
+        target = check_target(url, ctx.allowed)
         headers = signed_headers(signing, message_id, int(time.time()), body)
-        response = ctx.http.post(url, content=body, headers=headers)
-    except TargetRefused as refused:
-        return None, 0.0, f"refused: {refused}", None
+        response = ctx.http.send(pinned_request(ctx.http, target, headers, body))
+    except TargetRefused:
+        return None, None, TARGET_REFUSED, None
     except httpx.HTTPError as error:
-        elapsed = (time.perf_counter() - started) * 1000
-        return None, elapsed, f"{type(error).__name__}: {error}", None
+        return None, None, coarse_error(error), None
     elapsed = (time.perf_counter() - started) * 1000
     error = None if response.is_success else f"HTTP {response.status_code}"
     return response.status_code, elapsed, error, retry_after_s(response.headers.get("retry-after"))
+
+
+TARGET_REFUSED = "refused: the target's address is not one webhooks may reach"
+
+
+def pinned_request(
+    http: httpx.Client, target: Target, headers: dict[str, str], body: bytes
+) -> httpx.Request:
+    """The POST to the address that was checked, naming the host as the URL does (``Host``,
+    and TLS's SNI and certificate check), so no second DNS answer can redirect it."""
+    url = httpx.URL(target.url)
+    return http.build_request(
+        "POST",
+        url.copy_with(host=str(target.address)),
+        content=body,
+        headers={**headers, "Host": url.netloc.decode("ascii")},
+        extensions={"sni_hostname": target.host},
+    )
+
+
+def coarse_error(error: httpx.HTTPError) -> str:
+    """What went wrong, in a word: raw error text (addresses, resolver and TLS messages)
+    would make the delivery log an oracle for probing networks."""
+    if isinstance(error, httpx.TimeoutException):
+        return "timeout"
+    if isinstance(error, httpx.ConnectError):
+        causes = [error.__cause__, error.__context__]
+        if any(isinstance(cause, ssl.SSLError) for cause in causes) or "SSL" in str(error):
+            return "TLS error"
+        return "could not connect"
+    if isinstance(error, httpx.RemoteProtocolError | httpx.ReadError | httpx.WriteError):
+        return "connection dropped"
+    return "network error"

@@ -8,7 +8,16 @@ import msgspec
 
 from shared.http import documented_as
 
-TargetUrl = Annotated[str, msgspec.Meta(min_length=1, max_length=2000)]
+TargetUrl = Annotated[
+    str,
+    msgspec.Meta(
+        min_length=1,
+        max_length=2000,
+        pattern=r"^[Hh][Tt][Tt][Pp][Ss]?://[^/?#\s]+",
+        extra_json_schema={"format": "uri"},
+    ),
+]
+"""An http(s) URL with a host (the SSRF guard then checks where it leads)."""
 EventType = Annotated[str, documented_as("WebhookEventType")]
 """A table's, a game's or ``MatchFinished``: the contract lists them, the API refuses others."""
 EventTypes = Annotated[list[EventType], msgspec.Meta(max_length=100)]
@@ -62,8 +71,12 @@ class RotatedSecret(msgspec.Struct):
 class AttemptInfo(msgspec.Struct):
     attempted_at: str
     status_code: int | None
-    duration_ms: float
+    """The target's answer; null if there was none."""
+    duration_ms: float | None
+    """How long the answer took; null if there was none."""
     error: str | None
+    """Why it failed, coarsely: ``HTTP <status>``, ``timeout``, ``could not connect``,
+    ``TLS error``, ``connection dropped``, ``network error`` or a refused target."""
 
 
 class DeliveryInfo(msgspec.Struct):

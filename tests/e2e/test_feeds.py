@@ -283,7 +283,7 @@ def test_bad_resume_points_and_unknown_streams_get_problems(stack: Stack) -> Non
         (stack.match.get(feed, headers={"Last-Event-ID": "abc"}), 400, "bad-last-event-id"),
         (stack.match.get(feed, headers={"Last-Event-ID": "-1"}), 400, "bad-last-event-id"),
         (stack.match.get(feed, headers={"Last-Event-ID": "1_0"}), 400, "bad-last-event-id"),
-        (stack.match.get(feed, headers={"Last-Event-ID": "999"}), 400, "bad-resume-point"),
+        (stack.match.get(feed, headers={"Last-Event-ID": "999"}), 409, "bad-resume-point"),
         (stack.match.get(feed, params={"after": "x"}), 400, "invalid-request"),
         (stack.match.get(feed, params={"token": "not-a-token"}), 403, "unknown-token"),
         (stack.match.get(feed, headers=auth("not-a-token")), 403, "unknown-token"),

@@ -96,3 +96,52 @@ def test_an_empty_body_is_refused_saying_so(stack: Stack) -> None:
     assert refused.status_code == 400
     assert refused.json()["detail"] == "the request needs a JSON body"
     assert refused.json()["errors"] == [{"message": "the body is empty", "source": "body"}]
+
+
+def test_whole_numbers_written_as_floats_are_integers(stack: Stack) -> None:
+    """JSON Schema's ``integer`` admits ``2.0``: so does the API, and the game gets an int."""
+    created = stack.lobby.post("/tables", json={"game": "hanabi", "seats": 2.0, "seed": 3.0})
+    assert created.status_code == 201, created.text
+    table_id = created.json()["table_id"]
+    tokens = []
+    for seat in (0.0, 1.0):
+        joined = stack.lobby.post(f"/tables/{table_id}/seats", json={"name": "p", "seat": seat})
+        assert joined.status_code == 201, joined.text
+        tokens.append(joined.json()["token"])
+    started = stack.lobby.post(f"/tables/{table_id}/start", headers=auth(tokens[0]))
+    match_id = started.json()["match_id"]
+    match = stack.match.get(f"/matches/{match_id}", headers=auth(tokens[0])).json()
+    moved = stack.match.post(
+        f"/matches/{match_id}/actions",
+        headers=auth(tokens[0]),
+        json={
+            "expected_version": float(match["version"]),
+            "action": {"type": "PlayCard", "card": 0.0},
+        },
+    )
+    assert moved.status_code == 201, moved.text
+    assert stack.lobby.post("/tables", json={"game": "hanabi", "seats": 2.5}).status_code == 400
+    assert stack.lobby.post("/tables", json={"game": "hanabi", "seats": "2"}).status_code == 400
+
+
+def test_a_query_parameter_outside_its_enum_or_repeated_is_refused(stack: Stack) -> None:
+    for params in (
+        {"status": "null"},
+        {"status": "bogus"},
+        [("status", "open"), ("status", "open")],
+    ):
+        refused = stack.lobby.get("/tables", params=params)
+        assert refused.status_code == 400, (params, refused.text)
+    assert stack.lobby.get("/tables", params={"status": "open"}).status_code == 200
+
+
+def test_options_names_every_method_of_the_path(stack: Stack, match: tuple[str, list[str]]) -> None:
+    match_id, _ = match
+    for client, path, allowed in [
+        (stack.lobby, "/tables", {"GET", "HEAD", "OPTIONS", "POST"}),
+        (stack.match, f"/matches/{match_id}/actions", {"GET", "HEAD", "OPTIONS", "POST"}),
+        (stack.lobby, "/tables/some-table/seats/0", {"DELETE", "OPTIONS"}),
+    ]:
+        answered = client.options(path)
+        assert answered.status_code == 204, path
+        assert {m.strip() for m in answered.headers["allow"].split(",")} == allowed, path

@@ -76,7 +76,7 @@ def cursor(value: Any) -> str:
         b'{"game": "hanabi\\u0000", "seats": 2}',
         b'{"game": "hanabi", "seats": 2, "options": {"deck\\u0000": 1}}',
         b'{"game": "hanabi", "seats": "2"}',
-        b'{"game": "hanabi", "seats": 2.0}',
+        b'{"game": "hanabi", "seats": 2.5}',
         b'{"game": "hanabi", "seats": true}',
         b'{"game": "hanabi", "seats": 2, "seed": "123"}',
         b'{"game": "hanabi", "seats": 2, "seed": 99999999999999999999}',
@@ -91,11 +91,11 @@ def test_create_table_with_a_malformed_body(stack: Stack, unchanged: None, body:
 @pytest.mark.parametrize(
     ("options", "named"),
     [
-        ({"suits": 5.0}, "suits"),
+        ({"suits": 5.5}, "suits"),
         ({"suits": "5"}, "suits"),
         ({"rainbow": 1}, "rainbow"),
         ({"empty_clues": "true"}, "empty_clues"),
-        ({"deck": [1.0, 2.0]}, "deck"),
+        ({"deck": [1.5, 2.5]}, "deck"),
         ({"deck": ["11"]}, "deck"),
     ],
 )
@@ -205,7 +205,7 @@ def test_match_reads_with_nul_in_the_path(stack: Stack, path: str) -> None:
         b'{"expected_version": 99999999999999999999, "action": {"type": "DiscardCard"}}',
         b'{"expected_version": 2147483648, "action": {"type": "DiscardCard"}}',
         b'{"expected_version": "1", "action": {"type": "DiscardCard", "card": 0}}',
-        b'{"expected_version": 1.0, "action": {"type": "DiscardCard", "card": 0}}',
+        b'{"expected_version": 1.5, "action": {"type": "DiscardCard", "card": 0}}',
         b'{"expected_version": 1, "action": {"type": "DiscardCard\\u0000", "card": 0}}',
         b'{"expected_version": 1, "action": {"type": "DiscardCard", "card": 0, "x": '
         + nested(1_000)

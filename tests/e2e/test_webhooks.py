@@ -213,10 +213,14 @@ def match_log(stack: Stack, match_id: str) -> list[dict[str, Any]]:
 
 
 def test_private_targets_are_refused(hooks: Hooks) -> None:
-    for url in ("http://10.1.2.3/hook", "http://169.254.169.254/latest", "ftp://example.com/"):
+    for url in ("http://10.1.2.3/hook", "http://169.254.169.254/latest", "http://[::1]:9/x"):
         refused = hooks.api.post("/webhooks/subscriptions", json={"url": url})
         assert refused.status_code == 422, refused.text
         assert refused.json()["type"].endswith("/target-refused")
+    for url in ("ftp://example.com/", "http://", "example.com"):  # not an http(s) URL at all
+        refused = hooks.api.post("/webhooks/subscriptions", json={"url": url})
+        assert refused.status_code == 400, refused.text
+        assert refused.json()["errors"][0]["key"] == "url"
 
 
 def test_event_types_no_event_has_are_refused(hooks: Hooks) -> None:

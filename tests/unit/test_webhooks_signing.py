@@ -1,15 +1,31 @@
-"""Webhook signatures verify with the ``standardwebhooks`` library; targets and backoff."""
+"""Webhook signatures verify with the ``standardwebhooks`` library; targets (the SSRF guard),
+how deliveries reach them and log failures; backoff."""
 
 from __future__ import annotations
 
+import ipaddress
+import logging
 import time
 
+import httpx
 import pytest
 from standardwebhooks import Webhook, WebhookVerificationError
 
-from services.webhooks.delivery import backoff_s, retry_after_s
+from services.webhooks.delivery import (
+    backoff_s,
+    coarse_error,
+    configure,
+    pinned_request,
+    retry_after_s,
+)
 from services.webhooks.signing import new_secret, signed_headers
-from services.webhooks.targets import TargetRefused, allowed_networks, check_target
+from services.webhooks.targets import (
+    Target,
+    TargetRefused,
+    allowed_networks,
+    check_target,
+    reachable,
+)
 from shared.settings import Settings
 
 
@@ -38,6 +54,7 @@ def test_signatures_verify_with_every_signing_secret_and_not_others() -> None:
         "http://224.0.0.1/",
         "ftp://example.com/",
         "http:///nohost",
+        "http://[",
     ],
 )
 def test_internal_targets_are_refused(url: str) -> None:
@@ -61,3 +78,60 @@ def test_backoff_doubles_honours_retry_after_and_is_bounded() -> None:
     assert retry_after_s("120") == 120.0
     assert retry_after_s("Wed, 21 Oct 2015 07:28:00 GMT") == 0.0
     assert retry_after_s("soon") is None and retry_after_s(None) is None
+
+
+@pytest.mark.parametrize(
+    "address",
+    [
+        "100.100.100.200",  # shared address space (a cloud metadata address)
+        "100.64.0.1",
+        "198.18.0.1",  # benchmarking
+        "192.0.0.1",
+        "192.0.2.1",  # documentation
+        "240.0.0.1",
+        "2002:7f00:1::1",  # 6to4 of 127.0.0.1
+        "2001:0:4136:e378:8000:63bf:3fff:fdd2",  # Teredo
+        "64:ff9b::a00:1",  # NAT64 of 10.0.0.1
+        "::ffff:127.0.0.1",
+        "fec0::1",  # site-local
+        "ff02::1",
+    ],
+)
+def test_special_purpose_addresses_are_not_reachable(address: str) -> None:
+    assert not reachable(ipaddress.ip_address(address), [])
+    with pytest.raises(TargetRefused):
+        check_target(f"http://{address}/" if ":" not in address else f"http://[{address}]/", [])
+
+
+def test_global_addresses_are_reachable_and_the_checked_one_is_kept() -> None:
+    for address in ("8.8.8.8", "2606:4700::1111"):
+        assert reachable(ipaddress.ip_address(address), [])
+    target = check_target("https://user:pw@8.8.8.8:8443/hook?x=1", [])
+    assert (target.host, str(target.address)) == ("8.8.8.8", "8.8.8.8")
+
+
+def test_a_delivery_connects_to_the_checked_address_naming_the_host() -> None:
+    target = Target(
+        "https://hooks.example:8443/in?x=1", "hooks.example", ipaddress.ip_address("8.8.4.4")
+    )
+    with httpx.Client() as http:
+        request = pinned_request(http, target, {"webhook-id": "m1"}, b"{}")
+    assert request.url.host == "8.8.4.4" and request.url.port == 8443
+    assert request.url.path == "/in" and request.url.query == b"x=1"
+    assert request.headers["host"] == "hooks.example:8443"
+    assert request.extensions["sni_hostname"] == "hooks.example"
+
+
+def test_failures_are_logged_coarsely() -> None:
+    request = httpx.Request("POST", "http://8.8.8.8/")
+    assert coarse_error(httpx.ConnectTimeout("10.0.0.9 timed out", request=request)) == "timeout"
+    refused = httpx.ConnectError("[Errno 111] Connection refused to 10.0.0.9", request=request)
+    assert coarse_error(refused) == "could not connect"
+    assert coarse_error(httpx.RemoteProtocolError("peer closed", request=request)) == (
+        "connection dropped"
+    )
+
+
+def test_httpx_does_not_log_delivery_urls() -> None:
+    configure(Settings())
+    assert not logging.getLogger("httpx").isEnabledFor(logging.INFO)

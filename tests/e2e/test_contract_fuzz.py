@@ -1,0 +1,304 @@
+"""Schemathesis against the running stack: every operation of the committed contract, all checks.
+
+The contract (``openapi/openapi.json``) is the promise to client apps, so it is fuzzed as
+committed: for each operation its examples, the coverage cases and random valid and invalid
+requests, then multi-step scenarios along its links. A 5xx, a response or status code the
+contract does not document, any failed check, fails the run. Seeded and derandomized, so CI
+fails the same way every time; sized to stay well under three minutes on two cores.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import hypothesis
+import pytest
+import schemathesis
+from hypothesis import HealthCheck, Phase
+from schemathesis.errors import FailureGroup
+
+from services.cli import CONTRACT_PATH
+from tests.e2e.conftest import Gateway
+from tests.e2e.contract_fuzz import (
+    LOOPBACK,
+    LinkCredentials,
+    Routes,
+    Stage,
+    WebhookSink,
+    prepare,
+)
+
+pytestmark = pytest.mark.e2e  # the ``gateway`` fixture skips where nginx is missing
+
+SEED = 20_240_917
+MAX_EXAMPLES = 100
+"""Random cases per operation in the fuzzing phase; examples and coverage cases come on top."""
+SCENARIOS = 100
+SCENARIO_STEPS = 10
+REQUEST_TIMEOUT_S = 5.0
+FEED_READ_S = 0.5
+"""How long a live feed (it never ends by itself) is read before it is checked: its backlog
+comes at once on loopback, then it only waits."""
+FEED_EXAMPLES = 100
+
+SEMANTIC_REFUSALS = [
+    {
+        "include-operation-id": operation_id,
+        "checks": {
+            "positive_data_acceptance": {
+                "expected-statuses": ["2xx", "401", "403", "404", "409", status],
+            }
+        },
+    }
+    for operation_id, status in [
+        # the rules decide: seat counts and options per game, moves, files to replay
+        ("createTable", "422"),
+        ("submitAction", "422"),
+        ("importMatch", "422"),
+        ("joinTable", "422"),  # a seat number the table does not have
+        ("listTables", "400"),  # a cursor is opaque: only the API's own are valid
+        # where a URL leads (does its name resolve, to an address webhooks may reach?)
+        ("createWebhookSubscription", "422"),
+        ("updateWebhookSubscription", "422"),
+    ]
+]
+"""Schema-valid requests that a documented problem may refuse all the same, because what
+decides is not in any schema (these statuses are documented on these operations)."""
+
+CONFIG = schemathesis.Config.from_dict(
+    {
+        "seed": SEED,
+        "suppress-health-check": ["all"],
+        "request-timeout": REQUEST_TIMEOUT_S,
+        "max-stream-events": 20,
+        "checks": {"enabled": True},
+        "generation": {
+            # NUL is refused in every string (Postgres text cannot hold it: README, "Errors
+            # and retries"); a pattern on every string of the contract would say so to no one
+            "allow-x00": False,
+            "mode": "all",
+            "max-examples": MAX_EXAMPLES,
+            "deterministic": True,
+            "database": "none",
+            "no-shrink": True,
+        },
+        "phases": {
+            "examples": {"enabled": True},
+            "coverage": {"enabled": True},
+            "fuzzing": {"enabled": True},
+            # the contract's own links only: inferred ones dilute create-join-start-play
+            "stateful": {
+                "enabled": True,
+                "max-steps": SCENARIO_STEPS,
+                "inference": {"algorithms": []},
+            },
+        },
+        "operations": [
+            *SEMANTIC_REFUSALS,
+            {
+                "include-path-regex": "/feed$",
+                "request-timeout": FEED_READ_S,
+                "generation": {"max-examples": FEED_EXAMPLES},
+            },
+        ],
+    }
+)
+CONTRACT = json.loads(CONTRACT_PATH.read_text())
+schema = schemathesis.openapi.from_dict(CONTRACT, config=CONFIG)
+
+
+@dataclass
+class Live:
+    """What only exists once the stack runs; schemathesis' hooks and auth read it from here."""
+
+    routes: Routes
+    stage: Stage
+    sink: WebhookSink
+    caller: str | None = None
+    """``seat`` or ``stranger`` in the stateless tests; in the scenarios, the links decide."""
+
+
+LIVE: list[Live] = []
+TALLY: Counter[str] = Counter()
+
+
+@schema.auth(refresh_interval=None)
+class SeatCredentials:
+    """For the ``seat`` caller, the credential each operation declares, of a real seat (or of a
+    private table); a ``stranger`` keeps what schemathesis generates (none, or a made-up token)."""
+
+    def get(self, case: schemathesis.Case, ctx: schemathesis.AuthContext) -> Stage | None:
+        return LIVE[0].stage if LIVE and LIVE[0].caller == "seat" else None
+
+    def set(self, case: schemathesis.Case, stage: Stage, ctx: schemathesis.AuthContext) -> None:
+        token = stage.token_for(ctx.operation.definition.raw.get("security"))
+        if token is not None:
+            case.headers = {**(case.headers or {}), "Authorization": f"Bearer {token}"}
+
+
+@schema.hook
+def map_case(context: schemathesis.HookContext, case: schemathesis.Case) -> schemathesis.Case:
+    """Aim valid requests at real games half of the time, and stateless ones at real tables and
+    matches too (in scenarios, the links bring those)."""
+    live = LIVE[0] if LIVE else None
+    if live and case.meta is not None and case.meta.generation.mode.is_positive:
+        live.stage.aim(case.path_parameters if live.caller else None, case.body)
+    return case
+
+
+@pytest.fixture(scope="module")
+def webhook_sink() -> Iterator[WebhookSink]:
+    with WebhookSink().running() as sink:
+        yield sink
+
+
+@pytest.fixture(scope="module")
+def fuzzed_stack(request: pytest.FixtureRequest, webhook_sink: WebhookSink) -> Gateway:
+    """The stack, its webhooks allowed to reach the loopback sink and nothing else.
+
+    The SSRF guard refuses loopback unless allowed but lets any public address through (the
+    contract's own examples name hooks.example.com), so fuzzed subscriptions are pointed at the
+    sink (``prepare``), and should one slip by, the stack's outgoing HTTP goes through the sink
+    as its proxy.
+    """
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("PLAYTABLE_WEBHOOK_ALLOWED_NETWORKS", f"{LOOPBACK}/32")
+        for name, value in webhook_sink.proxy_env().items():
+            env.setenv(name, value)
+        return request.getfixturevalue("gateway")  # it copies the environment as it starts
+
+
+@pytest.fixture(scope="module")
+def live(fuzzed_stack: Gateway, webhook_sink: WebhookSink) -> Iterator[Live]:
+    routes = Routes(str(fuzzed_stack.client.base_url).rstrip("/"), fuzzed_stack.webhooks_url)
+    LIVE.append(Live(routes=routes, stage=Stage.open(fuzzed_stack), sink=webhook_sink))
+    try:
+        yield LIVE[0]
+    finally:
+        LIVE.clear()
+
+
+class DistinctFailures:
+    """Failures already reported, so the fuzzing goes on after the first one and every distinct
+    failure (check and operation) shows as a subtest of its own, once."""
+
+    def __init__(self, subtests: pytest.Subtests) -> None:
+        self.subtests = subtests
+        self.seen: list[AssertionError] = []  # schemathesis failures compare by check
+
+    def validate(self, run: Callable[[], object]) -> None:
+        try:
+            run()
+        except FailureGroup as group:
+            fresh = [failure for failure in group.exceptions if failure not in self.seen]
+            self.seen.extend(fresh)
+            if fresh:
+                titles = "; ".join(f"{failure.code} {failure.title}" for failure in fresh)
+                with self.subtests.test(msg=titles):
+                    raise
+
+
+@schema.hook
+def after_validate(
+    context: schemathesis.HookContext,
+    case: schemathesis.Case,
+    response: schemathesis.Response,
+    results: list[schemathesis.CheckResult],
+) -> None:
+    """Count requests, answers and checks, for the summary the last test prints."""
+    TALLY["requests"] += 1
+    TALLY[f"{response.status_code // 100}xx"] += 1
+    if LIVE and LIVE[0].caller is None:
+        TALLY["scenario steps"] += 1
+        TALLY["scenario steps answered 2xx"] += response.status_code < 300
+    for result in results:
+        TALLY["checks"] += 1
+        TALLY["failed checks"] += result.failure is not None
+
+
+@pytest.fixture
+def failures(subtests: pytest.Subtests) -> DistinctFailures:
+    return DistinctFailures(subtests)
+
+
+@pytest.fixture
+def caller(request: pytest.FixtureRequest, live: Live) -> Iterator[str]:
+    """Who calls, for the auth and aiming hooks (which run before the test body sees a case)."""
+    method, _, path = getattr(request.node, "operation_label", "").partition(" ")
+    operation = CONTRACT["paths"].get(path, {}).get(method.lower(), {})
+    if request.param == "seat" and not operation.get("security"):
+        pytest.skip("the operation takes no credentials: the stranger's run covers it")
+    live.caller = request.param
+    try:
+        yield request.param
+    finally:
+        live.caller = None
+
+
+@schema.parametrize()
+@pytest.mark.parametrize("caller", ["seat", "stranger"], indirect=True)
+def test_every_operation_keeps_the_contract(
+    case: schemathesis.Case, caller: str, live: Live, failures: DistinctFailures
+) -> None:
+    """Examples, coverage cases and fuzzed requests, one test per operation and caller: a
+    player with a real seat's token, and a stranger whose credentials are made up or none
+    (pytest 9.2 gives schemathesis' unparametrized tests one node id; this parametrization
+    keeps each operation's failures its own)."""
+    prepare(case, live.sink.netloc)
+    base_url = live.routes.base_url(case.operation.base_url)
+    failures.validate(lambda: case.call_and_validate(base_url=base_url))
+
+
+def test_linked_scenarios_keep_the_contract(live: Live, failures: DistinctFailures) -> None:
+    """Sequences along the contract's links (create, join, start, play), each response's ids
+    and tokens carried into the next request (no staged credentials: the links bring them)."""
+    credentials = LinkCredentials(CONTRACT)
+
+    class Scenarios(schema.as_state_machine()):  # type: ignore[misc]
+        def step(self, input: Any) -> Any:
+            token = credentials.authorization(input.transition)
+            if token is not None:
+                input.case.headers = {**(input.case.headers or {}), "Authorization": token}
+            output = super().step(input)
+            credentials.record(output.case, token, output.response)
+            return output
+
+        def before_call(self, case: schemathesis.Case) -> None:
+            prepare(case, live.sink.netloc)
+
+        def get_call_kwargs(self, case: schemathesis.Case) -> dict[str, Any]:
+            return {"base_url": live.routes.base_url(case.operation.base_url)}
+
+        def validate_response(
+            self, response: schemathesis.Response, case: schemathesis.Case, *args, **kwargs
+        ) -> None:
+            check = super().validate_response
+            failures.validate(lambda: check(response, case, *args, **kwargs))
+
+    Scenarios.run(
+        settings=hypothesis.settings(
+            max_examples=SCENARIOS,
+            stateful_step_count=SCENARIO_STEPS,
+            derandomize=True,
+            database=None,
+            deadline=None,
+            phases=[Phase.generate],
+            suppress_health_check=list(HealthCheck),
+        )
+    )
+
+
+def test_webhooks_stayed_on_loopback(live: Live) -> None:
+    """Whatever the fuzzing subscribed, nothing was sent off this machine."""
+    TALLY["webhook deliveries to the sink"] = live.sink.deliveries
+    print("contract fuzz:", ", ".join(f"{count} {name}" for name, count in TALLY.items()))
+    listed = httpx.get(f"{live.routes.webhooks}/webhooks/subscriptions", timeout=10)
+    assert listed.status_code == 200, listed.text
+    outside = [item["url"] for item in listed.json() if live.sink.netloc not in item["url"]]
+    assert not outside, outside
+    assert not live.sink.left_loopback, live.sink.left_loopback
