@@ -322,7 +322,7 @@ def component_ref(name: str) -> str:
 def documented_as(component: str) -> msgspec.Meta:
     """Annotation metadata for game data the services pass through as raw JSON, never
     decoding it: the contract documents it with this component, built from the games' Structs
-    (``services/contract.py``), so the services need no game code."""
+    (``services/operator/contract.py``), so the services need no game code."""
     return msgspec.Meta(extra_json_schema={"$ref": component_ref(component)})
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from services.gateway import find_nginx, runtime_dir
+from services.operator.gateway import find_nginx, runtime_dir
 
 
 def free_port() -> int:
@@ -34,7 +34,7 @@ class Stack:
 
     def start(self, service: str, name: str | None = None, **env: str) -> subprocess.Popen[bytes]:
         process = subprocess.Popen(
-            [sys.executable, "-m", "services.cli", service],
+            [sys.executable, "-m", "services.operator.cli", service],
             env={**self.env, **env},
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
@@ -136,7 +136,7 @@ def gateway(database_url: str, redis_url: str, tmp_path_factory) -> Iterator[Gat
     log = tmp_path_factory.mktemp("gateway") / "stack.log"
     with log.open("wb") as output:
         process = subprocess.Popen(
-            [sys.executable, "-m", "services.cli", "stack", "--match-copies", "2"],
+            [sys.executable, "-m", "services.operator.cli", "stack", "--match-copies", "2"],
             env=env,
             stdout=output,
             stderr=subprocess.STDOUT,

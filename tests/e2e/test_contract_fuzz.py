@@ -22,7 +22,7 @@ import schemathesis
 from hypothesis import HealthCheck, Phase
 from schemathesis.errors import FailureGroup
 
-from services.cli import CONTRACT_PATH
+from services.operator.cli import CONTRACT_PATH
 from tests.e2e.conftest import Gateway
 from tests.e2e.contract_fuzz import (
     LOOPBACK,

@@ -8,7 +8,7 @@ import time
 import httpx
 import pytest
 
-from services.cli import CONTRACT_PATH
+from services.operator.cli import CONTRACT_PATH
 from tests.e2e.conftest import Gateway
 from tests.e2e.play import auth, open_table, random_move
 from tests.e2e.test_feeds import Follower, play_safely

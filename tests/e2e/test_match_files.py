@@ -46,7 +46,7 @@ def play(stack: Stack, game: str, players: int, seed: int, max_moves: int | None
 
 def playtable(stack: Stack, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "services.cli", *args],
+        [sys.executable, "-m", "services.operator.cli", *args],
         env=stack.env,
         capture_output=True,
         text=True,

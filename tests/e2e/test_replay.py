@@ -180,7 +180,7 @@ def test_snapshots_are_stored_at_creation_and_every_interval(
 
 def verify(stack: Stack) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "services.cli", "verify"],
+        [sys.executable, "-m", "services.operator.cli", "verify"],
         env=stack.env,
         capture_output=True,
         text=True,

@@ -114,7 +114,7 @@ class Hooks:
     def start_worker(self) -> None:
         with open(self.log_path, "ab") as log:
             self.worker = subprocess.Popen(
-                [sys.executable, "-m", "services.cli", "webhooks"],
+                [sys.executable, "-m", "services.operator.cli", "webhooks"],
                 env=self.env,
                 stdout=log,
                 stderr=log,
@@ -175,7 +175,7 @@ def hooks(stack: Stack) -> Iterator[Hooks]:
         log_path = log.name
     running = Hooks(api=api, receiver=receiver, env=env, log_path=log_path)
     api_process = subprocess.Popen(
-        [sys.executable, "-m", "services.cli", "webhooks-api"],
+        [sys.executable, "-m", "services.operator.cli", "webhooks-api"],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,

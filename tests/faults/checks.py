@@ -12,7 +12,7 @@ from typing import Any
 import msgspec
 import psycopg
 
-from services.hostile import Ack, Load
+from services.operator.hostile import Ack, Load
 from shared.messages import EventEnvelope
 from tests.faults.conftest import FaultStack
 

@@ -313,7 +313,7 @@ class FaultStack:
         log = open(self.log_dir / f"{name}.log", "ab")  # noqa: SIM115 - the child keeps it
         try:
             process = subprocess.Popen(
-                [sys.executable, "-m", "services.cli", service],
+                [sys.executable, "-m", "services.operator.cli", service],
                 env=env,
                 stdout=log,
                 stderr=log,
@@ -375,7 +375,7 @@ class FaultStack:
     def verify(self) -> subprocess.CompletedProcess[str]:
         """``playtable verify`` against the suite's database."""
         return subprocess.run(
-            [sys.executable, "-m", "services.cli", "verify"],
+            [sys.executable, "-m", "services.operator.cli", "verify"],
             env=self.env,
             capture_output=True,
             text=True,

@@ -11,7 +11,14 @@ from typing import Any
 
 import pytest
 
-from services.hostile import Endpoints, Known, Load, barrage, new_session, summarize_barrage
+from services.operator.hostile import (
+    Endpoints,
+    Known,
+    Load,
+    barrage,
+    new_session,
+    summarize_barrage,
+)
 from tests.faults import checks
 from tests.faults.conftest import FaultStack, env_int
 

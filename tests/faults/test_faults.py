@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 import pytest
 
-from services.hostile import Endpoints, Load, new_session
+from services.operator.hostile import Endpoints, Load, new_session
 from tests.faults import checks
 from tests.faults.conftest import SCALE, FaultStack, env_float, env_int
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from services.hostile import (
+from services.operator.hostile import (
     TRANSPORT_ERRORS,
     Ack,
     Endpoints,

@@ -10,9 +10,9 @@ import pytest
 import pytest_asyncio
 from psycopg_pool import AsyncConnectionPool
 
+from services.operator.verify import verify
 from services.rules.engine import RulesEngine
 from services.rules.games import load_games
-from services.verify import verify
 from shared import rules_api as api
 from shared.db import open_pool
 from shared.eventstore import EventStore, NewEvent

@@ -1,5 +1,6 @@
-"""Every request body and response of the contract carries an example (``services/examples.py``)
-that its schema accepts, with game data tagged as the games' real Structs."""
+"""Every request body and response of the contract carries an example
+(``services/operator/examples.py``) that its schema accepts, with game data tagged as the games'
+real Structs."""
 
 from __future__ import annotations
 
@@ -16,9 +17,9 @@ from jsonschema.exceptions import best_match
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
-from services.contract import GAME_DATA, build_contract, game_prefix
-from services.examples import MissingExample, add_examples
 from services.lobby import schemas as lobby_api
+from services.operator.contract import GAME_DATA, build_contract, game_prefix
+from services.operator.examples import MissingExample, add_examples
 from services.rules.games import load_games
 
 CONTRACT_URI = "urn:contract"

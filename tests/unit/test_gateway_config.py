@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from services.gateway import DEPLOY_CONFIG, deploy_config
+from services.operator.gateway import DEPLOY_CONFIG, deploy_config
 
 
 def test_committed_deploy_config_is_current() -> None:
     assert DEPLOY_CONFIG.read_text() == deploy_config(), (
-        "infra/deploy/gateway.conf is stale: run `python -m services.gateway`"
+        "infra/deploy/gateway.conf is stale: run `python -m services.operator.gateway`"
     )

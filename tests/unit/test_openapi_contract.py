@@ -9,8 +9,8 @@ import pytest
 from jsonschema import Draft202012Validator
 from openapi_spec_validator import validate
 
-from services.cli import CONTRACT_PATH
-from services.contract import (
+from services.operator.cli import CONTRACT_PATH
+from services.operator.contract import (
     GAME_DATA,
     MATCH_FILE_SCHEMA,
     build_contract,
@@ -231,8 +231,8 @@ def test_feeds_document_their_events(contract: dict[str, Any]) -> None:
 
 
 def test_the_shared_table_event_names_are_the_lobbys() -> None:
-    from services.contract import _tags
     from services.lobby.schemas import TableEvent
+    from services.operator.contract import _tags
     from shared.messages import TABLE_EVENT_TYPES
 
     assert tuple(_tags(TableEvent)) == TABLE_EVENT_TYPES

@@ -7,7 +7,7 @@ import ast
 from collections.abc import Iterator
 from pathlib import Path
 
-from services.contract import build_contract
+from services.operator.contract import build_contract
 from shared.http import PROBLEM_TYPE_BASE
 from shared.problems import PROBLEM_TYPES
 

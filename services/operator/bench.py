@@ -275,8 +275,8 @@ def _service_pids() -> dict[str, list[int]]:
             argv = (entry / "cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if b"services.cli" in argv and len(argv) > 2:
-            service = argv[argv.index(b"services.cli") + 1].decode()
+        if b"services.operator.cli" in argv and len(argv) > 2:
+            service = argv[argv.index(b"services.operator.cli") + 1].decode()
             if service in ("lobby", "match", "rules"):
                 found.setdefault(service, []).append(int(entry.name))
     return found
@@ -411,7 +411,7 @@ async def bench_webhooks(
     }
     env.pop("PLAYTABLE_INSTANCE_ID", None)
     processes = [
-        subprocess.Popen([sys.executable, "-m", "services.cli", "webhooks"], env=env)
+        subprocess.Popen([sys.executable, "-m", "services.operator.cli", "webhooks"], env=env)
         for _ in range(workers)
     ]
     redis = redis_async.Redis.from_url(settings.redis_url)
@@ -460,13 +460,13 @@ async def bench_webhooks(
     return 0
 
 
-# --- race and malformed (the fault suite's traffic, services/hostile.py) ----------------------
+# --- race and malformed (the fault suite's traffic, services/operator/hostile.py) ---------
 
 
 async def bench_race(lobby: str, matches: list[str], rounds: int, clients: int) -> int:
     """Rounds of ``clients`` moves at one expected version, each under its own key: exactly
     one may be accepted; prints the rounds that accepted more than one."""
-    from services import hostile
+    from services.operator import hostile
 
     session = hostile.new_session(connections=clients * len(matches) + 10)
     load = hostile.Load(session, hostile.Endpoints(lobby, matches), slots=1)
@@ -507,7 +507,7 @@ async def bench_malformed(lobby: str, matches: list[str], requests: int, concurr
     that are not 4xx problems, and the load's moves/s meanwhile."""
     import json
 
-    from services import hostile
+    from services.operator import hostile
 
     endpoints = hostile.Endpoints(lobby, matches)
     session = hostile.new_session(connections=concurrent + 10)

@@ -2,8 +2,8 @@
 
 One routing template serves both deployments: ``playtable stack`` renders it into its runtime
 directory and runs nginx as its child; ``infra/deploy/gateway.conf`` (Docker) is rendered from
-it too (``python -m services.gateway`` rewrites it). The webhooks API is operator-only and is
-never routed here: it stays on its own loopback port.
+it too (``python -m services.operator.gateway`` rewrites it). The webhooks API is operator-only
+and is never routed here: it stays on its own loopback port.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from string import Template
 
 from shared.http import DOCS_ASSETS, PROBLEM_MEDIA_TYPE, PROBLEM_TYPE_BASE
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CONTRACT_DIR = ROOT / "openapi"
 DEPLOY_CONFIG = ROOT / "infra" / "deploy" / "gateway.conf"
 MAX_BODY = "1m"
@@ -48,7 +48,7 @@ _NOT_FOUND = (
 
 _TEMPLATE = _Config(
     """\
-# Rendered from services/gateway.py (run `python -m services.gateway`): edit it there.
+# Rendered from services/operator/gateway.py (`python -m services.operator.gateway`): edit there.
 @main
 events {}
 

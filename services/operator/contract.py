@@ -26,11 +26,11 @@ if TYPE_CHECKING:
 
 def build_contract() -> dict[str, Any]:
     """Merge the public services' schemas into one OpenAPI 3.1 document."""
-    from services.examples import add_examples
     from services.lobby.app import create_app as create_lobby
     from services.lobby.schemas import TableEvent, TableFeedEvent
     from services.match.app import create_app as create_match
     from services.match.schemas import MatchFinished
+    from services.operator.examples import add_examples
     from services.rules.games import load_games
     from services.webhooks.app import create_app as create_webhooks
 

@@ -14,9 +14,9 @@ from typing import Any
 
 import msgspec
 
+from services.operator.stored import StoredMatch, open_archive
 from services.rules.engine import GameCodec, RulesEngine, UnknownGame
 from services.rules.games import load_games
-from services.stored import StoredMatch, open_archive
 from shared.settings import Settings
 
 

@@ -14,7 +14,7 @@ from typing import Any, get_args
 from services.match.schemas import ExportFormat
 from shared.settings import Settings
 
-CONTRACT_PATH = Path(__file__).resolve().parents[1] / "openapi" / "openapi.json"
+CONTRACT_PATH = Path(__file__).resolve().parents[2] / "openapi" / "openapi.json"
 
 
 def _logging(settings: Settings) -> None:
@@ -86,7 +86,7 @@ def _file_commands(commands: Any) -> None:
 
 
 def _run_file_command(args: argparse.Namespace, settings: Settings) -> int:
-    from services import files
+    from services.operator import files
 
     if args.command == "replay":
         return files.run_replay(settings, args.match_id, args.seat, args.full)
@@ -175,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     elif args.command == "webhooks-api":
         _serve_http("services.webhooks.app:create_app", settings.webhooks_port, settings)
     elif args.command == "stack":
-        from services.stack import run_stack
+        from services.operator.stack import run_stack
 
         return run_stack(
             settings,
@@ -184,17 +184,17 @@ def main(argv: list[str] | None = None) -> int:
             lobby_copies=args.lobby_copies,
         )
     elif args.command == "openapi":
-        from services.contract import write_contract
+        from services.operator.contract import write_contract
 
         return write_contract(CONTRACT_PATH, check=args.check)
     elif args.command == "verify":
-        from services.verify import run as run_verify
+        from services.operator.verify import run as run_verify
 
         return run_verify(settings)
     elif args.command in {"replay", "export", "import"}:
         return _run_file_command(args, settings)
     elif args.command == "bench":
-        from services import bench as benchmarks
+        from services.operator import bench as benchmarks
 
         return benchmarks.run(args, settings)
     return 0

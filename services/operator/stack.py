@@ -10,12 +10,12 @@ import sys
 import time
 import urllib.request
 
-from services.gateway import runtime_dir, start_gateway
+from services.operator.gateway import runtime_dir, start_gateway
 from shared.settings import Settings
 
 
 def spawn(service: str, env: dict[str, str]) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, "-m", "services.cli", service], env=env)
+    return subprocess.Popen([sys.executable, "-m", "services.operator.cli", service], env=env)
 
 
 def copy_ports(host: str, first: int, copies: int) -> list[int]:

@@ -18,9 +18,9 @@ import httpx
 import msgspec
 from tqdm import tqdm
 
+from services.operator.stored import Archive, StoredMatch, open_archive
 from services.rules.engine import RulesEngine
 from services.rules.games import load_games
-from services.stored import Archive, StoredMatch, open_archive
 from shared import rules_api as api
 from shared.eventstore import StoredEvent
 from shared.match_file import match_file
