@@ -37,7 +37,9 @@ Rulings where the seed is silent:
 - If the players pass in a row ``seats + ceil(deck / 3)`` times (every card has been through a
   hand without being played), the game ends at once (``stalemate``): passing alone must not
   keep a stuck game running.
-- Hands stay hidden for good, even after the end; the deck order is never shown.
+- Views and the event log never show a hand to anyone else, nor the deck order, even after
+  the end; once the match has ended, a full replay (``full=true``) and the match file show
+  everything, as for every game (there is nothing left to protect).
 
 Server time: ``CallBreakingNews`` and ``TellStory`` carry ``server_time_ms``, which clients
 must not set: the rules service stamps its wall clock (ms since the epoch) into every action
