@@ -27,6 +27,10 @@ REPLY_STREAM_TTL_S = 3600
 REPLY_STREAM_MAXLEN = 10_000
 RESEND_AFTER_S = 1.0
 """An unanswered rules request is sent again after this long (until the call's timeout)."""
+WRITE_TIMEOUT_S = 2.0
+"""A batch of stream writes that has no answer from Redis by then is given up (its callers
+get ``TimeoutError``): no socket timeout is set, and a read that never completes would
+otherwise hold every caller of the batch for good."""
 
 
 class RulesUnavailable(RuntimeError):
@@ -69,7 +73,7 @@ class StreamWriter:
                 pipe.xadd(stream, {b"m": payload})
         for stream in {stream for stream, _, reply in batch if reply}:
             pipe.expire(stream, REPLY_STREAM_TTL_S)
-        await pipe.execute()
+        await asyncio.wait_for(pipe.execute(), WRITE_TIMEOUT_S)
 
 
 class RulesClient:
@@ -130,7 +134,9 @@ class RulesClient:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.timeout_s
         while True:
-            await self._writer.add(self.request_stream, payload)
+            with contextlib.suppress(TimeoutError):  # a write given up is sent again below
+                writing = self._writer.add(self.request_stream, payload)
+                await asyncio.wait_for(writing, max(deadline - loop.time(), 0))
             wait = min(RESEND_AFTER_S, deadline - loop.time())
             try:
                 return await asyncio.wait_for(asyncio.shield(future), max(wait, 0))
