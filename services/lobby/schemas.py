@@ -74,6 +74,10 @@ class TableInfo(msgspec.Struct):
     seats: list[SeatInfo]
     version: int
     visibility: Visibility
+    secret_options_set: list[str]
+    """The secret options the creator set (an explicit deck order, say): their values stay
+    hidden while the match runs, but that they are set does not, so no one sits down at a
+    stacked table unaware."""
 
 
 class CreatedTable(TableInfo):

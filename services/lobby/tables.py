@@ -288,9 +288,11 @@ def _table_info(
     holders: dict[int, tuple[str, str]],
     secret_options: dict[str, set[str]],
 ) -> s.TableInfo:
-    """The table as anyone may see it: secret options (a deck order, say) show as null."""
+    """The table as anyone may see it: secret options (a deck order, say) show as null, and
+    which of them are set."""
     options = msgspec.json.decode(row[4])
     hidden = secret_options.get(row[1], set())
+    set_secretly = sorted(name for name in hidden if options.get(name) is not None)
     shown = {name: (None if name in hidden else value) for name, value in options.items()}
     return s.TableInfo(
         table_id=row[0],
@@ -306,6 +308,7 @@ def _table_info(
         ],
         version=row[9],
         visibility=row[10],
+        secret_options_set=set_secretly,
     )
 
 

@@ -372,6 +372,9 @@ class _Story:
             seats=[lobby_api.SeatInfo(seat=n, player=players.get(n)) for n in range(created.seats)],
             version=len(history),
             visibility=created.visibility,
+            secret_options_set=sorted(
+                name for name in secret if created.options.get(name) is not None
+            ),
         )
 
     def table_feed(self) -> str:

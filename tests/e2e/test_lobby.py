@@ -89,3 +89,18 @@ def test_secret_options_never_show(stack: Stack) -> None:
     listed = stack.lobby.get(f"/tables/{table['table_id']}").json()
     assert listed["options"]["deck"] is None
     assert "seed" not in listed
+
+
+def test_a_stacked_deck_shows_as_set_though_not_its_order(stack: Stack) -> None:
+    """Joiners see that the creator chose the deck order (its value stays hidden)."""
+    deck = list(reversed(standard_deck(5, False)))
+    stacked = stack.lobby.post(
+        "/tables", json={"game": "hanabi", "seats": 2, "options": {"deck": deck}}
+    ).json()
+    shuffled = stack.lobby.post("/tables", json={"game": "hanabi", "seats": 2}).json()
+    for table, expected in ((stacked, ["deck"]), (shuffled, [])):
+        seen = stack.lobby.get(f"/tables/{table['table_id']}").json()
+        assert seen["secret_options_set"] == expected == table["secret_options_set"]
+        assert seen["options"]["deck"] is None
+        listed = stack.lobby.get("/tables", params={"game": "hanabi", "limit": 200}).json()
+        assert all("secret_options_set" in item for item in listed["items"])
