@@ -9,8 +9,6 @@ from psycopg import AsyncConnection
 
 from shared.http import Problem
 
-MAX_KEY_LENGTH = 255
-
 
 class Recorded(msgspec.Struct, frozen=True):
     status: int
@@ -23,17 +21,6 @@ def request_fingerprint(*parts: bytes | str) -> str:
         digest.update(part.encode() if isinstance(part, str) else part)
         digest.update(b"\0")
     return digest.hexdigest()
-
-
-def check_key(key: str | None) -> str | None:
-    if key is not None and not 0 < len(key) <= MAX_KEY_LENGTH:
-        raise Problem(
-            400,
-            "bad-idempotency-key",
-            "Bad Idempotency-Key",
-            f"the key must be 1 to {MAX_KEY_LENGTH} characters",
-        )
-    return key
 
 
 async def recall(conn: AsyncConnection, scope: str, key: str, fingerprint: str) -> Recorded | None:

@@ -91,12 +91,6 @@ PROBLEM_TYPES = _types(
     ),
     # --- idempotency and feeds ---
     ProblemType(
-        "bad-idempotency-key",
-        400,
-        "Bad Idempotency-Key",
-        "The Idempotency-Key header must be 1 to 255 characters.",
-    ),
-    ProblemType(
         "idempotency-key-reused",
         422,
         "Idempotency-Key reused",

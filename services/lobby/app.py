@@ -32,7 +32,7 @@ from shared.http import (
     required_bearer_token,
     service_app,
 )
-from shared.idempotency import check_key, recall, remember, request_fingerprint
+from shared.idempotency import recall, remember, request_fingerprint
 from shared.messages import Actor
 from shared.runtime import Runtime
 from shared.settings import Settings
@@ -166,7 +166,6 @@ class TablesController(Controller):
         data: JSONBody[s.CreateTable],
         idempotency_key: IdempotencyKey = None,
     ) -> Response[s.CreatedTable]:
-        check_key(idempotency_key)
         await lobby.game(data.game)
         options = await lobby.runtime.ask_rules(
             rules_api.ResolveOptions(game=data.game, options=data.options, seats=data.seats),
@@ -265,7 +264,6 @@ class TablesController(Controller):
         data: JSONBody[s.JoinTable],
         idempotency_key: IdempotencyKey = None,
     ) -> Response[s.Joined]:
-        check_key(idempotency_key)
         invitation = bearer_token(request)
         secrets = await lobby.secret_options()
 
@@ -338,7 +336,6 @@ class TablesController(Controller):
         idempotency_key: IdempotencyKey = None,
     ) -> Response[s.TableInfo]:
         token = required_bearer_token(request)
-        check_key(idempotency_key)
         secrets = await lobby.secret_options()
         return await lobby.start_table(table_id, token, idempotency_key, secrets)
 

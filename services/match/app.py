@@ -33,7 +33,6 @@ from shared.http import (
     required_bearer_token,
     service_app,
 )
-from shared.idempotency import check_key
 from shared.messages import CreateMatch, decode_command
 from shared.runtime import Runtime
 from shared.settings import Settings
@@ -98,7 +97,7 @@ class MatchesController(Controller):
         idempotency_key: IdempotencyKey = None,
     ) -> Response[s.ActionAccepted]:
         token = required_bearer_token(request)
-        status, body = await matches.act(match_id, token, data, check_key(idempotency_key))
+        status, body = await matches.act(match_id, token, data, idempotency_key)
         return Response(content=body, status_code=status, media_type="application/json")
 
     @get(
