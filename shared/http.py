@@ -229,26 +229,23 @@ async def check_request(request: Request[Any, Any, Any]) -> None:
     except RecursionError:
         raise invalid_request(f"the body nests deeper than {MAX_JSON_DEPTH} levels") from None
     _check_document(document)
-    exact = _whole_numbers(document)
     try:
-        msgspec.convert(exact, body_field.annotation, strict=True)
+        msgspec.json.decode(body, type=body_field.annotation, strict=True)
+        return  # the common case: the body as sent is exact
     except msgspec.ValidationError as error:
-        message, _, path = str(error).partition(" - at `$")
-        errors = [_body_error(message, path.strip("`."))]
-        raise invalid_request(f"the body does not match its schema: {error}", errors) from None
-    if _has_whole_floats(document):
-        _replace_body(request, msgspec.json.encode(exact))
-
-
-def _has_whole_floats(value: Any) -> bool:
-    """Whether ``_whole_numbers`` changes ``value`` (which compares equal either way)."""
-    if isinstance(value, float):
-        return value.is_integer()
-    if isinstance(value, dict):
-        return any(_has_whole_floats(item) for item in value.values())
-    if isinstance(value, list):
-        return any(_has_whole_floats(item) for item in value)
-    return False
+        refused = error
+    exact, changed = _whole_numbers(document)
+    if changed:  # ``2.0`` for an integer: valid once it is 2
+        try:
+            msgspec.convert(exact, body_field.annotation, strict=True)
+        except msgspec.ValidationError as error:
+            refused = error
+        else:
+            _replace_body(request, msgspec.json.encode(exact))
+            return
+    message, _, path = str(refused).partition(" - at `$")
+    errors = [_body_error(message, path.strip("`."))]
+    raise invalid_request(f"the body does not match its schema: {refused}", errors)
 
 
 def _replace_body(request: Request[Any, Any, Any], body: bytes) -> None:
@@ -283,16 +280,21 @@ def _check_query(request: Request[Any, Any, Any]) -> None:
             )
 
 
-def _whole_numbers(value: Any) -> Any:
-    """``value`` with each float that is a whole number (``2.0``) an int: JSON Schema's
-    ``integer`` admits them, so the contract does (``"2"`` stays refused)."""
+def _whole_numbers(value: Any) -> tuple[Any, bool]:
+    """``value`` with each float that is a whole number (``2.0``) an int, and whether there
+    was one (they compare equal): JSON Schema's ``integer`` admits them, so the contract does
+    (``"2"`` stays refused)."""
     if isinstance(value, float) and value.is_integer():
-        return int(value)
+        return int(value), True
     if isinstance(value, dict):
-        return {key: _whole_numbers(item) for key, item in value.items()}
+        pairs = {key: _whole_numbers(item) for key, item in value.items()}
+        return {key: item for key, (item, _) in pairs.items()}, any(
+            changed for _, changed in pairs.values()
+        )
     if isinstance(value, list):
-        return [_whole_numbers(item) for item in value]
-    return value
+        items = [_whole_numbers(item) for item in value]
+        return [item for item, _ in items], any(changed for _, changed in items)
+    return value, False
 
 
 def _check_document(document: Any) -> None:

@@ -245,6 +245,7 @@ def _document_feeds(contract: dict[str, Any], games: dict[str, Game]) -> None:
     (``x-sse-events``), since OpenAPI 3.1 cannot describe the items of a stream."""
     from services.lobby.schemas import TableEvent
     from services.rules.engine import event_types
+    from services.rules.games.contract import struct_tags
 
     # the SSE ``event`` is the stored event's type (its ``data`` the redacted event)
     match_events = sorted({name for game in games.values() for name in event_types(game)})
@@ -256,7 +257,7 @@ def _document_feeds(contract: dict[str, Any], games: dict[str, Game]) -> None:
             " with a `MatchFinished`, and the stream ends.",
         ),
         "followTable": (
-            {name: "TableFeedEvent" for name in _tags(TableEvent)},
+            {name: "TableFeedEvent" for name in struct_tags(TableEvent)},
             "`id:` the event's version, `event:` its type, `data:` a `TableFeedEvent`.",
         ),
     }
@@ -328,13 +329,6 @@ def problem_types(games: dict[str, Game]) -> list[dict[str, Any]]:
             }
         )
     return listed
-
-
-def _tags(union: Any) -> list[str]:
-    """The ``type`` tags of a tagged union of Structs."""
-    info = msgspec.inspect.type_info(union)
-    members = info.types if isinstance(info, msgspec.inspect.UnionType) else (info,)
-    return [member.tag for member in members if isinstance(member, msgspec.inspect.StructType)]
 
 
 GAME_DATA = {

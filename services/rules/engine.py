@@ -14,16 +14,14 @@ from typing import Any, NamedTuple
 
 import msgspec
 
-from services.rules.games.contract import Game, Outcome, Rejection
+from services.rules.games.contract import Game, Outcome, Rejection, struct_tags
 from shared import rules_api as api
 from shared.match_file import FORMAT, MatchFile, MatchFileResult, is_match_file
 
 
 def event_types(game: Game) -> list[str]:
     """The types of the events a game's matches record: what feeds and webhooks name them."""
-    info = msgspec.inspect.type_info(game.event_type)
-    members = info.types if isinstance(info, msgspec.inspect.UnionType) else (info,)
-    return sorted(m.tag for m in members if isinstance(m, msgspec.inspect.StructType) and m.tag)
+    return sorted(struct_tags(game.event_type))
 
 
 class UnknownGame(LookupError):

@@ -247,8 +247,7 @@ class SubscriptionsController(Controller):
         elif changes.get("enabled") is False:
             changes["disabled_reason"] = "disabled through the API"
         async with webhooks.pool.connection() as conn, conn.transaction():
-            await webhooks.subscription(conn, subscription_id)
-            if changes:
+            if changes:  # gone meanwhile: nothing updated, and the read below answers 404
                 assignments = ", ".join(f"{name} = %({name})s" for name in changes)
                 await conn.execute(
                     f"UPDATE webhook_subscriptions SET {assignments} WHERE id = %(id)s",

@@ -10,7 +10,6 @@ from collections.abc import Iterator
 from typing import Any, NamedTuple
 from urllib.parse import quote
 
-import msgspec
 import pytest
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
@@ -21,17 +20,11 @@ from services.lobby import schemas as lobby_api
 from services.operator.contract import GAME_DATA, build_contract, game_prefix
 from services.operator.examples import MissingExample, add_examples
 from services.rules.games import load_games
+from services.rules.games.contract import struct_tags
 
 CONTRACT_URI = "urn:contract"
 EVENT_STREAM = "text/event-stream"
 GAMES = load_games()
-
-
-def struct_tags(type_: Any) -> set[str]:
-    """The ``type`` tags of a tagged Struct or of each Struct of a union."""
-    info = msgspec.inspect.type_info(type_)
-    members = info.types if isinstance(info, msgspec.inspect.UnionType) else (info,)
-    return {member.tag for member in members if isinstance(member, msgspec.inspect.StructType)}
 
 
 def data_components() -> dict[str, set[str]]:
@@ -41,7 +34,7 @@ def data_components() -> dict[str, set[str]]:
     for union, (kind, attribute) in GAME_DATA.items():
         tags[union] = set()
         for game in GAMES.values():
-            game_tags = struct_tags(getattr(game, attribute))
+            game_tags = set(struct_tags(getattr(game, attribute)))
             tags[game_prefix(game) + kind] = game_tags
             tags[union] |= game_tags
     return tags
@@ -200,7 +193,7 @@ def feed_messages(text: str) -> list[dict[str, str]]:
 
 FEED_EVENTS = {
     "followMatch": STORED_EVENT_NAMES | {"MatchFinished"},
-    "followTable": struct_tags(lobby_api.TableEvent),
+    "followTable": set(struct_tags(lobby_api.TableEvent)),
 }
 """What each feed's ``event:`` may name: a game's stored event (its ``data`` redacted) or the
 match's end; a table event of the lobby."""

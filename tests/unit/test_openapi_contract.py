@@ -232,10 +232,10 @@ def test_feeds_document_their_events(contract: dict[str, Any]) -> None:
 
 def test_the_shared_table_event_names_are_the_lobbys() -> None:
     from services.lobby.schemas import TableEvent
-    from services.operator.contract import _tags
+    from services.rules.games.contract import struct_tags
     from shared.messages import TABLE_EVENT_TYPES
 
-    assert tuple(_tags(TableEvent)) == TABLE_EVENT_TYPES
+    assert tuple(struct_tags(TableEvent)) == TABLE_EVENT_TYPES
 
 
 def test_webhook_event_types_are_every_event_a_subscription_can_get(

@@ -35,6 +35,17 @@ SEEDS_DIR = Path(__file__).resolve().parents[3] / "seeds"
 """Where authored game data lives (tile lists, card lists)."""
 
 
+def struct_tags(type_: Any) -> list[str]:
+    """The ``type`` tags of a tagged Struct, or of each tagged Struct of a union."""
+    info = msgspec.inspect.type_info(type_)
+    members = info.types if isinstance(info, msgspec.inspect.UnionType) else (info,)
+    return [
+        member.tag
+        for member in members
+        if isinstance(member, msgspec.inspect.StructType) and member.tag is not None
+    ]
+
+
 class OptionSpec(msgspec.Struct, frozen=True):
     """One per-match option, as the catalogue shows it to clients building a setup screen."""
 
