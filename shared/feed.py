@@ -37,6 +37,7 @@ from shared.http import (
     bearer_token,
     problem_responses,
 )
+from shared.ratelimit import with_feed_lease
 from shared.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -125,9 +126,11 @@ async def open_feed(
     after: int | None,
     query_token: str | None,
 ) -> ServerSentEvent:
-    """The feed from the caller's resume point, as the caller's token may see it."""
+    """The feed from the caller's resume point, as the caller's token may see it, holding one
+    of the client's live-feed slots while it lasts."""
     resume = resume_point(last_event_id, after)
-    return ServerSentEvent(await follow(feed_token(request, query_token), resume))
+    token = feed_token(request, query_token)
+    return ServerSentEvent(await with_feed_lease(request, lambda: follow(token, resume)))
 
 
 def feed_token(request: Request[Any, Any, Any], query_token: str | None) -> str | None:
@@ -141,7 +144,7 @@ def resume_point(last_event_id: str | None, after: int | None) -> int:
     The header wins because a reconnecting EventSource repeats the first URL (with its
     ``after``) and adds the header with the newer version.
     """
-    if not last_event_id:
+    if last_event_id is None:  # an empty one is no version either: refused below
         return after or 0
     if not re.fullmatch(r"[0-9]{1,18}", last_event_id.strip()):
         raise Problem(
@@ -204,7 +207,8 @@ class FeedHub:
                 if batch.messages:
                     continue  # there may be more: read on before waiting
                 try:
-                    await asyncio.wait_for(woken.wait(), RECHECK_S)
+                    async with asyncio.timeout(RECHECK_S):  # wait_for adds a task per idle feed
+                        await woken.wait()
                 except TimeoutError:
                     yield ServerSentEventMessage(data=None, comment="keep-alive")
 

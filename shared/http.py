@@ -6,7 +6,7 @@ import functools
 import hashlib
 import logging
 import secrets
-from typing import Annotated, Any, cast
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import msgspec
 import psycopg
@@ -25,6 +25,11 @@ from litestar.routes import HTTPRoute
 from litestar.static_files import create_static_files_router
 from litestar.typing import FieldDefinition
 from swagger_ui_bundle import swagger_ui_path
+
+from shared.settings import Settings
+
+if TYPE_CHECKING:
+    from shared.ratelimit import RateLimiter
 
 log = logging.getLogger(__name__)
 
@@ -357,9 +362,32 @@ def add_components(schema: dict[str, Any], types: list[Any]) -> None:
     schema.setdefault("components", {}).setdefault("schemas", {}).update(named)
 
 
+RATE_LIMITED = "Too many requests from this client (`rate-limited`): retry after `Retry-After`"
+
+
+def rate_limit_headers() -> dict[str, Any]:
+    """What a 429 of the rate limiter (``shared/ratelimit.py``) sends besides its problem."""
+    return {
+        "Retry-After": {
+            "description": "Whole seconds until the client may send a request of this kind again",
+            "schema": {"type": "integer", "minimum": 1},
+        },
+        "RateLimit-Policy": {
+            "description": "The limit of this kind of request (read, write, feed) per client, as"
+            ' draft-ietf-httpapi-ratelimit-headers has it: `"write";q=20;w=1` is a bucket of 20'
+            " requests that refills in 1 s (sent on every answer)",
+        },
+        "RateLimit": {
+            "description": 'What is left of it: `"write";r=0;t=1` is no request left, the'
+            " bucket full again in 1 s (sent on every answer)",
+        },
+    }
+
+
 def finalize_contract(schema: dict[str, Any]) -> dict[str, Any]:
     """Make every documented error response problem+json (which is what the handlers send),
-    and give every header the schema OpenAPI requires (ours are strings)."""
+    document the rate limiter's 429 on every route, and give every header the schema OpenAPI
+    requires (ours are strings)."""
     add_components(schema, [ProblemDocument])
     for path_item in schema.get("paths", {}).values():
         for operation in path_item.values():
@@ -368,6 +396,8 @@ def finalize_contract(schema: dict[str, Any]) -> dict[str, Any]:
             for parameter in operation.get("parameters", []):
                 parameter["schema"] = _never_null(parameter["schema"])
             responses = operation["responses"]
+            rate_limited = responses.setdefault("429", {"description": RATE_LIMITED})
+            rate_limited.setdefault("headers", {}).update(rate_limit_headers())
             for response in responses.values():
                 for header in response.get("headers", {}).values():
                     header.setdefault("schema", {"type": "string"})
@@ -437,6 +467,12 @@ OPTIONAL_SEAT_TOKEN = [{}, {"seatToken": []}, {"invitationToken": []}]
 token with what that seat may see."""
 OPTIONAL_INVITATION = [{}, {"invitationToken": []}]
 """Routes open to anyone, except for a private table: then only with its invitation token."""
+APP_KEY = [{"appKey": []}]
+"""Routes a client app calls with its API key: what it creates is its own."""
+APP_KEY_AND_INVITATION = [{"appKey": []}, {"appKey": [], "invitationToken": []}]
+"""Joining: the table's app's key, and a private table's invitation too."""
+OPERATOR_KEY = [{"operatorKey": []}]
+"""The operator's routes: apps, their keys and quotas."""
 
 
 DOCS_ASSETS = "/docs/assets"
@@ -468,6 +504,21 @@ def openapi_config(service: str) -> OpenAPIConfig:
         description="A private table's invitation, given once to its creator: to see the table,"
         " join it and watch its match as a spectator",
     )
+    app_key = SecurityScheme(
+        type="apiKey",
+        name="X-API-Key",
+        security_scheme_in="header",
+        description="A client app's API key (scopes `tables`, `webhooks`), given once by the"
+        " operator: tables, their matches and webhook subscriptions belong to the app that made"
+        " them. `playtable stack` prints a development key when it starts",
+    )
+    operator_key = SecurityScheme(
+        type="apiKey",
+        name="X-API-Key",
+        security_scheme_in="header",
+        description="The operator's key (`PLAYTABLE_OPERATOR_KEY`, or one made with `playtable"
+        " apps operator-key`): manages apps, their keys and quotas",
+    )
     return OpenAPIConfig(
         title=f"playtable {service} API",
         version="0.1.0",
@@ -475,7 +526,12 @@ def openapi_config(service: str) -> OpenAPIConfig:
         path="/docs",
         render_plugins=[docs_ui()],
         components=Components(
-            security_schemes={"seatToken": seat_token, "invitationToken": invitation_token}
+            security_schemes={
+                "seatToken": seat_token,
+                "invitationToken": invitation_token,
+                "appKey": app_key,
+                "operatorKey": operator_key,
+            }
         ),
     )
 
@@ -600,15 +656,20 @@ CONDITIONAL_READ: dict[str, Any] = {
 
 class ServiceApp(Litestar):
     """A Litestar app that answers HEAD wherever it answers GET (RFC 9110 requires it of
-    every general-purpose server): the GET's status and headers without its body; and whose
-    OPTIONS name every method of the path (Litestar 2's name one handler's only)."""
+    every general-purpose server): the GET's status and headers without its body; whose
+    OPTIONS name every method of the path (Litestar 2's name one handler's only); and that
+    refuses a client over its rate limits before routing, so no request escapes them."""
+
+    def __init__(self, *, rate_limiter: RateLimiter | None = None, **config: Any) -> None:
+        super().__init__(**config)
+        self.rate_limiter = rate_limiter
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http" and scope["method"] == "OPTIONS":
-            await super().__call__(scope, receive, self._allowing(scope, send))
+            await self._answer(scope, receive, self._allowing(scope, send))
             return
         if scope["type"] != "http" or scope["method"] != "HEAD":
-            await super().__call__(scope, receive, send)
+            await self._answer(scope, receive, send)
             return
         answered = False
 
@@ -626,7 +687,19 @@ class ServiceApp(Litestar):
             return await receive()
 
         as_get = {**scope, "method": "GET"}
-        await super().__call__(as_get, receive_until_answered, send_headers_only)
+        await self._answer(as_get, receive_until_answered, send_headers_only)
+
+    async def _answer(self, scope: Any, receive: Any, send: Any) -> None:
+        """Litestar's answer, or the rate limiter's 429 (as the exception handlers send it)."""
+        if scope["type"] == "http" and self.rate_limiter is not None:
+            try:
+                send = await self.rate_limiter.admit(scope, send)
+            except Problem as refused:
+                request: Request[Any, Any, Any] = Request(scope, receive, send)
+                response = _respond(request, refused).to_asgi_response(None, request)
+                await response(scope, receive, send)
+                return
+        await super().__call__(scope, receive, send)
 
     def _allowing(self, scope: Any, send: Any) -> Any:
         """``send`` with the ``Allow`` of an OPTIONS answer naming all the path's methods (the
@@ -660,14 +733,24 @@ def service_app(
     *,
     on_startup: list[Any],
     on_shutdown: list[Any],
+    settings: Settings | None = None,
 ) -> Litestar:
     """A public service's Litestar app: its routes plus a health route, one object per named
-    dependency, problem+json for every error and its part of the OpenAPI contract."""
+    dependency, problem+json for every error and its part of the OpenAPI contract; with
+    ``settings``, each client's requests and live feeds are limited (``shared/ratelimit.py``)."""
 
     def provider(value: Any) -> Provide:
         return Provide(lambda: value, use_cache=True, sync_to_thread=False)
 
+    rate_limiter = None
+    if settings is not None and settings.rate_limits:
+        from shared.ratelimit import RateLimiter  # built on this module's problems
+
+        rate_limiter = RateLimiter(settings)
+        on_startup = [rate_limiter.start, *on_startup]
+        on_shutdown = [*on_shutdown, rate_limiter.close]
     return ServiceApp(
+        rate_limiter=rate_limiter,
         route_handlers=[
             health_route(service, instance_id),
             create_static_files_router(

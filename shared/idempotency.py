@@ -1,18 +1,75 @@
-"""Idempotency-Key support: a retried request gets the first answer and changes nothing twice."""
+"""Idempotency-Key support: a retried request gets the first answer and changes nothing twice.
+
+A record belongs to the caller who made it: its scope carries a hash of the caller's credential
+(an app's API key, or a seat's token), so the same key under other credentials is another
+request, never answered the first caller's reply. The reply is stored sealed (AES-GCM) with a
+key derived from that credential and the Idempotency-Key, which only the caller holds: the
+seat tokens and invitations some replies carry are never stored readable.
+"""
 
 from __future__ import annotations
 
 import hashlib
+import hmac
+import os
 
 import msgspec
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from psycopg import AsyncConnection
 
-from shared.http import Problem
+from shared.http import Problem, hash_token
+
+NONCE_BYTES = 12
 
 
 class Recorded(msgspec.Struct, frozen=True):
     status: int
     body: bytes
+
+
+class Idempotent(msgspec.Struct, frozen=True):
+    """One request under an Idempotency-Key, by one caller: where its record lives, what it
+    asked (``fingerprint``) and how its reply is sealed."""
+
+    scope: str
+    key: str
+    fingerprint: str
+    credential: str
+
+    def seal(self, body: bytes) -> bytes:
+        nonce = os.urandom(NONCE_BYTES)
+        return nonce + AESGCM(self._sealing_key()).encrypt(nonce, body, self.scope.encode())
+
+    def unseal(self, sealed: bytes) -> bytes:
+        nonce, ciphertext = sealed[:NONCE_BYTES], sealed[NONCE_BYTES:]
+        try:
+            return AESGCM(self._sealing_key()).decrypt(nonce, ciphertext, self.scope.encode())
+        except InvalidTag:  # the scope's credential hash matched: only a corrupt row gets here
+            raise Problem(
+                422,
+                "idempotency-key-reused",
+                "Idempotency-Key reused",
+                "this key's record cannot be read back: use a new key",
+            ) from None
+
+    def _sealing_key(self) -> bytes:
+        message = f"idempotency\0{self.scope}\0{self.key}".encode()
+        return hmac.new(self.credential.encode(), message, hashlib.sha256).digest()
+
+
+def idempotent(
+    scope: str, key: str | None, credential: str, *parts: bytes | str
+) -> Idempotent | None:
+    """The request's idempotency, for ``credential``'s bearer (``None`` without a key)."""
+    if key is None:
+        return None
+    return Idempotent(
+        scope=f"{scope}:{hash_token(credential)[:32]}",
+        key=key,
+        fingerprint=request_fingerprint(*parts),
+        credential=credential,
+    )
 
 
 def request_fingerprint(*parts: bytes | str) -> str:
@@ -23,31 +80,29 @@ def request_fingerprint(*parts: bytes | str) -> str:
     return digest.hexdigest()
 
 
-async def recall(conn: AsyncConnection, scope: str, key: str, fingerprint: str) -> Recorded | None:
+async def recall(conn: AsyncConnection, request: Idempotent) -> Recorded | None:
     """The stored answer for this key, if any; a different request under the same key is a 422."""
     cursor = await conn.execute(
         "select request_hash, status, body from idempotency where scope = %s and key = %s",
-        (scope, key),
+        (request.scope, request.key),
     )
     row = await cursor.fetchone()
     if row is None:
         return None
-    if row[0] != fingerprint:
+    if row[0] != request.fingerprint:
         raise Problem(
             422,
             "idempotency-key-reused",
             "Idempotency-Key reused",
             "this key was already used for a different request",
         )
-    return Recorded(status=row[1], body=bytes(row[2]))
+    return Recorded(status=row[1], body=request.unseal(bytes(row[2])))
 
 
-async def remember(
-    conn: AsyncConnection, scope: str, key: str, fingerprint: str, status: int, body: bytes
-) -> None:
-    """Store the answer inside the caller's transaction, beside the change it reports."""
+async def remember(conn: AsyncConnection, request: Idempotent, status: int, body: bytes) -> None:
+    """Store the answer, sealed, inside the caller's transaction, beside the change it reports."""
     await conn.execute(
         "insert into idempotency (scope, key, request_hash, status, body)"
         " values (%s, %s, %s, %s, %s)",
-        (scope, key, fingerprint, status, body),
+        (request.scope, request.key, request.fingerprint, status, request.seal(body)),
     )

@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
+from shared.commitments import Commitment
 from shared.eventstore import StoredEvent
 
 FORMAT = "playtable-match"
@@ -76,6 +77,14 @@ class MatchFile(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         list[MatchFileEvent],
         msgspec.Meta(description="The complete log; folding it in order gives the match"),
     ]
+    commitments: Annotated[
+        dict[str, Commitment],
+        msgspec.Meta(
+            description="Per secret option its table committed to: the published hash, the salt"
+            " and the value, so that anyone can check sha256(salt + ':' + value as compact JSON"
+            " with sorted keys) against the hash the table showed before anyone sat down"
+        ),
+    ] = {}
 
 
 def is_match_file(document: Any) -> bool:
@@ -90,6 +99,7 @@ def match_file(
     players: list[str],
     result: dict[str, Any] | None,
     events: Sequence[StoredEvent],
+    commitments: dict[str, Commitment],
 ) -> MatchFile:
     """The file of a stored match, from its row and its events as the event store reads them."""
     return MatchFile(
@@ -110,6 +120,7 @@ def match_file(
             )
             for event in events
         ],
+        commitments=commitments,
     )
 
 

@@ -13,6 +13,8 @@ from typing import Any
 
 import msgspec
 
+from shared.commitments import Commitment
+
 SCHEMA_VERSION = 1
 
 
@@ -51,6 +53,8 @@ class EventMetadata(msgspec.Struct, frozen=True, omit_defaults=True):
     actor: Actor = SYSTEM
     schema_version: int = SCHEMA_VERSION
     occurred_at_ms: int = 0
+    app_id: str | None = None
+    """The client app whose table or match this is: only its webhook subscriptions get it."""
 
 
 class CommandEnvelope(msgspec.Struct, frozen=True, omit_defaults=True):
@@ -109,7 +113,11 @@ def decode_command(payload: bytes) -> CommandEnvelope:
 
 
 def metadata(
-    *, correlation_id: str, causation_id: str | None = None, actor: Actor = SYSTEM
+    *,
+    correlation_id: str,
+    causation_id: str | None = None,
+    actor: Actor = SYSTEM,
+    app_id: str | None = None,
 ) -> EventMetadata:
     return EventMetadata(
         event_id=new_id(),
@@ -117,6 +125,7 @@ def metadata(
         causation_id=causation_id,
         actor=actor,
         occurred_at_ms=now_ms(),
+        app_id=app_id,
     )
 
 
@@ -137,3 +146,7 @@ class CreateMatch(msgspec.Struct, frozen=True):
     private: bool = False
     """Watched only with the table's invitation token (or a seat token)."""
     invitation_token_hash: str | None = None
+    app_id: str | None = None
+    """The app the table belongs to, and so the match."""
+    commitments: dict[str, Commitment] = {}
+    """The table's commitments to its secret options, revealed by the match's export."""

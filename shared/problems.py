@@ -70,6 +70,15 @@ PROBLEM_TYPES = _types(
     ProblemType(
         "too-many-requests", 429, "Too many requests", "Slow down: retry after `Retry-After`."
     ),
+    ProblemType(
+        "rate-limited",
+        429,
+        "Rate limited",
+        "The client (its address, or its `X-API-Key`) sent more requests of this kind (read,"
+        " write, opening a feed) than its limit, or has as many live feeds open as it may: retry"
+        " after `Retry-After`. `RateLimit-Policy` and `RateLimit` tell the limit and what is left"
+        " of it on every answer.",
+    ),
     ProblemType("http-error", 400, "HTTP error", "Another HTTP-level error; `status` tells which."),
     ProblemType(
         "internal-error",
@@ -89,6 +98,35 @@ PROBLEM_TYPES = _types(
         "Rules service unavailable",
         "No rules worker answered in time; nothing was changed. Retry after `Retry-After`.",
     ),
+    # --- client apps and the operator ---
+    ProblemType(
+        "api-key-required",
+        401,
+        "API key required",
+        "The route acts for a client app: send its key as `X-API-Key: <key>`.",
+    ),
+    ProblemType(
+        "unknown-api-key",
+        401,
+        "Unknown API key",
+        "The `X-API-Key` is not known or was revoked: ask the operator for a key.",
+    ),
+    ProblemType(
+        "scope-missing",
+        403,
+        "Scope missing",
+        "The key does not hold the scope the route needs (`tables`, `webhooks`, or the"
+        " operator's).",
+    ),
+    ProblemType(
+        "table-quota-reached",
+        429,
+        "Table quota reached",
+        "The app has as many tables waiting for players as its quota allows: start some first,"
+        " or ask the operator for a larger quota.",
+    ),
+    ProblemType("app-not-found", 404, "App not found", "No client app with that id."),
+    ProblemType("key-not-found", 404, "Key not found", "The app has no API key with that id."),
     # --- idempotency and feeds ---
     ProblemType(
         "idempotency-key-reused",
@@ -133,6 +171,20 @@ PROBLEM_TYPES = _types(
         409,
         "Table already started",
         "The table's match has been asked for: seats can no longer change.",
+    ),
+    ProblemType(
+        "invitation-used-up",
+        409,
+        "Invitation used up",
+        "The invitation filled as many seats as the table lets one fill: ask the table's app for"
+        " a new one (it rotates the invitation).",
+    ),
+    ProblemType(
+        "not-private",
+        422,
+        "Not a private table",
+        "Only a private table has an invitation to bound (`seats_per_invitation`), rotate or"
+        " revoke.",
     ),
     ProblemType("no-such-seat", 422, "No such seat", "The table has no seat with that number."),
     ProblemType(

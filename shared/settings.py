@@ -41,6 +41,14 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     db_pool_max: int = 10
     log_level: str = "info"
     stream_prefix: str = "playtable"
+    operator_key: str = ""
+    """The operator's API key (``X-API-Key``): manages apps, their keys and quotas. Empty: only
+    operator keys made with ``playtable apps operator-key`` (stored hashed) are accepted."""
+    app_key: str = ""
+    """The client app key the operator's client commands (``playtable import``, ``bench``)
+    send; empty: they make a key of their own app in Postgres."""
+    max_open_tables_per_app: int = 1000
+    """Tables an app may have waiting for players at once, unless its own quota says otherwise."""
     webhooks_port: int = 8004
     webhook_allowed_networks: str = ""
     """Comma-separated networks (``127.0.0.0/8,::1``) webhook targets may resolve to although
@@ -59,6 +67,28 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     """A task a dead worker held is given to another worker after this long."""
     webhook_redrive_after_s: float = 300.0
     """A pending delivery overdue this long (its task lost with Redis) is enqueued again."""
+    rate_limits: bool = True
+    """Limit each client's requests and live feeds on the public HTTP services (per address,
+    and per ``X-API-Key`` when sent); ``false`` turns both off."""
+    rate_limit_read_per_s: float = 2000.0
+    """GET, HEAD and OPTIONS requests a client may make per second, sustained (more than 0).
+    The defaults stop floods only, so that tests and benchmarks, which all come from loopback,
+    never meet them: a public deployment should lower them."""
+    rate_limit_read_burst: int = 4000
+    """Reads a client may make at once (its bucket's size); then only the rate is left."""
+    rate_limit_write_per_s: float = 2000.0
+    """POST, PUT, PATCH and DELETE requests a client may make per second, sustained."""
+    rate_limit_write_burst: int = 4000
+    """Writes a client may make at once (its bucket's size)."""
+    rate_limit_feed_per_s: float = 200.0
+    """Live feeds (GET of a path ending in ``/feed``) a client may open per second, sustained."""
+    rate_limit_feed_burst: int = 1000
+    """Live feeds a client may open at once (its bucket's size)."""
+    max_feeds_per_client: int = 1000
+    """Live feeds a client may have open at the same time."""
+    trusted_proxies: str = "127.0.0.0/8,::1"
+    """Comma-separated networks of proxies (the gateway) whose ``X-Forwarded-For`` names the
+    client: a request from elsewhere is the client's own."""
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:

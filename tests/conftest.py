@@ -8,6 +8,7 @@ each other's data nor anyone else's.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
 import uuid
@@ -22,8 +23,10 @@ from psycopg import sql
 from psycopg.conninfo import make_conninfo
 from psycopg_pool import AsyncConnectionPool
 
+from services.operator.keys import fresh_key
 from shared.bus import Bus
 from shared.db import MAINTENANCE_DATABASE, open_pool
+from shared.settings import Settings
 
 LOCAL_POSTGRES = "postgresql://postgres@127.0.0.1:5432/postgres"
 LOCAL_REDIS = "redis://127.0.0.1:6379/15"
@@ -133,3 +136,12 @@ async def redis(redis_url: str, key_prefix: str) -> AsyncIterator[redis_async.Re
 @pytest.fixture
 def bus(redis: redis_async.Redis) -> Bus:
     return Bus(redis)
+
+
+TEST_APP = "tests"
+
+
+def new_app_key(database_url: str, label: str, app: str = TEST_APP) -> str:
+    """A new key of a client app (the tests' own by default), made in Postgres as ``playtable
+    apps`` does (the database is migrated first)."""
+    return asyncio.run(fresh_key(Settings(database_url=database_url), app, label))

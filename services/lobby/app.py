@@ -6,7 +6,7 @@ from functools import partial
 from typing import Annotated, Any
 
 import msgspec
-from litestar import Controller, Litestar, Request, Response, delete, get, post
+from litestar import Controller, Litestar, Request, Response, delete, get, patch, post
 from litestar.datastructures import ResponseHeader
 from litestar.di import NamedDependency
 from litestar.openapi.datastructures import ResponseSpec
@@ -15,12 +15,14 @@ from litestar.response import ServerSentEvent
 
 from services.lobby import schemas as s
 from services.lobby.feed import TableFeeds
-from services.lobby.tables import Tables
-from shared import commands, rules_api
+from services.lobby.tables import Tables, not_private
+from shared import apps, commands, rules_api
 from shared.commands import CommandRedriver
 from shared.feed import FEED_ROUTE, FeedAfter, FeedHub, FeedToken, LastEventId, open_feed
 from shared.http import (
-    OPTIONAL_INVITATION,
+    APP_KEY,
+    APP_KEY_AND_INVITATION,
+    OPERATOR_KEY,
     OPTIONAL_SEAT_TOKEN,
     PG_INT_MAX,
     SEAT_TOKEN,
@@ -32,7 +34,7 @@ from shared.http import (
     required_bearer_token,
     service_app,
 )
-from shared.idempotency import recall, remember, request_fingerprint
+from shared.idempotency import Idempotent, idempotent, recall, remember
 from shared.messages import Actor
 from shared.runtime import Runtime
 from shared.settings import Settings
@@ -74,24 +76,25 @@ class Lobby:
             for name, game in (await self.catalogue()).items()
         }
 
-    async def once(
-        self, scope: str, key: str | None, fingerprint: str, work: Any, status: int
-    ) -> Response[Any]:
+    async def caller(self, request: Request[Any, Any, Any], scope: str) -> apps.Caller:
+        return await apps.authenticate(
+            self.runtime.pool, self.runtime.settings, request.headers, scope
+        )
+
+    async def once(self, request: Idempotent | None, work: Any, status: int) -> Response[Any]:
         """Run ``work(conn) -> body`` in one transaction, at most once per Idempotency-Key."""
-        body, status = await self._once(scope, key, fingerprint, work, status)
+        body, status = await self._once(request, work, status)
         return _json_response(body, status)
 
-    async def _once(
-        self, scope: str, key: str | None, fingerprint: str, work: Any, status: int
-    ) -> tuple[bytes, int]:
+    async def _once(self, request: Idempotent | None, work: Any, status: int) -> tuple[bytes, int]:
         async with self.runtime.pool.connection() as conn, conn.transaction():
-            if key is not None:
-                recorded = await recall(conn, scope, key, fingerprint)
+            if request is not None:
+                recorded = await recall(conn, request)
                 if recorded is not None:
                     return recorded.body, recorded.status
             body = _json.encode(await work(conn))
-            if key is not None:
-                await remember(conn, scope, key, fingerprint, status, body)
+            if request is not None:
+                await remember(conn, request, status, body)
         self.runtime.relay.wake()
         return body, status
 
@@ -106,9 +109,7 @@ class Lobby:
             await self.tables.start(conn, table_id, token)
             return await self.tables.get(conn, table_id, secrets)
 
-        body, _ = await self._once(
-            f"lobby:start:{table_id}", key, request_fingerprint(table_id, token), work, 201
-        )
+        body, _ = await self._once(idempotent(f"lobby:start:{table_id}", key, token), work, 201)
         self.commands.wake()
         match_id = _table_decoder.decode(body).match_id
         assert match_id is not None  # a started table names its match
@@ -157,15 +158,23 @@ class TablesController(Controller):
     @post(
         "/",
         operation_id="createTable",
+        security=APP_KEY,
         summary="Create a table for a game (a private one answers with its invitation token, once)",
-        responses=problem_responses(400, 404, 422, 503),
+        description="The table belongs to the app whose key creates it: only that app lists it,"
+        " seats its players and gets its events by webhook. An app may have as many tables"
+        " waiting for players as its quota allows (429 `table-quota-reached` beyond).",
+        responses=problem_responses(400, 401, 403, 404, 422, 503),
     )
     async def create_table(
         self,
+        request: Request[Any, Any, Any],
         lobby: NamedDependency[Lobby],
         data: JSONBody[s.CreateTable],
         idempotency_key: IdempotencyKey = None,
     ) -> Response[s.CreatedTable]:
+        caller = await lobby.caller(request, "tables")
+        if data.seats_per_invitation is not None and data.visibility != "private":
+            raise not_private()
         await lobby.game(data.game)
         options = await lobby.runtime.ask_rules(
             rules_api.ResolveOptions(game=data.game, options=data.options, seats=data.seats),
@@ -175,37 +184,47 @@ class TablesController(Controller):
 
         async def work(conn: Any) -> s.CreatedTable:
             table_id, invitation = await lobby.tables.create(
-                conn, data, options, Actor(kind="player")
+                conn,
+                data,
+                options,
+                secrets.get(data.game, set()),
+                Actor(kind="player"),
+                caller.app_id,
             )
             table = await lobby.tables.get(conn, table_id, secrets)
             return s.CreatedTable(**msgspec.structs.asdict(table), invitation_token=invitation)
 
-        return await lobby.once(
-            "lobby:create-table",
-            idempotency_key,
-            request_fingerprint(_json.encode(data)),
-            work,
-            201,
-        )
+        body = _json.encode(data)
+        request_id = idempotent("lobby:create-table", idempotency_key, caller.credential, body)
+        return await lobby.once(request_id, work, 201)
 
     @get(
         "/",
         operation_id="listTables",
-        summary="Public tables, oldest first, a page at a time",
-        responses=problem_responses(400, 503),
+        security=APP_KEY,
+        summary="The app's public tables, oldest first, a page at a time",
+        responses=problem_responses(400, 401, 403, 503),
     )
     async def list_tables(
         self,
+        request: Request[Any, Any, Any],
         lobby: NamedDependency[Lobby],
         status: FromQuery[s.TableStatus | None] = None,
         game: FromQuery[str | None] = None,
         cursor: FromQuery[str | None] = None,
         limit: Annotated[int, QueryParameter(ge=1, le=200)] = 50,
     ) -> s.TablePage:
+        caller = await lobby.caller(request, "tables")
         secrets = await lobby.secret_options()
         async with lobby.runtime.pool.connection() as conn:
             return await lobby.tables.page(
-                conn, status=status, game=game, cursor=cursor, limit=limit, secret_options=secrets
+                conn,
+                app_id=caller.app_id,
+                status=status,
+                game=game,
+                cursor=cursor,
+                limit=limit,
+                secret_options=secrets,
             )
 
     @get(
@@ -251,9 +270,9 @@ class TablesController(Controller):
     @post(
         "/{table_id:str}/seats",
         operation_id="joinTable",
-        security=OPTIONAL_INVITATION,
-        summary="Take a seat (a private table's: with its invitation token); the answer holds"
-        " the seat's secret token (shown once)",
+        security=APP_KEY_AND_INVITATION,
+        summary="Take a seat at one of the app's tables (a private table's: with its invitation"
+        " token too); the answer holds the seat's secret token (shown once)",
         responses=problem_responses(400, 401, 403, 404, 409, 422, 503),
     )
     async def join_table(
@@ -264,17 +283,67 @@ class TablesController(Controller):
         data: JSONBody[s.JoinTable],
         idempotency_key: IdempotencyKey = None,
     ) -> Response[s.Joined]:
+        caller = await lobby.caller(request, "tables")
         invitation = bearer_token(request)
         secrets = await lobby.secret_options()
 
         async def work(conn: Any) -> s.Joined:
-            seat, token = await lobby.tables.join(conn, table_id, data, invitation)
+            seat, token = await lobby.tables.join(conn, table_id, data, invitation, caller.app_id)
             table = await lobby.tables.get(conn, table_id, secrets)
             return s.Joined(seat=seat, token=token, table=table)
 
         # The invitation is part of the request: a retry without it is not answered the seat.
-        fingerprint = request_fingerprint(table_id, _json.encode(data), invitation or "")
-        return await lobby.once(f"lobby:join:{table_id}", idempotency_key, fingerprint, work, 201)
+        request_id = idempotent(
+            f"lobby:join:{table_id}",
+            idempotency_key,
+            caller.credential,
+            _json.encode(data),
+            invitation or "",
+        )
+        return await lobby.once(request_id, work, 201)
+
+    @post(
+        "/{table_id:str}/invitation",
+        operation_id="rotateInvitation",
+        security=APP_KEY,
+        status_code=200,
+        summary="A new invitation for one of the app's private tables while it is open; the one"
+        " before stops working (shown once)",
+        responses=problem_responses(401, 403, 404, 409, 422, 503),
+    )
+    async def rotate_invitation(
+        self,
+        request: Request[Any, Any, Any],
+        lobby: NamedDependency[Lobby],
+        table_id: FromPath[str],
+    ) -> s.Invitation:
+        caller = await lobby.caller(request, "tables")
+        assert caller.app_id is not None  # the tables scope is only an app's
+        async with lobby.runtime.pool.connection() as conn, conn.transaction():
+            token = await lobby.tables.rotate_invitation(conn, table_id, caller.app_id)
+        return s.Invitation(invitation_token=token)
+
+    @delete(
+        "/{table_id:str}/invitation",
+        operation_id="revokeInvitation",
+        security=APP_KEY,
+        status_code=200,
+        summary="Revoke the invitation of one of the app's private tables while it is open: no one"
+        " else sees or joins it (the seated stay)",
+        responses=problem_responses(401, 403, 404, 409, 422, 503),
+    )
+    async def revoke_invitation(
+        self,
+        request: Request[Any, Any, Any],
+        lobby: NamedDependency[Lobby],
+        table_id: FromPath[str],
+    ) -> s.TableInfo:
+        caller = await lobby.caller(request, "tables")
+        assert caller.app_id is not None
+        secrets = await lobby.secret_options()
+        async with lobby.runtime.pool.connection() as conn, conn.transaction():
+            await lobby.tables.revoke_invitation(conn, table_id, caller.app_id)
+            return await lobby.tables.get(conn, table_id, secrets)
 
     @delete(
         "/{table_id:str}/seats/{seat:int}",
@@ -340,6 +409,121 @@ class TablesController(Controller):
         return await lobby.start_table(table_id, token, idempotency_key, secrets)
 
 
+class AppsController(Controller):
+    """The operator's: client apps, their API keys and quotas."""
+
+    path = "/apps"
+    tags = ["apps"]
+    security = OPERATOR_KEY
+
+    @post(
+        "/",
+        operation_id="createApp",
+        summary="Register a client app; the answer holds its first API key (shown once)",
+        responses=problem_responses(400, 401, 403, 503),
+    )
+    async def create_app(
+        self,
+        request: Request[Any, Any, Any],
+        lobby: NamedDependency[Lobby],
+        data: JSONBody[apps.CreateApp],
+    ) -> apps.CreatedApp:
+        await lobby.caller(request, apps.OPERATOR)
+        async with lobby.runtime.pool.connection() as conn, conn.transaction():
+            return await apps.create_app(conn, data)
+
+    @get(
+        "/",
+        operation_id="listApps",
+        summary="Every client app, oldest first",
+        responses=problem_responses(401, 403, 503),
+    )
+    async def list_apps(
+        self, request: Request[Any, Any, Any], lobby: NamedDependency[Lobby]
+    ) -> list[apps.AppInfo]:
+        await lobby.caller(request, apps.OPERATOR)
+        async with lobby.runtime.pool.connection() as conn:
+            return await apps.list_apps(conn)
+
+    @get(
+        "/{app_id:str}",
+        operation_id="getApp",
+        summary="One client app",
+        responses=problem_responses(401, 403, 404, 503),
+    )
+    async def get_app(
+        self, request: Request[Any, Any, Any], lobby: NamedDependency[Lobby], app_id: FromPath[str]
+    ) -> apps.AppInfo:
+        await lobby.caller(request, apps.OPERATOR)
+        async with lobby.runtime.pool.connection() as conn:
+            return await apps.app_info(conn, app_id)
+
+    @patch(
+        "/{app_id:str}",
+        operation_id="updateApp",
+        summary="Rename an app or change its quota of tables waiting for players",
+        responses=problem_responses(400, 401, 403, 404, 503),
+    )
+    async def update_app(
+        self,
+        request: Request[Any, Any, Any],
+        lobby: NamedDependency[Lobby],
+        app_id: FromPath[str],
+        data: JSONBody[apps.UpdateApp],
+    ) -> apps.AppInfo:
+        await lobby.caller(request, apps.OPERATOR)
+        async with lobby.runtime.pool.connection() as conn, conn.transaction():
+            return await apps.update_app(conn, app_id, data)
+
+    @post(
+        "/{app_id:str}/keys",
+        operation_id="createApiKey",
+        summary="A new API key for the app, with the scopes asked for (shown once)",
+        responses=problem_responses(400, 401, 403, 404, 503),
+    )
+    async def create_key(
+        self,
+        request: Request[Any, Any, Any],
+        lobby: NamedDependency[Lobby],
+        app_id: FromPath[str],
+        data: JSONBody[apps.CreateKey],
+    ) -> apps.CreatedKey:
+        await lobby.caller(request, apps.OPERATOR)
+        async with lobby.runtime.pool.connection() as conn, conn.transaction():
+            return await apps.create_key(conn, app_id, data)
+
+    @get(
+        "/{app_id:str}/keys",
+        operation_id="listApiKeys",
+        summary="The app's API keys (never the keys themselves), revoked ones included",
+        responses=problem_responses(401, 403, 404, 503),
+    )
+    async def list_keys(
+        self, request: Request[Any, Any, Any], lobby: NamedDependency[Lobby], app_id: FromPath[str]
+    ) -> list[apps.KeyInfo]:
+        await lobby.caller(request, apps.OPERATOR)
+        async with lobby.runtime.pool.connection() as conn:
+            return await apps.list_keys(conn, app_id)
+
+    @delete(
+        "/{app_id:str}/keys/{key_id:str}",
+        operation_id="revokeApiKey",
+        status_code=200,
+        summary="Revoke a key: refused from the next request on",
+        responses=problem_responses(401, 403, 404, 503),
+    )
+    async def revoke_key(
+        self,
+        request: Request[Any, Any, Any],
+        lobby: NamedDependency[Lobby],
+        app_id: FromPath[str],
+        key_id: FromPath[str],
+    ) -> apps.KeyInfo:
+        await lobby.caller(request, apps.OPERATOR)
+        async with lobby.runtime.pool.connection() as conn, conn.transaction():
+            return await apps.revoke_key(conn, app_id, key_id)
+
+
 def create_app(settings: Settings | None = None) -> Litestar:
     """Compose the lobby: settings, runtime, domain and HTTP routes, in one place."""
     settings = settings or Settings.from_env()
@@ -349,8 +533,9 @@ def create_app(settings: Settings | None = None) -> Litestar:
     return service_app(
         "lobby",
         settings.instance_id,
-        [GamesController, TablesController],
+        [GamesController, TablesController, AppsController],
         {"lobby": lobby, "table_feeds": TableFeeds(lobby.tables, feeds)},
         on_startup=[lobby.start, feeds.start],
         on_shutdown=[runtime.close],
+        settings=settings,
     )

@@ -49,6 +49,9 @@ class CreateTable(msgspec.Struct, forbid_unknown_fields=True):
     visibility: Visibility = "public"
     """A ``private`` table is not listed; seeing it, joining it and watching its match take the
     invitation token its creation answers with."""
+    seats_per_invitation: Annotated[int, msgspec.Meta(ge=1, le=12)] | None = None
+    """A private table's bound on the seats one invitation token fills (null: any number);
+    rotating the invitation gives a token with seats of its own."""
 
 
 class JoinTable(msgspec.Struct, forbid_unknown_fields=True):
@@ -78,12 +81,23 @@ class TableInfo(msgspec.Struct):
     """The secret options the creator set (an explicit deck order, say): their values stay
     hidden while the match runs, but that they are set does not, so no one sits down at a
     stacked table unaware."""
+    commitments: dict[str, str]
+    """Per secret option set, published at creation: SHA-256 (hex) of a 32-hex-digit salt, a
+    colon and the value as compact JSON with sorted keys. The finished match's playtable
+    export reveals value and salt (``commitments``), so anyone can check the deck played was
+    the one fixed before anyone sat down."""
+    seats_per_invitation: int | None
 
 
 class CreatedTable(TableInfo):
     invitation_token: str | None
     """A private table's invitation (null for a public one): send it as ``Authorization: Bearer
     <token>`` to see the table, join it and watch its match. Shown only once."""
+
+
+class Invitation(msgspec.Struct):
+    invitation_token: str
+    """The private table's new invitation: the one before it no longer works. Shown once."""
 
 
 class TablePage(msgspec.Struct):
@@ -121,6 +135,8 @@ class TableCreated(msgspec.Struct, tag=True):
     options: dict[str, Any]
     seeded: bool
     visibility: Visibility = "public"
+    commitments: dict[str, str] = {}
+    """The hash of each secret option set (see ``TableInfo.commitments``)."""
 
 
 class SeatTaken(msgspec.Struct, tag=True):

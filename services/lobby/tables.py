@@ -11,7 +11,8 @@ import msgspec
 from psycopg import AsyncConnection
 
 from services.lobby import schemas as s
-from shared import commands, outbox
+from shared import apps, commands, outbox
+from shared.commitments import Commitment, commit
 from shared.eventstore import NewEvent, StoredEvent
 from shared.http import Problem, hash_token, new_token, not_found
 from shared.messages import (
@@ -72,6 +73,7 @@ class Tables:
         self,
         conn: AsyncConnection,
         *,
+        app_id: str | None,
         status: str | None,
         game: str | None,
         cursor: str | None,
@@ -82,10 +84,10 @@ class Tables:
         result = await conn.execute(
             f"select {_COLUMNS} from lobby_tables"
             " where (created_at, table_id) > (%s::timestamptz, %s)"
-            " and visibility = 'public'"
+            " and visibility = 'public' and app_id is not distinct from %s"
             " and (%s::text is null or status = %s) and (%s::text is null or game = %s)"
             " order by created_at, table_id limit %s",
-            (after_created, after_id, status, status, game, game, limit + 1),
+            (after_created, after_id, app_id, status, status, game, game, limit + 1),
         )
         rows = await result.fetchall()
         listed = rows[:limit]
@@ -107,12 +109,21 @@ class Tables:
     # --- commands ----------------------------------------------------------------------------
 
     async def create(
-        self, conn: AsyncConnection, body: s.CreateTable, options: dict[str, Any], actor: Actor
+        self,
+        conn: AsyncConnection,
+        body: s.CreateTable,
+        options: dict[str, Any],
+        secret: set[str],
+        actor: Actor,
+        app_id: str | None,
     ) -> tuple[str, str | None]:
-        """Create the table; return its id and, for a private table, its invitation token."""
+        """Create the app's table, committed to its ``secret`` options; return its id and, for a
+        private table, its invitation."""
+        await self._within_quota(conn, app_id)
         table_id = new_id()
         invitation = new_token() if body.visibility == "private" else None
         seed = body.seed if body.seed is not None else secrets.randbits(63)
+        committed = commit(options, secret)
         created = s.TableCreated(
             table_id=table_id,
             game=body.game,
@@ -121,10 +132,11 @@ class Tables:
             options=options,
             seeded=body.seed is not None,
             visibility=body.visibility,
+            commitments={name: kept.commitment for name, kept in committed.items()},
         )
         await conn.execute(
             f"insert into lobby_tables ({_INSERT_COLUMNS})"
-            " values (%s, %s, %s, %s, %s, %s, %s, 'open', null, 0, %s, %s)",
+            " values (%s, %s, %s, %s, %s, %s, %s, 'open', null, 0, %s, %s, %s, %s, %s)",
             (
                 table_id,
                 body.game,
@@ -135,18 +147,31 @@ class Tables:
                 created.seeded,
                 body.visibility,
                 None if invitation is None else hash_token(invitation),
+                app_id,
+                _json.encode(committed),
+                body.seats_per_invitation,
             ),
         )
-        await self._record(conn, table_id, 0, [created], actor)
+        await self._record(conn, table_id, 0, [created], actor, app_id)
         return table_id, invitation
 
     async def join(
-        self, conn: AsyncConnection, table_id: str, body: s.JoinTable, invitation: str | None
+        self,
+        conn: AsyncConnection,
+        table_id: str,
+        body: s.JoinTable,
+        invitation: str | None,
+        app_id: str | None,
     ) -> tuple[int, str]:
-        """Seat a player; a private table seats only the bearers of its invitation."""
+        """Seat a player of the table's app; a private table seats only its invitation's
+        bearers."""
         row = await self._row(conn, table_id, lock=True)
+        if row[12] != app_id:  # another app's table: as if there were none
+            raise not_found("table", table_id)
         _require_invitation(row, invitation)
         _require_open(row)
+        invited_by = row[11] if row[10] == "private" else None
+        await self._require_invitation_seats(conn, row, invited_by)
         taken = await self._holders(conn, table_id)
         seats = row[3]
         if body.seat is not None:
@@ -162,13 +187,13 @@ class Tables:
             seat = free[0]
         token = new_token()
         await conn.execute(
-            "insert into lobby_seats (table_id, seat, player_name, token_hash)"
-            " values (%s, %s, %s, %s)",
-            (table_id, seat, body.name, hash_token(token)),
+            "insert into lobby_seats (table_id, seat, player_name, token_hash,"
+            " invitation_token_hash) values (%s, %s, %s, %s, %s)",
+            (table_id, seat, body.name, hash_token(token), invited_by),
         )
         actor = Actor(kind="player", seat=seat, name=body.name)
         await self._record(
-            conn, table_id, row[9], [s.SeatTaken(seat=seat, player=body.name)], actor
+            conn, table_id, row[9], [s.SeatTaken(seat=seat, player=body.name)], actor, row[12]
         )
         return seat, token
 
@@ -180,7 +205,8 @@ class Tables:
             "delete from lobby_seats where table_id = %s and seat = %s", (table_id, seat)
         )
         actor = Actor(kind="player", seat=seat, name=player)
-        await self._record(conn, table_id, row[9], [s.SeatLeft(seat=seat, player=player)], actor)
+        left = s.SeatLeft(seat=seat, player=player)
+        await self._record(conn, table_id, row[9], [left], actor, row[12])
 
     async def start(self, conn: AsyncConnection, table_id: str, token: str) -> str:
         row = await self._row(conn, table_id, lock=True)
@@ -208,7 +234,7 @@ class Tables:
         )
         actor = Actor(kind="player", seat=seat, name=holders[seat][0])
         correlation = await self._record(
-            conn, table_id, row[9], [s.TableStarted(match_id=match_id)], actor
+            conn, table_id, row[9], [s.TableStarted(match_id=match_id)], actor, row[12]
         )
         create = CreateMatch(
             match_id=match_id,
@@ -221,6 +247,8 @@ class Tables:
             seed=row[5],
             private=row[10] == "private",
             invitation_token_hash=row[11],
+            app_id=row[12],
+            commitments=msgspec.json.decode(row[13], type=dict[str, Commitment]),
         )
         envelope = command("CreateMatch", create, correlation_id=correlation, actor=actor)
         await commands.send(
@@ -231,11 +259,18 @@ class Tables:
     # --- helpers -----------------------------------------------------------------------------
 
     async def _record(
-        self, conn: AsyncConnection, table_id: str, version: int, events: list[Any], actor: Actor
+        self,
+        conn: AsyncConnection,
+        table_id: str,
+        version: int,
+        events: list[Any],
+        actor: Actor,
+        app_id: str | None,
     ) -> str:
-        """Append to the table's stream, bump the read model, queue the public events."""
+        """Append to the table's stream, bump the read model, queue the public events (their
+        metadata names the table's app, whose webhooks alone receive them)."""
         correlation_id = new_id()
-        meta = metadata(correlation_id=correlation_id, actor=actor)
+        meta = metadata(correlation_id=correlation_id, actor=actor, app_id=app_id)
         new_events = [NewEvent(type(e).__name__, _json.encode(e), meta) for e in events]
         stream = table_stream(table_id)
         new_version = await self.runtime.store.append(stream, version, new_events, conn=conn)
@@ -257,6 +292,73 @@ class Tables:
         ]
         await outbox.enqueue(conn, [(self.events_topic, payload) for payload in published])
         return correlation_id
+
+    async def rotate_invitation(self, conn: AsyncConnection, table_id: str, app_id: str) -> str:
+        """A new invitation for the app's open private table; the one before stops working."""
+        invitation = new_token()
+        await self._set_invitation(conn, table_id, app_id, hash_token(invitation))
+        return invitation
+
+    async def revoke_invitation(self, conn: AsyncConnection, table_id: str, app_id: str) -> None:
+        """No invitation works any more: the seated stay, no one else sees or joins."""
+        await self._set_invitation(conn, table_id, app_id, None)
+
+    async def _set_invitation(
+        self, conn: AsyncConnection, table_id: str, app_id: str, hashed: str | None
+    ) -> None:
+        row = await self._row(conn, table_id, lock=True)
+        if row[12] != app_id:
+            raise not_found("table", table_id)
+        if row[10] != "private":
+            raise not_private()
+        _require_open(row)
+        await conn.execute(
+            "update lobby_tables set invitation_token_hash = %s, updated_at = now()"
+            " where table_id = %s",
+            (hashed, table_id),
+        )
+
+    async def _require_invitation_seats(
+        self, conn: AsyncConnection, row: tuple[Any, ...], invited_by: str | None
+    ) -> None:
+        """A 409 once the invitation filled as many seats as the table lets one fill."""
+        limit = row[14]
+        if invited_by is None or limit is None:
+            return
+        result = await conn.execute(
+            "select count(*) from lobby_seats where table_id = %s and invitation_token_hash = %s",
+            (row[0], invited_by),
+        )
+        filled = (await result.fetchone() or (0,))[0]
+        if filled >= limit:
+            raise Problem(
+                409,
+                "invitation-used-up",
+                "Invitation used up",
+                f"this invitation has filled the {limit} seat(s) it may: ask for a new one",
+            )
+
+    async def _within_quota(self, conn: AsyncConnection, app_id: str | None) -> None:
+        """A 429 once the app has as many tables waiting for players as its quota allows;
+        creations by one app are serialised (a transaction-scoped lock), so none slips past."""
+        if app_id is None:
+            return
+        await conn.execute("select pg_advisory_xact_lock(hashtext(%s))", (f"tables:{app_id}",))
+        quota = await apps.open_tables_quota(
+            conn, app_id, self.runtime.settings.max_open_tables_per_app
+        )
+        result = await conn.execute(
+            "select count(*) from lobby_tables where app_id = %s and status = 'open'", (app_id,)
+        )
+        waiting = (await result.fetchone() or (0,))[0]
+        if waiting >= quota:
+            raise Problem(
+                429,
+                "table-quota-reached",
+                "Table quota reached",
+                f"the app has {waiting} tables waiting for players, its quota: start or leave"
+                " some first",
+            )
 
     async def _row(self, conn: AsyncConnection, table_id: str, *, lock: bool) -> tuple[Any, ...]:
         query = f"select {_COLUMNS} from lobby_tables where table_id = %s"
@@ -309,12 +411,17 @@ def _table_info(
         version=row[9],
         visibility=row[10],
         secret_options_set=set_secretly,
+        commitments={
+            name: kept.commitment
+            for name, kept in msgspec.json.decode(row[13], type=dict[str, Commitment]).items()
+        },
+        seats_per_invitation=row[14],
     )
 
 
 _INSERT_COLUMNS = (
     "table_id, game, name, seats, options, seed, seeded, status, match_id, version,"
-    " visibility, invitation_token_hash"
+    " visibility, invitation_token_hash, app_id, commitments, seats_per_invitation"
 )
 _COLUMNS = f"{_INSERT_COLUMNS}, created_at"
 
@@ -336,6 +443,12 @@ def _require_invitation(row: tuple[Any, ...], token: str | None) -> None:
             "Private table",
             "this table is private: send its invitation token as 'Authorization: Bearer <token>'",
         )
+
+
+def not_private() -> Problem:
+    return Problem(
+        422, "not-private", "Not a private table", "only a private table has an invitation"
+    )
 
 
 def _require_open(row: tuple[Any, ...]) -> None:

@@ -17,8 +17,10 @@ from services.match import schemas as s
 from services.match.feed import MatchFeeds
 from services.match.matches import Matches
 from services.match.replays import Replays
+from shared import apps
 from shared.feed import FEED_ROUTE, FeedAfter, FeedHub, FeedToken, LastEventId, open_feed
 from shared.http import (
+    APP_KEY,
     CONDITIONAL_READ,
     OPTIONAL_SEAT_TOKEN,
     PG_INT_MAX,
@@ -211,12 +213,19 @@ class MatchesController(Controller):
             "Replay a match file (playtable match file for any game, hanab.live JSON,"
             " Carcassonne turns) into a new match"
         ),
-        responses=problem_responses(400, 422, 503),
+        security=APP_KEY,
+        description="The new match belongs to the app whose key imports it.",
+        responses=problem_responses(400, 401, 403, 422, 503),
     )
     async def import_match(
-        self, matches: NamedDependency[Matches], data: JSONBody[s.ImportMatch]
+        self,
+        request: Request[Any, Any, Any],
+        matches: NamedDependency[Matches],
+        data: JSONBody[s.ImportMatch],
     ) -> s.ImportedMatch:
-        match_id, tokens = await matches.import_match(data)
+        runtime = matches.runtime
+        caller = await apps.authenticate(runtime.pool, runtime.settings, request.headers, "tables")
+        match_id, tokens = await matches.import_match(data, caller.app_id)
         return s.ImportedMatch(
             match_id=match_id, tokens=tokens, match=await matches.info(match_id, None)
         )
@@ -270,4 +279,5 @@ def create_app(settings: Settings | None = None) -> Litestar:
         },
         on_startup=[start],
         on_shutdown=[runtime.close],
+        settings=settings,
     )

@@ -19,9 +19,10 @@ from psycopg.errors import UniqueViolation
 from services.match import schemas as s
 from shared import commands, outbox
 from shared import rules_api as api
+from shared.commitments import Commitment
 from shared.eventstore import NewEvent, StoredEvent
 from shared.http import Problem, hash_token, new_token, not_found
-from shared.idempotency import recall, request_fingerprint
+from shared.idempotency import Idempotent, idempotent, recall
 from shared.match_file import is_match_file, match_file
 from shared.messages import (
     MATCH_FINISHED,
@@ -65,6 +66,8 @@ class Snapshot:
     result: dict[str, Any] | None
     private: bool = False
     invitation_token_hash: str | None = None
+    app_id: str | None = None
+    """The client app whose match this is (named in its events' metadata, for webhooks)."""
 
     def seat_of(self, token: str | None) -> int | None:
         """Who the bearer is here: a seat, or None for a spectator; anyone else gets a 403.
@@ -177,10 +180,12 @@ class Matches:
             correlation_id=correlation_id,
             private=command.private,
             invitation_token_hash=command.invitation_token_hash,
+            app_id=command.app_id,
+            commitments=command.commitments,
             command_id=command_id,
         )
 
-    async def import_match(self, body: s.ImportMatch) -> tuple[str, list[str]]:
+    async def import_match(self, body: s.ImportMatch, app_id: str | None) -> tuple[str, list[str]]:
         game = body.game or _game_named_in(body.document)
         imported: api.Imported = await self.runtime.ask_rules(
             api.ImportMatch(
@@ -209,6 +214,7 @@ class Matches:
             correlation_id=match_id,
             snapshots=imported.snapshots,
             actors=imported.actors,
+            app_id=app_id,
         )
         return match_id, tokens
 
@@ -234,6 +240,8 @@ class Matches:
         invitation_token_hash: str | None = None,
         snapshots: list[api.StateSnapshot] | None = None,
         actors: list[int | None] | None = None,
+        app_id: str | None = None,
+        commitments: dict[str, Commitment] | None = None,
         command_id: str | None = None,
     ) -> bool:
         """Create the match row, its seats, its snapshots (default: the state now) and events,
@@ -245,8 +253,8 @@ class Matches:
         async with self.runtime.pool.connection() as conn, conn.transaction():
             inserted = await conn.execute(
                 "insert into matches (match_id, table_id, game, seats, options, players, version,"
-                " state, to_move, status, result, private, invitation_token_hash)"
-                " values (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+                " state, to_move, status, result, private, invitation_token_hash, app_id,"
+                " commitments) values (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
                 " on conflict (match_id) do nothing",
                 (
                     match_id,
@@ -262,6 +270,8 @@ class Matches:
                     None if progress.result is None else _json.encode(progress.result),
                     private,
                     invitation_token_hash,
+                    app_id,
+                    _json.encode(commitments or {}),
                 ),
             )
             if command_id is not None:
@@ -280,7 +290,7 @@ class Matches:
                         for kept in snapshots or [api.StateSnapshot(len(events), progress.state)]
                     ],
                 )
-            metas = _move_metadata(correlation_id, actors or [None] * len(events))
+            metas = _move_metadata(correlation_id, actors or [None] * len(events), app_id)
             await self._append(conn, match_id, 0, events, public_events, metas, progress)
         self.runtime.relay.wake()
         return True
@@ -360,7 +370,7 @@ class Matches:
         async with self.runtime.pool.connection() as conn:
             result = await conn.execute(
                 "select table_id, game, players, version, state, to_move, status, result,"
-                " private, invitation_token_hash from matches where match_id = %s",
+                " private, invitation_token_hash, app_id from matches where match_id = %s",
                 (match_id,),
             )
             row = await result.fetchone()
@@ -389,6 +399,7 @@ class Matches:
                 seat_by_token_hash=token_hashes,
                 private=row[8],
                 invitation_token_hash=row[9],
+                app_id=row[10],
                 **position,
             )
         )
@@ -485,9 +496,9 @@ class Matches:
                 return document
         async with self.runtime.pool.connection() as conn:
             found = await conn.execute(
-                "select options from matches where match_id = %s", (match_id,)
+                "select options, commitments from matches where match_id = %s", (match_id,)
             )
-            (options,) = await found.fetchone() or (b"{}",)
+            options, commitments = await found.fetchone() or (b"{}", b"{}")
         return msgspec.Raw(
             _json.encode(
                 match_file(
@@ -496,6 +507,7 @@ class Matches:
                     players=snapshot.players,
                     result=snapshot.result,
                     events=stored,
+                    commitments=msgspec.json.decode(commitments, type=dict[str, Commitment]),
                 )
             )
         )
@@ -514,7 +526,8 @@ class Matches:
         seat = snapshot.player_of(token)
         action = _json.encode(body.action)
         retry = _Retry(
-            self, f"match:{match_id}", key, str(seat), str(body.expected_version), action
+            self,
+            idempotent(f"match:{match_id}", key, token, str(body.expected_version), action),
         )
         if body.expected_version != snapshot.version:
             snapshot = await self.load(match_id, fresh=True)
@@ -542,7 +555,9 @@ class Matches:
                 result=progress.result,
             )
         )
-        meta = metadata(correlation_id=new_id(), actor=Actor(kind="seat", seat=seat))
+        meta = metadata(
+            correlation_id=new_id(), actor=Actor(kind="seat", seat=seat), app_id=snapshot.app_id
+        )
         encoded_meta = _json.encode(meta)
         result_json = None if progress.result is None else _json.encode(progress.result)
         outbox_payloads = self._publications(
@@ -570,10 +585,10 @@ class Matches:
                         "metadata": [encoded_meta] * len(decided.events),
                         "topic": self.topic,
                         "payloads": outbox_payloads,
-                        "scope": retry.scope,
+                        "scope": None if retry.request is None else retry.request.scope,
                         "key": key,
-                        "fingerprint": retry.fingerprint,
-                        "reply": reply,
+                        "fingerprint": None if retry.request is None else retry.request.fingerprint,
+                        "reply": None if retry.request is None else retry.request.seal(reply),
                         "snapshot_every": self.runtime.settings.snapshot_every,
                     },
                 )
@@ -601,16 +616,14 @@ class Matches:
 class _Retry:
     """What a request under an Idempotency-Key answered the first time, if it was seen before."""
 
-    def __init__(self, matches: Matches, scope: str, key: str | None, *parts: str | bytes) -> None:
+    def __init__(self, matches: Matches, request: Idempotent | None) -> None:
         self.matches = matches
-        self.scope = scope
-        self.key = key
-        self.fingerprint = request_fingerprint(*parts)
+        self.request = request
 
     async def answer_or(self, problem: Problem) -> tuple[int, bytes]:
-        if self.key is not None:
+        if self.request is not None:
             async with self.matches.runtime.pool.connection() as conn:
-                recorded = await recall(conn, self.scope, self.key, self.fingerprint)
+                recorded = await recall(conn, self.request)
             if recorded is not None:
                 return recorded.status, recorded.body
         raise problem
@@ -668,7 +681,9 @@ def _game_named_in(document: dict[str, Any]) -> str:
     )
 
 
-def _move_metadata(correlation_id: str, actors: list[int | None]) -> list[EventMetadata]:
+def _move_metadata(
+    correlation_id: str, actors: list[int | None], app_id: str | None
+) -> list[EventMetadata]:
     """Each event's metadata: one per run of events caused by the same seat (one move), with
     that seat as the actor (``None``: the system, setting up)."""
     metas: list[EventMetadata] = []
@@ -676,6 +691,7 @@ def _move_metadata(correlation_id: str, actors: list[int | None]) -> list[EventM
         meta = metadata(
             correlation_id=correlation_id,
             actor=SYSTEM if actor is None else Actor(kind="seat", seat=actor),
+            app_id=app_id,
         )
         metas.extend(meta for _ in run)
     return metas

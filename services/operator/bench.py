@@ -13,6 +13,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from services.operator.keys import client_key
+from shared.apps import API_KEY_HEADER
 from shared.settings import Settings
 
 DEFAULT_PLAYERS = {"hanabi": 2, "carcassonne": 2, "dingo": 3, "breaking_news": 3}
@@ -25,13 +27,19 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     if args.bench == "api":
         lobby = args.lobby or f"http://{settings.host}:{settings.lobby_port}"
         match = args.match or f"http://{settings.host}:{settings.match_port}"
-        return asyncio.run(bench_api(lobby, match, args.matches, args.seconds))
+        app_key = asyncio.run(client_key(settings))
+        return asyncio.run(bench_api(lobby, match, app_key, args.matches, args.seconds))
     if args.bench == "replay":
         lobby = args.lobby or f"http://{settings.host}:{settings.lobby_port}"
         match = args.match or f"http://{settings.host}:{settings.match_port}"
-        return asyncio.run(bench_replay(lobby, match, args.game, args.requests))
+        app_key = asyncio.run(client_key(settings))
+        return asyncio.run(bench_replay(lobby, match, app_key, args.game, args.requests))
     if args.bench == "memory":
         return asyncio.run(bench_memory(settings, args.matches))
+    if args.bench == "feeds":
+        from services.operator.feed_memory import run_feeds
+
+        return run_feeds(args, settings)
     if args.bench == "webhooks":
         return asyncio.run(
             bench_webhooks(settings, args.subscriptions, args.events, args.rate, args.workers)
@@ -39,9 +47,23 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     if args.bench in ("race", "malformed"):
         lobby = args.lobby or f"http://{settings.host}:{settings.lobby_port}"
         matches = args.match or [f"http://{settings.host}:{settings.match_port}"]
+        app_key = asyncio.run(client_key(settings))
         if args.bench == "race":
-            return asyncio.run(bench_race(lobby, matches, args.rounds, args.clients))
-        return asyncio.run(bench_malformed(lobby, matches, args.requests, args.matches))
+            return asyncio.run(bench_race(lobby, matches, app_key, args.rounds, args.clients))
+        return asyncio.run(bench_malformed(lobby, matches, app_key, args.requests, args.matches))
+    if args.bench == "flood":
+        lobby = args.lobby or f"http://{settings.host}:{settings.lobby_port}"
+        return asyncio.run(
+            bench_flood(
+                lobby,
+                args.path,
+                args.seconds,
+                args.connections,
+                args.rate,
+                args.flood_from,
+                args.normal_from,
+            )
+        )
     raise SystemExit(f"unknown benchmark {args.bench}")
 
 
@@ -139,7 +161,7 @@ async def _ok(response: Any) -> Any:
     return await response.json()
 
 
-async def bench_api(lobby: str, match: str, concurrent: int, seconds: float) -> int:
+async def bench_api(lobby: str, match: str, app_key: str, concurrent: int, seconds: float) -> int:
     """Moves/s and POST latency with ``concurrent`` matches in play, plus a trivial GET's rate.
 
     The client is aiohttp (httpx's connection pool costs quadratic time at this concurrency and
@@ -152,7 +174,8 @@ async def bench_api(lobby: str, match: str, concurrent: int, seconds: float) -> 
     finished_matches = 0
     stop_at = time.perf_counter() + seconds
     connector = aiohttp.TCPConnector(limit=concurrent + 10)
-    async with aiohttp.ClientSession(connector=connector) as session:
+    app = {API_KEY_HEADER: app_key}
+    async with aiohttp.ClientSession(connector=connector, headers=app) as session:
 
         async def player(index: int) -> None:
             nonlocal finished_matches
@@ -207,7 +230,7 @@ def _percentiles(latencies: list[float]) -> str:
     return f"p50 {p50:.2f} ms, p99 {p99:.2f} ms ({len(ordered)} requests)"
 
 
-async def bench_replay(lobby: str, match: str, game: str, requests: int) -> int:
+async def bench_replay(lobby: str, match: str, app_key: str, game: str, requests: int) -> int:
     """Serve a finished 2-player match at random versions and at its last, one client.
 
     The first pass asks every version once in a random order, as a viewer stepping through a
@@ -217,7 +240,7 @@ async def bench_replay(lobby: str, match: str, game: str, requests: int) -> int:
     import aiohttp
 
     rng = random.Random(7)
-    async with aiohttp.ClientSession() as session:
+    async with aiohttp.ClientSession(headers={API_KEY_HEADER: app_key}) as session:
         match_id, tokens = await _new_match(session, lobby, 2, game)
         url = f"{match}/matches/{match_id}"
         info = await _wait_for(session, url)
@@ -395,13 +418,20 @@ async def bench_webhooks(
     prefix = f"bench-webhooks-{uuid.uuid4().hex[:8]}"
     pool = await open_pool(settings.database_url, min_size=1, max_size=2)
     run_id = uuid.uuid4().hex[:8]
+    bench_app = f"bench-{run_id}"  # the app the events and the subscriptions are of
     names = [f"bench-{run_id}-{n}" for n in range(subscriptions)]
     async with pool.connection() as conn:
         for name in names:
             await conn.execute(
-                "INSERT INTO webhook_subscriptions (id, url, event_types, secret)"
-                " VALUES (%s, %s, %s, %s)",
-                (name, f"http://127.0.0.1:{port}/{name}", [BENCH_EVENT], "whsec_" + "A" * 32),
+                "INSERT INTO webhook_subscriptions (id, url, event_types, secret, app_id)"
+                " VALUES (%s, %s, %s, %s, %s)",
+                (
+                    name,
+                    f"http://127.0.0.1:{port}/{name}",
+                    [BENCH_EVENT],
+                    "whsec_" + "A" * 32,
+                    bench_app,
+                ),
             )
     env = {
         **os.environ,
@@ -426,7 +456,7 @@ async def bench_webhooks(
                 version=number // 10 + 1,
                 type=BENCH_EVENT,
                 data=data,
-                metadata=metadata(correlation_id=run_id),
+                metadata=metadata(correlation_id=run_id, app_id=bench_app),
             )
             await redis.xadd(stream, {b"m": msgspec.json.encode(envelope)})
             await asyncio.sleep(max(0.0, started + (number + 1) / rate - time.time()))
@@ -463,12 +493,14 @@ async def bench_webhooks(
 # --- race and malformed (the fault suite's traffic, services/operator/hostile.py) ---------
 
 
-async def bench_race(lobby: str, matches: list[str], rounds: int, clients: int) -> int:
+async def bench_race(
+    lobby: str, matches: list[str], app_key: str, rounds: int, clients: int
+) -> int:
     """Rounds of ``clients`` moves at one expected version, each under its own key: exactly
     one may be accepted; prints the rounds that accepted more than one."""
     from services.operator import hostile
 
-    session = hostile.new_session(connections=clients * len(matches) + 10)
+    session = hostile.new_session(app_key, connections=clients * len(matches) + 10)
     load = hostile.Load(session, hostile.Endpoints(lobby, matches), slots=1)
     rng = random.Random(1)
     results: list[hostile.RaceResult] = []
@@ -502,7 +534,9 @@ async def bench_race(lobby: str, matches: list[str], rounds: int, clients: int) 
     return 1 if several else 0
 
 
-async def bench_malformed(lobby: str, matches: list[str], requests: int, concurrent: int) -> int:
+async def bench_malformed(
+    lobby: str, matches: list[str], app_key: str, requests: int, concurrent: int
+) -> int:
     """The malformed-request barrage while ``concurrent`` matches play: 5xx answers, answers
     that are not 4xx problems, and the load's moves/s meanwhile."""
     import json
@@ -510,7 +544,7 @@ async def bench_malformed(lobby: str, matches: list[str], requests: int, concurr
     from services.operator import hostile
 
     endpoints = hostile.Endpoints(lobby, matches)
-    session = hostile.new_session(connections=concurrent + 10)
+    session = hostile.new_session(app_key, connections=concurrent + 10)
     load = hostile.Load(session, endpoints, slots=concurrent)
     stop = asyncio.Event()
     running = asyncio.create_task(load.run(stop))
@@ -539,3 +573,70 @@ async def bench_malformed(lobby: str, matches: list[str], requests: int, concurr
     )
     print(json.dumps(summary))
     return 1 if summary["5xx"] else 0
+
+
+# --- flood (rate limits, shared/ratelimit.py) ------------------------------------------------
+
+
+async def bench_flood(
+    lobby: str,
+    path: str,
+    seconds: float,
+    connections: int,
+    rate: float,
+    flood_from: str,
+    normal_from: str,
+) -> int:
+    """A client floods ``path`` from ``connections`` connections as fast as it can, with an
+    ``X-API-Key`` of its own and from its own source address, while a normal client sends
+    ``rate`` requests a second from another: what the flooder got, and whether the normal
+    client noticed (its latency, any 429). Exit 1 if the normal client was refused."""
+    from collections import Counter
+
+    import aiohttp
+
+    def client(source: str, limit: int) -> aiohttp.ClientSession:
+        local_addr = (source, 0) if source else None
+        return aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(limit=limit, local_addr=local_addr)
+        )
+
+    url = f"{lobby}{path}"
+    flooder = {"X-API-Key": f"bench-flood-{uuid.uuid4().hex}"}
+    flooded: Counter[int] = Counter()
+    answered: Counter[int] = Counter()
+    latencies: list[float] = []
+    stop_at = time.perf_counter() + seconds
+    async with client(flood_from, connections) as flooding, client(normal_from, 2) as normal:
+
+        async def flood() -> None:
+            while time.perf_counter() < stop_at:
+                async with flooding.get(url, headers=flooder) as response:
+                    await response.read()
+                    flooded[response.status] += 1
+
+        async def steady() -> None:
+            due = time.perf_counter()
+            while due < stop_at:
+                began = time.perf_counter()
+                async with normal.get(url) as response:
+                    await response.read()
+                    answered[response.status] += 1
+                latencies.append(time.perf_counter() - began)
+                due += 1 / rate
+                await asyncio.sleep(max(0.0, due - time.perf_counter()))
+
+        began = time.perf_counter()
+        await asyncio.gather(*(flood() for _ in range(connections)), steady())
+        elapsed = time.perf_counter() - began
+    sent = sum(flooded.values())
+    others = {status: count for status, count in sorted(flooded.items()) if status != 429}
+    print(
+        f"flood: GET {path} for {elapsed:.1f} s. Flooder ({connections} connections from"
+        f" {flood_from or 'any address'}, own X-API-Key): {sent} requests"
+        f" ({sent / elapsed:,.0f}/s), {flooded[429]} answered 429, others {others}."
+        f" Normal client ({rate:g}/s from"
+        f" {normal_from or 'any address'}): {_percentiles(latencies)}, {answered[429]} answered"
+        f" 429, by status {dict(sorted(answered.items()))}"
+    )
+    return 1 if answered[429] else 0

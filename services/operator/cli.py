@@ -86,7 +86,7 @@ def _file_commands(commands: Any) -> None:
 
 
 def _run_file_command(args: argparse.Namespace, settings: Settings) -> int:
-    from services.operator import files
+    from services.operator import files, keys
 
     if args.command == "replay":
         return files.run_replay(settings, args.match_id, args.seat, args.full)
@@ -96,7 +96,8 @@ def _run_file_command(args: argparse.Namespace, settings: Settings) -> int:
             return 2
         return files.run_export(settings, args.match_ids, args.game, args.format, args.out)
     url = args.match_url or f"http://{settings.host}:{settings.match_port}"
-    return files.import_files(args.files, args.game, url)
+    app_key = asyncio.run(keys.client_key(settings))
+    return files.import_files(args.files, args.game, url, app_key)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -124,6 +125,13 @@ def main(argv: list[str] | None = None) -> int:
         "verify", help="re-fold every stored match and compare its snapshots (exit 1 if any differ)"
     )
     _file_commands(commands)
+    app_commands = commands.add_parser("apps", help="client apps and operator keys (Postgres)")
+    app_kinds = app_commands.add_subparsers(dest="apps", required=True)
+    new_app = app_kinds.add_parser("create", help="register a client app; prints its first key")
+    new_app.add_argument("name")
+    new_app.add_argument("--max-open-tables", type=int, default=None)
+    new_operator_key = app_kinds.add_parser("operator-key", help="print a new operator key")
+    new_operator_key.add_argument("name", nargs="?", default="", help="a label for the key")
     bench = commands.add_parser("bench", help="measure speed")
     bench_kinds = bench.add_subparsers(dest="bench", required=True)
     engine = bench_kinds.add_parser("engine", help="random playouts of one game on one core")
@@ -143,6 +151,14 @@ def main(argv: list[str] | None = None) -> int:
     replay_bench.add_argument("--match", default=None, help="match URL (default: from settings)")
     memory = bench_kinds.add_parser("memory", help="resident memory with many live matches")
     memory.add_argument("--matches", type=int, default=10_000)
+    feeds = bench_kinds.add_parser("feeds", help="match process memory with many live feeds")
+    feeds.add_argument("--feeds", type=int, default=2000, help="feeds opened on one match")
+    feeds.add_argument("--moves", type=int, default=5, help="moves made while they are open")
+    feeds.add_argument("--settle", type=float, default=5.0, help="seconds to wait after closing")
+    feeds.add_argument("--rounds", type=int, default=1, help="open and close them this often")
+    feeds.add_argument("--pid", type=int, default=None, help="match process (default: the one)")
+    feeds.add_argument("--lobby", default=None, help="lobby URL (default: from settings)")
+    feeds.add_argument("--match", default=None, help="match URL (default: from settings)")
     hooks = bench_kinds.add_parser("webhooks", help="webhook deliveries to a local receiver")
     hooks.add_argument("--subscriptions", type=int, default=100)
     hooks.add_argument("--events", type=int, default=100)
@@ -158,6 +174,14 @@ def main(argv: list[str] | None = None) -> int:
     malformed.add_argument("--matches", type=int, default=20)
     malformed.add_argument("--lobby", default=None, help="lobby URL (default: from settings)")
     malformed.add_argument("--match", action="append", help="match URL; repeat for several")
+    flood = bench_kinds.add_parser("flood", help="one client flooding the lobby beside another")
+    flood.add_argument("--path", default="/games", help="what both clients GET")
+    flood.add_argument("--seconds", type=float, default=10.0)
+    flood.add_argument("--connections", type=int, default=16, help="the flooder's, all busy")
+    flood.add_argument("--rate", type=float, default=20.0, help="the normal client's requests/s")
+    flood.add_argument("--flood-from", default="127.0.0.2", help="flooder's source address")
+    flood.add_argument("--normal-from", default="127.0.0.3", help="normal client's ('': any)")
+    flood.add_argument("--lobby", default=None, help="lobby URL (default: from settings)")
     args = parser.parse_args(argv)
 
     settings = Settings.from_env()
@@ -191,6 +215,10 @@ def main(argv: list[str] | None = None) -> int:
         from services.operator.verify import run as run_verify
 
         return run_verify(settings)
+    elif args.command == "apps":
+        from services.operator import keys
+
+        return keys.run(args.apps, settings, args.name, getattr(args, "max_open_tables", None))
     elif args.command in {"replay", "export", "import"}:
         return _run_file_command(args, settings)
     elif args.command == "bench":

@@ -50,7 +50,7 @@ def build_contract() -> dict[str, Any]:
         "servers": [
             {
                 "url": f"http://127.0.0.1:{settings.gateway_port}",
-                "description": "the gateway of `playtable stack`: lobby and match",
+                "description": "the gateway of `playtable stack`: lobby, match and webhooks",
             }
         ],
         "paths": {},
@@ -70,13 +70,6 @@ def build_contract() -> dict[str, Any]:
         for tag in schema.get("tags", []):
             if tag not in merged["tags"]:
                 merged["tags"].append(tag)
-    operators = {
-        "url": f"http://127.0.0.1:{settings.webhooks_port}",
-        "description": "webhooks administration: operators only, never on the gateway",
-    }
-    for path, item in merged["paths"].items():
-        if path.startswith("/webhooks"):
-            item["servers"] = [operators]
     if not merged["tags"]:
         del merged["tags"]
     for app in apps:

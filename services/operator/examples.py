@@ -19,7 +19,7 @@ import msgspec
 from litestar.response.sse import ServerSentEventMessage
 
 from services.lobby import schemas as lobby_api
-from services.lobby.tables import public_event
+from services.lobby.tables import not_private, public_event
 from services.match import schemas as match_api
 from services.match.matches import MatchCreating
 from services.rules.engine import RulesEngine
@@ -29,7 +29,7 @@ from services.webhooks import schemas as webhooks_api
 from services.webhooks.dispatcher import event_key
 from services.webhooks.signing import SECRET_PREFIX
 from services.webhooks.targets import TargetRefused, allowed_networks, check_target
-from shared import rules_api
+from shared import apps, rules_api
 from shared.commands import REFUSED
 from shared.eventstore import NewEvent
 from shared.feed import RETRY_MS, check_resume_point, resume_point
@@ -48,6 +48,9 @@ MATCH_ID = "8c3e5a7b9d1f4e2a8b6c0d9e7f5a3b1c"
 IMPORTED_MATCH_ID = "2a4c6e8f0b1d4a3c9e7f5b3d1a8c6e4f"
 SUBSCRIPTION_ID = "b7e9d1c3a5f74b2e8d0c6a4f2e9b1d3c"
 DELIVERY_ID = 41
+APP_ID = "e4a2c6b8d0f14e3a9c7b5d3f1e8a6c42"
+APP_NAME = "Fireworks Night"
+KEY_ID = "9f7d5b3a1c8e4f6a2d0b9c7e5a3f1d8b"
 HOOK_URL = "https://hooks.example.com/playtable"
 
 PATH_VALUES = {
@@ -57,6 +60,8 @@ PATH_VALUES = {
     "match_id": MATCH_ID,
     "subscription_id": SUBSCRIPTION_ID,
     "delivery_id": DELIVERY_ID,
+    "app_id": APP_ID,
+    "key_id": KEY_ID,
 }
 """The path parameters of the example requests: the ``instance`` of their problems."""
 
@@ -86,13 +91,17 @@ def add_examples(contract: dict[str, Any]) -> None:
     used: set[Any] = set()
     for template, operation in _operations(contract):
         operation_id = operation["operationId"]
+        keyed = any(
+            "appKey" in requirement or "operatorKey" in requirement
+            for requirement in operation.get("security", [])
+        )
         for media in operation.get("requestBody", {}).get("content", {}).values():
             media["example"] = _builtins(_example(requests, operation_id, used))
         for status, response in operation["responses"].items():
             for media_type, media in response.get("content", {}).items():
                 key = (operation_id, int(status))
                 if media_type == PROBLEM_MEDIA_TYPE:
-                    example = _problem(problems, key, template, used)
+                    example = _problem(problems, key, template, used, keyed=keyed)
                 else:
                     example = _example(responses, key, used)
                 media["example"] = _builtins(example)
@@ -120,10 +129,15 @@ def _problem(
     key: tuple[str, int],
     template: str,
     used: set[Any],
+    *,
+    keyed: bool,
 ) -> ProblemDocument:
-    """The route's own problem for the status, else what any route answers with it."""
+    """The route's own problem for the status, else what any route answers with it (a route
+    taking an API key: its 401 and 403 are the key's)."""
     if key in problems:
         problem = _example(problems, key, used)
+    elif keyed and key[1] in API_KEY_PROBLEMS:
+        problem = API_KEY_PROBLEMS[key[1]]
     else:
         problem = _generic_problem(key, template)
     if isinstance(problem, ProblemDocument):
@@ -375,6 +389,8 @@ class _Story:
             secret_options_set=sorted(
                 name for name in secret if created.options.get(name) is not None
             ),
+            commitments=created.commitments,
+            seats_per_invitation=None,
         )
 
     def table_feed(self) -> str:
@@ -506,6 +522,34 @@ def _subscription(*, enabled: bool = True) -> webhooks_api.SubscriptionInfo:
     )
 
 
+APP_CREATED_AT_S = -86_400
+"""A day before the table, the operator registers the app."""
+
+
+def _app(max_open_tables: int) -> apps.AppInfo:
+    return apps.AppInfo(
+        app_id=APP_ID,
+        name=APP_NAME,
+        max_open_tables=max_open_tables,
+        created_at=_at(APP_CREATED_AT_S),
+    )
+
+
+def _key(scopes: list[str], label: str, *, revoked: bool = False) -> apps.KeyInfo:
+    return apps.KeyInfo(
+        key_id=KEY_ID,
+        app_id=APP_ID,
+        scopes=scopes,
+        label=label,
+        created_at=_at(APP_CREATED_AT_S),
+        revoked_at=_at(ROTATED_AT_S) if revoked else None,
+    )
+
+
+def _fake_api_key(number: int) -> str:
+    return f"{apps.KEY_PREFIX}example-app-key-{number}-not-a-secret"
+
+
 def _delivery(status: str) -> webhooks_api.DeliveryInfo:
     """The delivery of the table's start: refused once by a busy target, then delivered."""
     started = EventEnvelope(
@@ -554,6 +598,9 @@ def _request_examples(story: _Story) -> dict[str, Any]:
             url=HOOK_URL, event_types=SUBSCRIBED_EVENTS, table_id=TABLE_ID
         ),
         "updateWebhookSubscription": webhooks_api.UpdateSubscription(enabled=False),
+        "createApp": apps.CreateApp(name=APP_NAME, max_open_tables=200),
+        "updateApp": apps.UpdateApp(max_open_tables=500),
+        "createApiKey": apps.CreateKey(scopes=["tables"], label="game server"),
     }
 
 
@@ -613,18 +660,44 @@ def _response_examples(story: _Story) -> dict[tuple[str, int], Any]:
             deliveries=[_delivery("delivered")], next_after=None
         ),
         ("redeliverWebhook", 202): _delivery("pending"),
+        ("createApp", 201): apps.CreatedApp(
+            app=_app(200),
+            key=apps.CreatedKey(
+                key=_key(["tables", "webhooks"], "first key"), api_key=_fake_api_key(1)
+            ),
+        ),
+        ("listApps", 200): [_app(200)],
+        ("rotateInvitation", 200): lobby_api.Invitation(
+            invitation_token=_fake_token("second-invitation")
+        ),
+        ("revokeInvitation", 200): story.table(1),
+        ("getApp", 200): _app(200),
+        ("updateApp", 200): _app(500),
+        ("createApiKey", 201): apps.CreatedKey(
+            key=_key(["tables"], "game server"), api_key=_fake_api_key(2)
+        ),
+        ("listApiKeys", 200): [_key(["tables", "webhooks"], "first key")],
+        ("revokeApiKey", 200): _key(["tables", "webhooks"], "first key", revoked=True),
     }
 
 
 # --- problems --------------------------------------------------------------------------------
 
 GENERIC_PROBLEMS = {
+    429: Problem(
+        429,
+        "rate-limited",
+        "Rate limited",
+        "over the read limit of 1000 requests a second (bursts of 2000) for this client: retry"
+        " after 1 s",
+    ),
     500: Problem(500, "internal-error", "Internal server error", "the error has been logged"),
     503: Problem(
         503, "service-unavailable", "Service unavailable", "a backing service did not answer"
     ),
 }
-"""What the shared handlers answer any route with: a crash, Postgres or Redis down."""
+"""What the shared handlers answer any route with: a client over its rate limit, a crash,
+Postgres or Redis down."""
 
 TOKEN_REQUIRED = Problem(
     401, "token-required", "Seat token required", "send 'Authorization: Bearer <token>'"
@@ -646,6 +719,15 @@ PRIVATE_MATCH = Problem(
     "this match is private: watch it with an invitation token",
 )
 UNKNOWN_TOKEN = Problem(403, "unknown-token", "Unknown token", "the token holds no seat here")
+API_KEY_PROBLEMS = {
+    401: Problem(
+        401, "api-key-required", "API key required", "send your app's key as 'X-API-Key: <key>'"
+    ),
+    403: Problem(
+        403, "scope-missing", "Scope missing", "this key does not hold the 'tables' scope"
+    ),
+}
+"""What a route taking an API key answers without one, or with one lacking its scope."""
 NOT_SEATED = Problem(403, "not-seated", "Not seated", "only a seated player may do this")
 MATCH_CREATING = MatchCreating(
     CreateMatch(
@@ -685,6 +767,7 @@ def _problem_examples(story: _Story) -> dict[tuple[str, int], Problem | ProblemD
     missing_match = not_found("match", MATCH_ID)
     missing_table = not_found("table", TABLE_ID)
     missing_subscription = not_found("subscription", SUBSCRIPTION_ID)
+    missing_app = not_found("app", APP_ID)
     out_of_turn = rules_api.Decide(
         game=GAME,
         state=match.progress_at[turn.version].state,
@@ -824,6 +907,24 @@ def _problem_examples(story: _Story) -> dict[tuple[str, int], Problem | ProblemD
             source="path",
         ),
         ("redeliverWebhook", 404): not_found("delivery", str(DELIVERY_ID)),
+        ("createApp", 400): _bad_body(apps.CreateApp, {"name": ""}),
+        ("rotateInvitation", 404): missing_table,
+        ("rotateInvitation", 409): Problem(
+            409, "table-started", "Table already started", "the table's match has started"
+        ),
+        ("rotateInvitation", 422): not_private(),
+        ("revokeInvitation", 422): not_private(),
+        ("revokeInvitation", 404): missing_table,
+        ("revokeInvitation", 409): Problem(
+            409, "table-started", "Table already started", "the table's match has started"
+        ),
+        ("getApp", 404): missing_app,
+        ("updateApp", 400): _bad_body(apps.UpdateApp, {"max_open_tables": -1}),
+        ("updateApp", 404): missing_app,
+        ("createApiKey", 400): _bad_body(apps.CreateKey, {"scopes": ["everything"]}),
+        ("createApiKey", 404): missing_app,
+        ("listApiKeys", 404): missing_app,
+        ("revokeApiKey", 404): not_found("key", KEY_ID),
         ("redeliverWebhook", 409): Problem(
             409, "delivery-pending", "Delivery pending", "it is being delivered already"
         ),

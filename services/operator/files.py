@@ -22,6 +22,7 @@ from services.operator.stored import Archive, StoredMatch, open_archive
 from services.rules.engine import RulesEngine
 from services.rules.games import load_games
 from shared import rules_api as api
+from shared.apps import API_KEY_HEADER
 from shared.eventstore import StoredEvent
 from shared.match_file import match_file
 from shared.settings import Settings
@@ -155,6 +156,7 @@ async def _document(
                 players=match.players,
                 result=match.result,
                 events=stored,
+                commitments=match.commitments,
             )
         )
     exported = engine.handle(
@@ -181,10 +183,12 @@ def _write(out: str, match_id: str, document: bytes) -> None:
 # --- import ----------------------------------------------------------------------------------
 
 
-def import_files(paths: list[str], game: str | None, match_url: str) -> int:
-    """POST each file to the match service; print the new match and its seat tokens."""
+def import_files(paths: list[str], game: str | None, match_url: str, app_key: str) -> int:
+    """POST each file to the match service, as the app ``app_key`` names; print the new match
+    and its seat tokens."""
     failed = 0
-    with httpx.Client(base_url=match_url, timeout=60) as client:
+    headers = {API_KEY_HEADER: app_key}
+    with httpx.Client(base_url=match_url, timeout=60, headers=headers) as client:
         for path in paths:
             try:
                 document = msgspec.json.decode(Path(path).read_bytes())

@@ -1,9 +1,9 @@
-"""The one public URL: nginx in front of the lobby and the match service.
+"""The one public URL: nginx in front of the lobby, the match service and the webhooks API.
 
 One routing template serves both deployments: ``playtable stack`` renders it into its runtime
 directory and runs nginx as its child; ``infra/deploy/gateway.conf`` (Docker) is rendered from
-it too (``python -m services.operator.gateway`` rewrites it). The webhooks API is operator-only
-and is never routed here: it stays on its own loopback port.
+it too (``python -m services.operator.gateway`` rewrites it). Every route answers only the
+credentials it takes (an app's or the operator's key, a seat token), so all of them are here.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ http {
     types { text/html html; application/json json; }
     default_type application/octet-stream;
     # which service answers for a path nginx refused a method on itself (TRACE)
-    map $uri $refusing_upstream { ~^/matches match; default lobby; }
+    map $uri $refusing_upstream { ~^/matches match; ~^/webhooks webhooks; default lobby; }
 @upstreams
     server {
         listen @listen;
@@ -88,8 +88,9 @@ http {
             proxy_buffering off;
             proxy_read_timeout @feed_timeout;
         }
-        location ~ ^/(games|tables)(/|$) { proxy_pass http://lobby; }
-        location ~ ^/matches(/|$)        { proxy_pass http://match; }
+        location ~ ^/(games|tables|apps)(/|$) { proxy_pass http://lobby; }
+        location ~ ^/matches(/|$)             { proxy_pass http://match; }
+        location ~ ^/webhooks(/|$)            { proxy_pass http://webhooks; }
 
         location = /openapi.json { root @contract_dir; }
         location = /docs {
@@ -98,7 +99,7 @@ http {
         }
         location @docs_assets/ { proxy_pass http://lobby; }
 
-        # everything else, the operator routes (/webhooks) included, is not public
+        # no other path is routed
         location / {
             default_type @problem_type;
             return 404 '@not_found';
@@ -146,7 +147,7 @@ def render(
 def deploy_config() -> str:
     """The Docker deployment's config: copies found through Docker's DNS (every 10 s)."""
     return render(
-        {"lobby": ["lobby:8001"], "match": ["match:8002"]},
+        {"lobby": ["lobby:8001"], "match": ["match:8002"], "webhooks": ["webhooks-api:8004"]},
         listen="8080",
         contract_dir="/srv/playtable",
         main=[],

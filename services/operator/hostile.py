@@ -29,6 +29,8 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
+from shared.apps import API_KEY_HEADER
+
 PROBLEM_JSON = "application/problem+json"
 DEFINITE_MOVE_ANSWERS = {201, 409, 422}
 LOAD_GAMES = (("hanabi", 2), ("dingo", 3), ("breaking_news", 3))
@@ -105,13 +107,17 @@ class Reply:
         return self.body.decode("utf-8", "replace")
 
 
-def new_session(connections: int = 64, timeout: float = 10.0) -> aiohttp.ClientSession:
-    """Keep-alive connections, at most ``connections`` (size it to the concurrency, so that no
-    request waits for one); idle ones are dropped before uvicorn's 5 s would close them under a
-    request. A bodiless POST goes without a made-up ``Content-Type``."""
+def new_session(
+    app_key: str, connections: int = 64, timeout: float = 10.0
+) -> aiohttp.ClientSession:
+    """Requests as the client app ``app_key`` names, on keep-alive connections, at most
+    ``connections`` (size it to the concurrency, so that no request waits for one); idle ones
+    are dropped before uvicorn's 5 s would close them under a request. A bodiless POST goes
+    without a made-up ``Content-Type``."""
     return aiohttp.ClientSession(
         connector=aiohttp.TCPConnector(limit=connections, keepalive_timeout=4.0),
         timeout=aiohttp.ClientTimeout(total=timeout),
+        headers={API_KEY_HEADER: app_key},
         skip_auto_headers=("Content-Type",),
     )
 

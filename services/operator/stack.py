@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import socket
@@ -11,6 +12,7 @@ import time
 import urllib.request
 
 from services.operator.gateway import runtime_dir, start_gateway
+from services.operator.keys import development_key
 from shared.settings import Settings
 
 
@@ -59,20 +61,24 @@ def run_stack(
     for port in [*upstreams["lobby"], *upstreams["match"], settings.webhooks_port]:
         if not wait_healthy(f"{base}:{port}/health"):
             print(f"service on port {port} did not become healthy", file=sys.stderr)
+    routed = {**upstreams, "webhooks": [settings.webhooks_port]}
     gateway = start_gateway(
-        settings.host, settings.gateway_port, upstreams, runtime_dir(settings.gateway_port)
+        settings.host, settings.gateway_port, routed, runtime_dir(settings.gateway_port)
     )
     if gateway is None:
-        public = f"lobby {base}:{settings.lobby_port}, match {base}:{settings.match_port}"
+        public = (
+            f"lobby {base}:{settings.lobby_port}, match {base}:{settings.match_port},"
+            f" webhooks {base}:{settings.webhooks_port}"
+        )
     else:
         processes.append(gateway)
         gateway_url = f"{base}:{settings.gateway_port}"
         if not wait_healthy(f"{gateway_url}/openapi.json"):
             print(f"the gateway on {gateway_url} did not answer", file=sys.stderr)
-        public = f"{gateway_url} (/games, /tables, /matches, /docs, /openapi.json)"
+        public = f"{gateway_url} (/games, /tables, /matches, /webhooks, /apps, /docs)"
+    app_key = asyncio.run(development_key(settings))
     print(
-        f"playtable is up: {public}; operators: webhooks {base}:{settings.webhooks_port};"
-        " API docs at /docs; Ctrl-C stops it",
+        f"playtable is up: {public}; Ctrl-C stops it\ndevelopment app key: X-API-Key: {app_key}",
         flush=True,
     )
     stopping = False

@@ -14,12 +14,14 @@ import msgspec
 from psycopg import AsyncConnection
 
 from services.match.matches import match_stream
+from shared.commitments import Commitment
 from shared.db import open_pool
 from shared.eventstore import EventStore, StoredEvent
 from shared.settings import Settings
 
 _MATCHES = (
-    "select match_id, game, version, state, to_move, status, result, players, options"
+    "select match_id, game, version, state, to_move, status, result, players, options,"
+    " commitments"
     " from matches where ({ids}) and (%(game)s::text is null or game = %(game)s)"
     " order by match_id"
 )
@@ -35,6 +37,7 @@ class StoredMatch(msgspec.Struct, frozen=True):
     result: dict[str, Any] | None
     players: list[str]
     options: dict[str, Any]
+    commitments: dict[str, Commitment]
 
 
 class Archive:
@@ -84,4 +87,5 @@ def _stored_match(row: tuple[Any, ...]) -> StoredMatch:
         result=None if row[6] is None else msgspec.json.decode(row[6]),
         players=msgspec.json.decode(row[7]),
         options=msgspec.json.decode(row[8]),
+        commitments=msgspec.json.decode(row[9], type=dict[str, Commitment]),
     )

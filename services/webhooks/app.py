@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import msgspec
 import redis.asyncio as redis_async
-from litestar import Controller, Litestar, Response, delete, get, patch, post
+from litestar import Controller, Litestar, Request, Response, delete, get, patch, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody, PathParameter, QueryParameter
 from psycopg_pool import AsyncConnectionPool
@@ -17,9 +17,10 @@ from services.webhooks import schemas as s
 from services.webhooks.delivery import configure, enqueue
 from services.webhooks.signing import new_secret
 from services.webhooks.targets import TargetRefused, allowed_networks, check_target
-from shared import rules_api
+from shared import apps, rules_api
 from shared.db import open_pool
 from shared.http import (
+    APP_KEY,
     PG_BIGINT_MAX,
     Problem,
     invalid_request,
@@ -87,6 +88,12 @@ class Webhooks:
         await self.redis.aclose()
         await self.pool.close()
 
+    async def app_of(self, request: Request[Any, Any, Any]) -> str | None:
+        """The app whose key the request carries (with the ``webhooks`` scope): its own
+        subscriptions are all it sees and changes."""
+        caller = await apps.authenticate(self.pool, self.settings, request.headers, "webhooks")
+        return caller.app_id
+
     async def check_event_types(self, event_types: list[str]) -> None:
         """A 400 for a type no event has (a typo would otherwise never fire): the tables',
         ``MatchFinished`` and each game's, as the rules service's catalogue names them."""
@@ -109,30 +116,38 @@ class Webhooks:
         except TargetRefused as refused:
             raise Problem(422, "target-refused", "Webhook target refused", str(refused)) from None
 
-    async def subscription(self, conn: Any, subscription_id: str) -> s.SubscriptionInfo:
+    async def subscription(
+        self, conn: Any, app_id: str | None, subscription_id: str
+    ) -> s.SubscriptionInfo:
+        """The app's subscription; another app's answers 404, as if there were none."""
         cursor = await conn.execute(
-            f"SELECT {_SUBSCRIPTION_COLUMNS} FROM webhook_subscriptions WHERE id = %s",
-            (subscription_id,),
+            f"SELECT {_SUBSCRIPTION_COLUMNS} FROM webhook_subscriptions"
+            " WHERE id = %s AND app_id IS NOT DISTINCT FROM %s",
+            (subscription_id, app_id),
         )
         row = await cursor.fetchone()
         if row is None:
             raise not_found("subscription", subscription_id)
         return _subscription(row)
 
-    async def delete_subscription(self, conn: Any, subscription_id: str) -> None:
+    async def delete_subscription(
+        self, conn: Any, app_id: str | None, subscription_id: str
+    ) -> None:
         """Remove the subscription; its deliveries and their attempts go with it (``ON DELETE
         CASCADE``). An attempt under way holds its subscription's row, so this waits for it to
         finish: once it returns, a worker finds nothing left to send."""
         cursor = await conn.execute(
-            "DELETE FROM webhook_subscriptions WHERE id = %s RETURNING id", (subscription_id,)
+            "DELETE FROM webhook_subscriptions"
+            " WHERE id = %s AND app_id IS NOT DISTINCT FROM %s RETURNING id",
+            (subscription_id, app_id),
         )
         if await cursor.fetchone() is None:
             raise not_found("subscription", subscription_id)
 
     async def deliveries(
-        self, conn: Any, subscription_id: str, after: int, limit: int
+        self, conn: Any, app_id: str | None, subscription_id: str, after: int, limit: int
     ) -> s.DeliveryPage:
-        await self.subscription(conn, subscription_id)
+        await self.subscription(conn, app_id, subscription_id)
         cursor = await conn.execute(
             "SELECT d.id, d.event_key, d.event_type, d.stream_id, d.status, d.created_at,"
             " coalesce(array_agg(array[a.attempted_at::text, a.status_code::text,"
@@ -172,41 +187,59 @@ class Webhooks:
 class SubscriptionsController(Controller):
     path = "/webhooks/subscriptions"
     tags = ["webhooks"]
+    security = APP_KEY
 
     @post(
         "/",
         operation_id="createWebhookSubscription",
-        summary="Subscribe a URL to events; the answer holds the signing secret (shown once)",
-        responses=problem_responses(400, 422, 503),
+        summary="Subscribe a URL to the app's events; the answer holds the signing secret"
+        " (shown once)",
+        description="A subscription gets only the events of its app's tables and matches.",
+        responses=problem_responses(400, 401, 403, 422, 503),
     )
     async def create_subscription(
-        self, webhooks: NamedDependency[Webhooks], data: JSONBody[s.CreateSubscription]
+        self,
+        request: Request[Any, Any, Any],
+        webhooks: NamedDependency[Webhooks],
+        data: JSONBody[s.CreateSubscription],
     ) -> Response[s.CreatedSubscription]:
+        app_id = await webhooks.app_of(request)
         await webhooks.check_event_types(data.event_types)
         await webhooks.check_target(data.url)
         subscription_id, secret = new_id(), new_secret()
         async with webhooks.pool.connection() as conn:
             await conn.execute(
                 "INSERT INTO webhook_subscriptions"
-                " (id, url, event_types, table_id, match_id, secret)"
-                " VALUES (%s, %s, %s, %s, %s, %s)",
-                (subscription_id, data.url, data.event_types, data.table_id, data.match_id, secret),
+                " (id, url, event_types, table_id, match_id, secret, app_id)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s)",
+                (
+                    subscription_id,
+                    data.url,
+                    data.event_types,
+                    data.table_id,
+                    data.match_id,
+                    secret,
+                    app_id,
+                ),
             )
-            info = await webhooks.subscription(conn, subscription_id)
+            info = await webhooks.subscription(conn, app_id, subscription_id)
         return Response(s.CreatedSubscription(subscription=info, secret=secret), status_code=201)
 
     @get(
         "/",
         operation_id="listWebhookSubscriptions",
-        summary="Every subscription, oldest first",
-        responses=problem_responses(503),
+        summary="The app's subscriptions, oldest first",
+        responses=problem_responses(401, 403, 503),
     )
     async def list_subscriptions(
-        self, webhooks: NamedDependency[Webhooks]
+        self, request: Request[Any, Any, Any], webhooks: NamedDependency[Webhooks]
     ) -> list[s.SubscriptionInfo]:
+        app_id = await webhooks.app_of(request)
         async with webhooks.pool.connection() as conn:
             cursor = await conn.execute(
-                f"SELECT {_SUBSCRIPTION_COLUMNS} FROM webhook_subscriptions ORDER BY created_at, id"
+                f"SELECT {_SUBSCRIPTION_COLUMNS} FROM webhook_subscriptions"
+                " WHERE app_id IS NOT DISTINCT FROM %s ORDER BY created_at, id",
+                (app_id,),
             )
             return [_subscription(row) for row in await cursor.fetchall()]
 
@@ -214,30 +247,36 @@ class SubscriptionsController(Controller):
         "/{subscription_id:str}",
         operation_id="getWebhookSubscription",
         summary="One subscription (without its secret)",
-        responses=problem_responses(404, 503),
+        responses=problem_responses(401, 403, 404, 503),
     )
     async def get_subscription(
-        self, webhooks: NamedDependency[Webhooks], subscription_id: FromPath[str]
+        self,
+        request: Request[Any, Any, Any],
+        webhooks: NamedDependency[Webhooks],
+        subscription_id: FromPath[str],
     ) -> s.SubscriptionInfo:
+        app_id = await webhooks.app_of(request)
         async with webhooks.pool.connection() as conn:
-            return await webhooks.subscription(conn, subscription_id)
+            return await webhooks.subscription(conn, app_id, subscription_id)
 
     @patch(
         "/{subscription_id:str}",
         operation_id="updateWebhookSubscription",
         summary="Enable or disable a subscription, or change its URL, event types or filter",
-        responses=problem_responses(400, 404, 422, 503),
+        responses=problem_responses(400, 401, 403, 404, 422, 503),
     )
     async def update_subscription(
         self,
+        request: Request[Any, Any, Any],
         webhooks: NamedDependency[Webhooks],
         subscription_id: FromPath[str],
         data: JSONBody[s.UpdateSubscription],
     ) -> s.SubscriptionInfo:
         changes = msgspec.structs.asdict(data)
         changes = {name: value for name, value in changes.items() if value is not msgspec.UNSET}
+        app_id = await webhooks.app_of(request)
         async with webhooks.pool.connection() as conn:  # an unknown one: 404 before anything
-            await webhooks.subscription(conn, subscription_id)
+            await webhooks.subscription(conn, app_id, subscription_id)
         if isinstance(data.event_types, list):
             await webhooks.check_event_types(data.event_types)
         if isinstance(data.url, str):
@@ -250,40 +289,49 @@ class SubscriptionsController(Controller):
             if changes:  # gone meanwhile: nothing updated, and the read below answers 404
                 assignments = ", ".join(f"{name} = %({name})s" for name in changes)
                 await conn.execute(
-                    f"UPDATE webhook_subscriptions SET {assignments} WHERE id = %(id)s",
-                    {**changes, "id": subscription_id},
+                    f"UPDATE webhook_subscriptions SET {assignments}"
+                    " WHERE id = %(id)s AND app_id IS NOT DISTINCT FROM %(app_id)s",
+                    {**changes, "id": subscription_id, "app_id": app_id},
                 )
-            return await webhooks.subscription(conn, subscription_id)
+            return await webhooks.subscription(conn, app_id, subscription_id)
 
     @delete(
         "/{subscription_id:str}",
         operation_id="deleteWebhookSubscription",
         summary="Remove a subscription with its deliveries; none is attempted after the answer",
-        responses=problem_responses(404, 503),
+        responses=problem_responses(401, 403, 404, 503),
     )
     async def delete_subscription(
-        self, webhooks: NamedDependency[Webhooks], subscription_id: FromPath[str]
+        self,
+        request: Request[Any, Any, Any],
+        webhooks: NamedDependency[Webhooks],
+        subscription_id: FromPath[str],
     ) -> None:
+        app_id = await webhooks.app_of(request)
         async with webhooks.pool.connection() as conn:
-            await webhooks.delete_subscription(conn, subscription_id)
+            await webhooks.delete_subscription(conn, app_id, subscription_id)
 
     @post(
         "/{subscription_id:str}/rotate-secret",
         operation_id="rotateWebhookSecret",
         status_code=200,
         summary="A new signing secret; the old one keeps signing too until the overlap ends",
-        responses=problem_responses(404, 503),
+        responses=problem_responses(401, 403, 404, 503),
     )
     async def rotate_secret(
-        self, webhooks: NamedDependency[Webhooks], subscription_id: FromPath[str]
+        self,
+        request: Request[Any, Any, Any],
+        webhooks: NamedDependency[Webhooks],
+        subscription_id: FromPath[str],
     ) -> s.RotatedSecret:
+        app_id = await webhooks.app_of(request)
         secret = new_secret()
         async with webhooks.pool.connection() as conn:
             cursor = await conn.execute(
                 "UPDATE webhook_subscriptions SET previous_secret = secret, secret = %s,"
                 " previous_secret_until = now() + make_interval(secs => %s)"
-                " WHERE id = %s RETURNING previous_secret_until",
-                (secret, webhooks.settings.webhook_secret_overlap_s, subscription_id),
+                " WHERE id = %s AND app_id IS NOT DISTINCT FROM %s RETURNING previous_secret_until",
+                (secret, webhooks.settings.webhook_secret_overlap_s, subscription_id, app_id),
             )
             row = await cursor.fetchone()
         if row is None:
@@ -294,45 +342,55 @@ class SubscriptionsController(Controller):
         "/{subscription_id:str}/deliveries",
         operation_id="listWebhookDeliveries",
         summary="The subscription's deliveries, oldest first, each with its attempts",
-        responses=problem_responses(400, 404, 503),
+        responses=problem_responses(400, 401, 403, 404, 503),
     )
     async def list_deliveries(
         self,
+        request: Request[Any, Any, Any],
         webhooks: NamedDependency[Webhooks],
         subscription_id: FromPath[str],
         after: Annotated[int, QueryParameter(ge=0, le=PG_BIGINT_MAX)] = 0,
         limit: Annotated[int, QueryParameter(ge=1, le=200)] = 50,
     ) -> s.DeliveryPage:
+        app_id = await webhooks.app_of(request)
         async with webhooks.pool.connection() as conn:
-            return await webhooks.deliveries(conn, subscription_id, after, limit)
+            return await webhooks.deliveries(conn, app_id, subscription_id, after, limit)
 
 
 class DeliveriesController(Controller):
     path = "/webhooks/deliveries"
     tags = ["webhooks"]
+    security = APP_KEY
 
     @post(
         "/{delivery_id:int}/redeliver",
         operation_id="redeliverWebhook",
         status_code=202,
         summary="Send a delivery again (its attempts start over); refused while it is pending",
-        responses=problem_responses(404, 409, 503),
+        responses=problem_responses(401, 403, 404, 409, 503),
     )
     async def redeliver(
         self,
+        request: Request[Any, Any, Any],
         webhooks: NamedDependency[Webhooks],
         delivery_id: Annotated[int, PathParameter(ge=1, le=PG_BIGINT_MAX)],
     ) -> s.DeliveryInfo:
+        app_id = await webhooks.app_of(request)
         async with webhooks.pool.connection() as conn:
             cursor = await conn.execute(
-                "UPDATE webhook_deliveries SET status = 'pending', attempts = 0, due_at = now()"
-                " WHERE id = %s AND status <> 'pending' RETURNING subscription_id",
-                (delivery_id,),
+                "UPDATE webhook_deliveries d SET status = 'pending', attempts = 0, due_at = now()"
+                " FROM webhook_subscriptions s"
+                " WHERE d.id = %s AND d.status <> 'pending' AND s.id = d.subscription_id"
+                " AND s.app_id IS NOT DISTINCT FROM %s RETURNING d.subscription_id",
+                (delivery_id, app_id),
             )
             row = await cursor.fetchone()
             if row is None:
                 cursor = await conn.execute(
-                    "SELECT 1 FROM webhook_deliveries WHERE id = %s", (delivery_id,)
+                    "SELECT 1 FROM webhook_deliveries d JOIN webhook_subscriptions s"
+                    " ON s.id = d.subscription_id"
+                    " WHERE d.id = %s AND s.app_id IS NOT DISTINCT FROM %s",
+                    (delivery_id, app_id),
                 )
                 if await cursor.fetchone() is None:
                     raise not_found("delivery", str(delivery_id))
@@ -340,7 +398,7 @@ class DeliveriesController(Controller):
                     409, "delivery-pending", "Delivery pending", "it is being delivered already"
                 )
             await asyncio.to_thread(enqueue, [delivery_id])
-            page = await webhooks.deliveries(conn, row[0], delivery_id - 1, 1)
+            page = await webhooks.deliveries(conn, app_id, row[0], delivery_id - 1, 1)
         return page.deliveries[0]
 
 
@@ -355,4 +413,5 @@ def create_app(settings: Settings | None = None) -> Litestar:
         {"webhooks": webhooks},
         on_startup=[webhooks.start],
         on_shutdown=[webhooks.close],
+        settings=settings,
     )

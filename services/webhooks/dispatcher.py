@@ -80,6 +80,7 @@ SELECT s.id, %(key)s, %(stream)s, %(type)s, %(body)s, %(occurred)s
 FROM webhook_subscriptions s
 WHERE EXISTS (SELECT FROM handled)
   AND s.enabled
+  AND s.app_id = %(app)s
   AND (cardinality(s.event_types) = 0 OR %(type)s = ANY (s.event_types))
   AND (s.match_id IS NULL OR %(stream)s = 'match-' || s.match_id)
   AND (s.table_id IS NULL OR %(stream)s = 'table-' || s.table_id OR EXISTS (
@@ -92,8 +93,9 @@ RETURNING id
 """
 """One statement, so one round trip and one commit per event: it records the event as handled
 and, only if it was not handled before, remembers the match a table started (a table's filter
-also admits that match's events) and creates one delivery per matching subscription. Locking
-the subscriptions skips one deleted meanwhile, where its delivery would break the foreign key."""
+also admits that match's events) and creates one delivery per matching subscription of the
+event's app (its metadata names it: no other app's subscription ever gets it). Locking the
+subscriptions skips one deleted meanwhile, where its delivery would break the foreign key."""
 
 _REDRIVE = """
 UPDATE webhook_deliveries SET due_at = now()
@@ -118,6 +120,7 @@ class Dispatcher:
                     "type": envelope.type,
                     "body": webhook_body(envelope),
                     "occurred": envelope.metadata.occurred_at_ms,
+                    "app": envelope.metadata.app_id,
                     "started_match": _started_match(envelope),
                     "table": envelope.stream_id.removeprefix("table-"),
                 },

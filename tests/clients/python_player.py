@@ -78,7 +78,8 @@ def assert_game_models(game: str, models: list[Any], what: str) -> None:
 def open_table(
     client: Client, base_url: str, game: str, options: dict[str, Any], players: int, seed: int
 ) -> tuple[str, list[str]]:
-    """Create, fill and start a table; return its match id and the seat tokens."""
+    """Create, fill and start a table as the app ``client`` holds the key of; return its match id
+    and the seat tokens."""
     body = CreateTable(
         game=game, seats=players, options=CreateTableOptions.from_dict(options), seed=seed
     )
@@ -129,6 +130,7 @@ def read_events(client: Client, game: str, match_id: str) -> list[Any]:
 
 def play_match(
     base_url: str,
+    app_key: str,
     game: str,
     options: dict[str, Any],
     players: int = 2,
@@ -137,7 +139,8 @@ def play_match(
 ) -> PlayedMatch:
     """Random legal moves to the end, then the match's events, its replay and its export."""
     rng = random.Random(seed)
-    with Client(base_url=base_url) as client, ExitStack() as seat_clients:
+    app = {"X-API-Key": app_key}
+    with Client(base_url=base_url, headers=app) as client, ExitStack() as seat_clients:
         match_id, tokens = open_table(client, base_url, game, options, players, seed)
         seats = [
             seat_clients.enter_context(AuthenticatedClient(base_url=base_url, token=token))

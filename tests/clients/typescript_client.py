@@ -48,12 +48,15 @@ def build_typescript_client() -> Build:
     return Build(generated.stderr.strip())
 
 
-def play(base_url: str, match_specs: list[str]) -> tuple[int, list[dict[str, Any]], str]:
-    """Run the player; its exit code, one summary per finished match, and its error output."""
+def play(
+    base_url: str, app_key: str, match_specs: list[str]
+) -> tuple[int, list[dict[str, Any]], str]:
+    """Run the player as the app ``app_key`` names; its exit code, one summary per finished
+    match, and its error output."""
     finished = subprocess.run(
         ["node", "dist/play.js", *match_specs],
         cwd=PROJECT,
-        env={**os.environ, "PLAYTABLE_URL": base_url},
+        env={**os.environ, "PLAYTABLE_URL": base_url, "PLAYTABLE_APP_KEY": app_key},
         capture_output=True,
         text=True,
         timeout=600,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -17,6 +18,8 @@ import httpx
 import pytest
 
 from services.operator.gateway import find_nginx, runtime_dir
+from shared.apps import API_KEY_HEADER
+from tests.conftest import new_app_key
 
 
 def free_port() -> int:
@@ -28,9 +31,11 @@ def free_port() -> int:
 @dataclass
 class Stack:
     lobby: httpx.Client
+    """Both clients send the app key (``app_key``) with every request."""
     match: httpx.Client
     env: dict[str, str]
     processes: dict[str, subprocess.Popen[bytes]]
+    app_key: str
 
     def start(self, service: str, name: str | None = None, **env: str) -> subprocess.Popen[bytes]:
         process = subprocess.Popen(
@@ -75,9 +80,14 @@ def stack(database_url: str, redis_url: str) -> Iterator[Stack]:
         PLAYTABLE_LOG_LEVEL="warning",
     )
     env.pop("PLAYTABLE_INSTANCE_ID", None)
-    lobby = httpx.Client(base_url=f"http://127.0.0.1:{lobby_port}", timeout=10)
-    match = httpx.Client(base_url=f"http://127.0.0.1:{match_port}", timeout=10)
-    running = Stack(lobby=lobby, match=match, env=env, processes={})
+    app_key = new_app_key(database_url, env["PLAYTABLE_STREAM_PREFIX"])
+    lobby = httpx.Client(
+        base_url=f"http://127.0.0.1:{lobby_port}", timeout=10, headers={API_KEY_HEADER: app_key}
+    )
+    match = httpx.Client(
+        base_url=f"http://127.0.0.1:{match_port}", timeout=10, headers={API_KEY_HEADER: app_key}
+    )
+    running = Stack(lobby=lobby, match=match, env=env, processes={}, app_key=app_key)
     try:
         running.start("rules")
         wait_healthy(match, running.start("match"))
@@ -95,10 +105,16 @@ def stack(database_url: str, redis_url: str) -> Iterator[Stack]:
         match.close()
 
 
+def printed_app_key(log: Path) -> str:
+    """The development app key ``playtable stack`` printed when it came up."""
+    found = re.search(rf"development app key: {API_KEY_HEADER}: (\S+)", log.read_text())
+    assert found is not None, f"no app key printed: {log.read_text()[-2000:]}"
+    return found.group(1)
+
+
 @dataclass
 class Gateway:
     client: httpx.Client
-    webhooks_url: str
     stack: Stack
     """The play helpers' view: lobby and match both through the gateway."""
 
@@ -115,6 +131,15 @@ def wait_answering(client: httpx.Client, process: subprocess.Popen[bytes], log: 
             pass
         time.sleep(0.2)
     raise RuntimeError(f"the gateway did not answer: {log.read_text()[-3000:]}")
+
+
+def wait_printed(log: Path, process: subprocess.Popen[bytes]) -> None:
+    """Until the stack says it is up (after the gateway answers, it makes the app key)."""
+    deadline = time.monotonic() + 30
+    while "playtable is up" not in log.read_text():
+        if process.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"playtable stack did not come up: {log.read_text()[-3000:]}")
+        time.sleep(0.1)
 
 
 @pytest.fixture(scope="module")
@@ -144,10 +169,12 @@ def gateway(database_url: str, redis_url: str, tmp_path_factory) -> Iterator[Gat
     client = httpx.Client(base_url=f"http://127.0.0.1:{ports['gateway']}", timeout=10)
     try:
         wait_answering(client, process, log)
+        wait_printed(log, process)
+        app_key = printed_app_key(log)
+        client.headers[API_KEY_HEADER] = app_key
         yield Gateway(
             client=client,
-            webhooks_url=f"http://127.0.0.1:{ports['webhooks']}",
-            stack=Stack(lobby=client, match=client, env=env, processes={}),
+            stack=Stack(lobby=client, match=client, env=env, processes={}, app_key=app_key),
         )
     finally:
         process.terminate()

@@ -18,6 +18,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from shared.apps import API_KEY_HEADER
 from shared.settings import Settings
 from tests.e2e.conftest import Gateway
 from tests.e2e.play import auth, open_table
@@ -28,26 +29,19 @@ GAMES = ("hanabi", "carcassonne", "dingo", "breaking_news")
 
 @dataclass(frozen=True)
 class Routes:
-    """Where the contract's servers run in this test: the gateway and the webhooks API."""
+    """Where the contract's one server runs in this test: the gateway."""
 
     public: str
-    webhooks: str
 
     def base_url(self, declared: str) -> str:
-        """The running server for an operation's declared one, told apart by the default port
-        the contract is generated with; a server the harness does not know fails loudly.
-
-        Schemathesis gives operations under the contract's global ``servers`` a bare path (the
-        contract was read from a file), and those run on the gateway.
-        """
-        defaults = Settings()
+        """The gateway, for the contract's server; a server the harness does not know fails
+        loudly. Schemathesis gives operations under the contract's global ``servers`` a bare
+        path (the contract was read from a file)."""
         parts = urlsplit(declared)
         if not parts.netloc:
             return self.public + parts.path.rstrip("/")
-        if parts.port == defaults.gateway_port:
+        if parts.port == Settings().gateway_port:
             return self.public
-        if parts.port == defaults.webhooks_port:
-            return self.webhooks
         raise LookupError(f"the contract names server {declared!r}, unknown to the harness")
 
 
@@ -57,11 +51,13 @@ class Stage:
 
     seat_token: str
     invitation: str
+    app_key: str
+    operator_key: str
     ids: dict[str, list[str]] = field(default_factory=dict)
     """Path parameter name -> real values."""
 
     @classmethod
-    def open(cls, gateway: Gateway) -> Stage:
+    def open(cls, gateway: Gateway, operator_key: str) -> Stage:
         """A running public Hanabi match and a private Dingo table with its host seated."""
         match_id, tokens = open_table(gateway.stack, "hanabi", 2, seed=7)
         match = gateway.client.get(f"/matches/{match_id}", headers=auth(tokens[0]))
@@ -78,6 +74,8 @@ class Stage:
         return cls(
             seat_token=tokens[0],
             invitation=invitation,
+            app_key=gateway.stack.app_key,
+            operator_key=operator_key,
             ids={
                 "match_id": [match_id],
                 "table_id": [match.json()["table_id"], table_id],
@@ -85,14 +83,24 @@ class Stage:
             },
         )
 
-    def token_for(self, security: list[dict[str, Any]] | None) -> str | None:
-        """The credential an operation declares: a seat's token before a table's invitation."""
+    def credentials_for(
+        self, security: list[dict[str, Any]] | None, *, tokens: bool = True
+    ) -> dict[str, str]:
+        """The headers of the credentials an operation declares: the app's or the operator's
+        key, and (with ``tokens``) a seat's token before a table's invitation."""
         schemes = {name for requirement in security or [] for name in requirement}
+        headers = {}
+        if "appKey" in schemes:
+            headers[API_KEY_HEADER] = self.app_key
+        if "operatorKey" in schemes:
+            headers[API_KEY_HEADER] = self.operator_key
+        if not tokens:
+            return headers
         if "seatToken" in schemes:
-            return self.seat_token
-        if "invitationToken" in schemes:
-            return self.invitation
-        return None
+            headers["Authorization"] = f"Bearer {self.seat_token}"
+        elif "invitationToken" in schemes:
+            headers["Authorization"] = f"Bearer {self.invitation}"
+        return headers
 
     def aim(self, path_parameters: dict[str, Any] | None, body: Any) -> None:
         """Swap about half of the generated ids (and games named in a body) for real ones, chosen

@@ -258,7 +258,8 @@ def test_a_table_feed_shows_seats_and_the_start_and_resumes(stack: Stack) -> Non
         "TableStarted",
     ]
     created, first, second, start = (event.data for event in follower.events)
-    assert created["data"]["options"] == {} and "deck" not in json.dumps(created)
+    assert created["data"]["options"] == {} and json.dumps(deck) not in json.dumps(created)
+    assert list(created["data"]["commitments"]) == ["deck"]  # the hash, never the order
     assert (first["data"], second["data"]) == (
         {"type": "SeatTaken", "seat": 0, "player": "ada"},
         {"type": "SeatTaken", "seat": 1, "player": "bob"},

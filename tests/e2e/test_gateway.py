@@ -46,13 +46,20 @@ def test_a_live_feed_through_the_gateway_is_not_buffered(gateway: Gateway) -> No
     assert follower.ids[0] == match["version"] + 1 <= moved["version"]
 
 
-def test_operator_routes_and_oversized_bodies_stay_off_the_public_url(gateway: Gateway) -> None:
-    assert httpx.get(f"{gateway.webhooks_url}/webhooks/subscriptions").status_code == 200
-    for method in ("GET", "POST"):
-        refused = gateway.client.request(method, "/webhooks/subscriptions", json={"url": "x"})
-        assert refused.status_code == 404, refused.text
+def test_every_api_is_on_the_public_url_behind_its_key(gateway: Gateway) -> None:
+    """The webhooks API and the operator's are routed too, and answer only their keys."""
+    base = str(gateway.client.base_url)
+    assert gateway.client.get("/webhooks/subscriptions").status_code == 200
+    for path, code in (
+        ("/webhooks/subscriptions", "api-key-required"),
+        ("/apps", "api-key-required"),
+    ):
+        refused = httpx.get(f"{base}{path}", timeout=10)
+        assert refused.status_code == 401, refused.text
         assert refused.headers["content-type"] == "application/problem+json"
-        assert refused.json()["status"] == 404
+        assert refused.json()["type"].endswith(code)
+    not_operator = gateway.client.get("/apps")  # an app's key is not the operator's
+    assert not_operator.status_code == 403 and not_operator.json()["type"].endswith("scope-missing")
     assert gateway.client.get("/health").status_code == 404
     too_large = gateway.client.post("/tables", content=b" " * (2 * 1024 * 1024))
     assert too_large.status_code == 413

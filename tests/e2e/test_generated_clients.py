@@ -82,7 +82,7 @@ def test_python_client_generates_without_warnings(
 def test_python_client_plays_to_the_end(
     gateway: Gateway, python_player: ModuleType, game: str, options: dict[str, Any]
 ) -> None:
-    played = python_player.play_match(gateway_url(gateway), game, options)
+    played = python_player.play_match(gateway_url(gateway), gateway.stack.app_key, game, options)
 
     assert played.status == "finished"
     assert played.moves > 0
@@ -100,7 +100,7 @@ def test_typescript_client_plays_every_game_to_the_end(
 ) -> None:
     specs = [match_spec(game, options) for game, options in MATCHES]
 
-    returncode, summaries, errors = play(gateway_url(gateway), specs)
+    returncode, summaries, errors = play(gateway_url(gateway), gateway.stack.app_key, specs)
 
     assert returncode == 0, errors
     assert sorted(match_spec(s["game"], s["options"]) for s in summaries) == sorted(specs)

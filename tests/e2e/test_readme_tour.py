@@ -13,7 +13,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from tests.e2e.conftest import Gateway, free_port
@@ -46,7 +45,7 @@ def run_tour(gateway: Gateway, output: Path) -> str:
     env = {
         **os.environ,
         "API": str(gateway.client.base_url).rstrip("/"),
-        "OPS": gateway.webhooks_url,
+        "KEY": gateway.stack.app_key,
         "HOOK_PORT": str(free_port()),
     }
     with output.open("wb") as sink:
@@ -99,7 +98,7 @@ def test_the_readme_tour_runs(gateway: Gateway, tmp_path: Path) -> None:
     subscription = re.search(r"^subscription ([0-9a-f]{32}), signing secret whsec_", output, re.M)
     assert subscription, output
     assert re.search(r"^deleted: 204$", output, re.M) and re.search(r"^then: 404$", output, re.M)
-    listed = httpx.get(f"{gateway.webhooks_url}/webhooks/subscriptions", timeout=10).json()
+    listed = gateway.client.get("/webhooks/subscriptions").json()
     assert subscription.group(1) not in {item["id"] for item in listed}
 
 

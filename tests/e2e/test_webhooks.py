@@ -3,6 +3,7 @@ local receiver that verifies them with the ``standardwebhooks`` library."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -22,6 +23,7 @@ import psycopg
 import pytest
 from standardwebhooks import Webhook, WebhookVerificationError
 
+from shared.apps import API_KEY_HEADER
 from tests.e2e.conftest import Stack, free_port, wait_healthy
 from tests.e2e.play import open_table, play_to_end
 
@@ -165,12 +167,16 @@ def eventually(check: Callable[[], Any], timeout_s: float = 30.0, what: str = ""
     raise AssertionError(f"timed out waiting for {what or check}")
 
 
-@pytest.fixture(scope="module")
-def hooks(stack: Stack) -> Iterator[Hooks]:
+@contextlib.contextmanager
+def running_webhooks(stack: Stack) -> Iterator[Hooks]:
+    """The webhooks API and a dispatcher with its worker, beside ``stack``, the receiver on
+    loopback; all stopped after."""
     receiver, server = serve_receiver()
     port = free_port()
     env = {**stack.env, **WEBHOOK_ENV, "PLAYTABLE_WEBHOOKS_PORT": str(port)}
-    api = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10)
+    api = httpx.Client(
+        base_url=f"http://127.0.0.1:{port}", timeout=10, headers={API_KEY_HEADER: stack.app_key}
+    )
     with tempfile.NamedTemporaryFile(suffix=".log", delete=False) as log:
         log_path = log.name
     running = Hooks(api=api, receiver=receiver, env=env, log_path=log_path)
@@ -192,6 +198,12 @@ def hooks(stack: Stack) -> Iterator[Hooks]:
         api.close()
         server.shutdown()
         os.unlink(log_path)
+
+
+@pytest.fixture(scope="module")
+def hooks(stack: Stack) -> Iterator[Hooks]:
+    with running_webhooks(stack) as running:
+        yield running
 
 
 def table_created(stack: Stack) -> str:
@@ -415,7 +427,7 @@ def test_deleting_waits_for_the_attempt_under_way_then_nothing_is_sent(
     assert arrived.wait(timeout=30), "the retry never arrived"
     url = f"{hooks.api.base_url}/webhooks/subscriptions/{subscription['id']}"
     answers: list[httpx.Response] = []
-    deleting = threading.Thread(target=lambda: answers.append(httpx.delete(url, timeout=30)))
+    deleting = threading.Thread(target=lambda: answers.append(hooks.api.delete(url, timeout=30)))
     deleting.start()
     deleting.join(timeout=0.5)
     assert deleting.is_alive(), "the deletion did not wait for the attempt under way"

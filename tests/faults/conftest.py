@@ -30,6 +30,8 @@ import pytest
 import redis as redis_sync
 from psycopg import sql
 
+from tests.conftest import new_app_key
+
 LOOPBACK = "127.0.0.1"
 SCALE = float(os.environ.get("PLAYTABLE_FAULT_SCALE", "1"))
 
@@ -287,6 +289,8 @@ class FaultStack:
     log_dir: Path
     lobby_port: int
     match_ports: dict[str, int] = field(default_factory=dict)
+    app_key: str = ""
+    """The client app's key the load sends (made once the lobby has migrated the database)."""
     processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
 
     @property
@@ -422,6 +426,7 @@ def make_stack(
             stack.start(service)
         for service in names:
             stack.wait_healthy(service)
+        stack.app_key = new_app_key(database_url, "faults")
         return stack
 
     try:

@@ -29,7 +29,7 @@ MATCHES = env_int("PLAYTABLE_FAULT_MATCHES", 20)
 
 
 async def _barrage(stack: FaultStack) -> tuple[dict[str, Any], list[str]]:
-    session = new_session(connections=MATCHES + 10, timeout=15)
+    session = new_session(stack.app_key, connections=MATCHES + 10, timeout=15)
     endpoints = Endpoints(stack.lobby_url, stack.match_urls)
     load = Load(session, endpoints, slots=MATCHES, seed=3)
     stop = asyncio.Event()

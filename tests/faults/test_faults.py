@@ -79,7 +79,7 @@ FAULTS: dict[str, tuple[int, Callable[[FaultStack], None]]] = {
 
 
 async def _under_fault(stack: FaultStack, fault: str) -> checks.FaultReport:
-    session = new_session(connections=MATCHES + 10)
+    session = new_session(stack.app_key, connections=MATCHES + 10)
     load = Load(session, Endpoints(stack.lobby_url, stack.match_urls), slots=MATCHES, seed=7)
     stop = asyncio.Event()
     running = asyncio.create_task(load.run(stop))

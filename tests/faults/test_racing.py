@@ -89,7 +89,7 @@ async def _story(load: Load, match_id: str, tokens: list[str], rng: random.Rando
 
 
 async def _race(stack: FaultStack, mode: str) -> dict[str, Any]:
-    session = new_session(connections=CLIENTS * 2 + 10)
+    session = new_session(stack.app_key, connections=CLIENTS * 2 + 10)
     load = Load(session, Endpoints(stack.lobby_url, stack.match_urls), slots=1, give_up_s=30)
     rng = random.Random(11)
     game, players, options, rounds = ("hanabi", 2, {}, ROUNDS)

@@ -28,6 +28,7 @@ import type {
   SubmitAction,
 } from './generated';
 import { type Client, createClient, createConfig } from './generated/client';
+import type { Auth, AuthToken } from './generated/core/auth.gen';
 
 const PLAYERS = 2;
 const SEED = 7;
@@ -96,14 +97,20 @@ function chooseAction(
   return { action: pick(actions, random), handBuilt: false };
 }
 
+/** The credential a client sends for each security scheme: the app's key, and a seat's token. */
+function credentials(appKey: string, seatToken?: string): (scheme: Auth) => AuthToken {
+  return (scheme) => (scheme.type === 'apiKey' ? appKey : seatToken);
+}
+
 async function openTable(
-  anonymous: Client,
+  app: Client,
+  appKey: string,
   baseUrl: string,
   game: string,
   options: Record<string, boolean>,
 ): Promise<{ matchId: string; seats: Client[] }> {
   const created = await createTable({
-    client: anonymous,
+    client: app,
     body: { game, seats: PLAYERS, options, seed: SEED },
     throwOnError: true,
   });
@@ -112,14 +119,14 @@ async function openTable(
   const seats: Client[] = [];
   for (let seat = 0; seat < PLAYERS; seat++) {
     const joined = await joinTable({
-      client: anonymous,
+      client: app,
       path: { table_id: tableId },
       body: { name: `typescript${seat}` },
       throwOnError: true,
     });
     expectStatus(joined.response, 201, 'joinTable');
     check(joined.data.seat === seat, `joined seat ${joined.data.seat}, expected ${seat}`);
-    seats.push(createClient(createConfig({ baseUrl, auth: joined.data.token })));
+    seats.push(createClient(createConfig({ baseUrl, auth: credentials(appKey, joined.data.token) })));
   }
   const [starter] = seats;
   check(starter !== undefined, 'no seat to start the table');
@@ -130,18 +137,18 @@ async function openTable(
   return { matchId, seats };
 }
 
-async function readMatch(anonymous: Client, matchId: string): Promise<MatchInfo> {
-  const match = await getMatch({ client: anonymous, path: { match_id: matchId }, throwOnError: true });
+async function readMatch(app: Client, matchId: string): Promise<MatchInfo> {
+  const match = await getMatch({ client: app, path: { match_id: matchId }, throwOnError: true });
   expectStatus(match.response, 200, 'getMatch');
   return match.data;
 }
 
-async function readEvents(anonymous: Client, matchId: string): Promise<MatchEvent[]> {
+async function readEvents(app: Client, matchId: string): Promise<MatchEvent[]> {
   const events: MatchEvent[] = [];
   let after = 0;
   for (;;) {
     const page = await listMatchEvents({
-      client: anonymous,
+      client: app,
       path: { match_id: matchId },
       query: { after, limit: 500 },
       throwOnError: true,
@@ -153,16 +160,16 @@ async function readEvents(anonymous: Client, matchId: string): Promise<MatchEven
   }
 }
 
-async function playMatch(baseUrl: string, spec: string): Promise<PlayedMatch> {
+async function playMatch(baseUrl: string, appKey: string, spec: string): Promise<PlayedMatch> {
   const [game = '', ...optionNames] = spec.split(':');
   const options = Object.fromEntries(optionNames.map((name): [string, boolean] => [name, true]));
   const random = seededRandom(SEED);
-  const anonymous = createClient(createConfig({ baseUrl }));
-  const { matchId, seats } = await openTable(anonymous, baseUrl, game, options);
+  const app = createClient(createConfig({ baseUrl, auth: credentials(appKey) }));
+  const { matchId, seats } = await openTable(app, appKey, baseUrl, game, options);
 
   let moves = 0;
   let handBuilt = 0;
-  let match = await readMatch(anonymous, matchId);
+  let match = await readMatch(app, matchId);
   while (match.status !== 'finished') {
     check(moves < MAX_MOVES, `${spec} match ${matchId} did not end in ${MAX_MOVES} moves`);
     const seat = seats[pick(match.to_move, random)];
@@ -184,13 +191,13 @@ async function playMatch(baseUrl: string, spec: string): Promise<PlayedMatch> {
     expectStatus(accepted.response, 201, 'submitAction');
     check(accepted.data.version > match.version, 'submitAction did not advance the version');
     moves += 1;
-    match = await readMatch(anonymous, matchId);
+    match = await readMatch(app, matchId);
   }
 
-  const events = await readEvents(anonymous, matchId);
+  const events = await readEvents(app, matchId);
   check(events.at(-1)?.version === match.version, 'the event log ends before the match does');
   const replay = await replayMatch({
-    client: anonymous,
+    client: app,
     path: { match_id: matchId },
     query: { version: match.version, full: true },
     throwOnError: true,
@@ -199,7 +206,7 @@ async function playMatch(baseUrl: string, spec: string): Promise<PlayedMatch> {
   check(replay.data.status === 'finished', `replay status ${replay.data.status}`);
   const expectedView = `${schemaPrefix(game)}View`;
   check(replay.data.view.type === expectedView, `replay view ${replay.data.view.type}`);
-  const exported = await exportMatch({ client: anonymous, path: { match_id: matchId }, throwOnError: true });
+  const exported = await exportMatch({ client: app, path: { match_id: matchId }, throwOnError: true });
   expectStatus(exported.response, 200, 'exportMatch');
   check(Object.keys(exported.data).length > 0, 'empty export');
 
@@ -220,12 +227,15 @@ function describe(failure: unknown): string {
 
 async function main(): Promise<number> {
   const baseUrl = process.env.PLAYTABLE_URL;
+  const appKey = process.env.PLAYTABLE_APP_KEY;
   const specs = process.argv.slice(2);
-  if (!baseUrl || specs.length === 0) {
-    console.error('usage: PLAYTABLE_URL=<gateway> node dist/play.js <game>[:<option>]...');
+  if (!baseUrl || !appKey || specs.length === 0) {
+    console.error(
+      'usage: PLAYTABLE_URL=<gateway> PLAYTABLE_APP_KEY=<key> node dist/play.js <game>[:<option>]...',
+    );
     return 2;
   }
-  const outcomes = await Promise.allSettled(specs.map((spec) => playMatch(baseUrl, spec)));
+  const outcomes = await Promise.allSettled(specs.map((spec) => playMatch(baseUrl, appKey, spec)));
   let failed = 0;
   outcomes.forEach((outcome, index) => {
     if (outcome.status === 'fulfilled') {

@@ -1,0 +1,90 @@
+"""``playtable apps ...``: the operator's keys and client apps, straight in Postgres (no running
+service or operator key needed), and the development app ``playtable stack`` prints a key of."""
+
+from __future__ import annotations
+
+import asyncio
+
+from shared import apps
+from shared.db import open_pool
+from shared.settings import Settings
+
+DEVELOPMENT_APP = "development"
+DEVELOPMENT_LABEL = "playtable stack"
+TOOLS_APP = "playtable tools"
+"""The app the operator's client commands (``import``, ``bench``) act as, unless given a key."""
+
+
+async def create_app(settings: Settings, name: str, max_open_tables: int | None) -> apps.CreatedApp:
+    pool = await open_pool(settings.database_url, min_size=1, max_size=1)
+    try:
+        async with pool.connection() as conn, conn.transaction():
+            return await apps.create_app(conn, apps.CreateApp(name, max_open_tables))
+    finally:
+        await pool.close()
+
+
+async def operator_key(settings: Settings, label: str) -> apps.CreatedKey:
+    pool = await open_pool(settings.database_url, min_size=1, max_size=1)
+    try:
+        async with pool.connection() as conn, conn.transaction():
+            return await apps.create_key(conn, None, apps.CreateKey(label=label))
+    finally:
+        await pool.close()
+
+
+async def development_key(settings: Settings) -> str:
+    """A fresh key of the development app, for the README tour (the one printed before is
+    revoked)."""
+    return await fresh_key(settings, DEVELOPMENT_APP, DEVELOPMENT_LABEL, revoke_earlier=True)
+
+
+async def client_key(settings: Settings) -> str:
+    """The key the operator's client commands send: ``PLAYTABLE_APP_KEY``, or a new key of the
+    tools' app made in Postgres."""
+    if settings.app_key:
+        return settings.app_key
+    return await fresh_key(settings, TOOLS_APP, "playtable cli")
+
+
+async def fresh_key(
+    settings: Settings, app_name: str, label: str, *, revoke_earlier: bool = False
+) -> str:
+    """A new key of the app named ``app_name`` (created the first time); with
+    ``revoke_earlier``, the keys with the same label made before are revoked."""
+    pool = await open_pool(settings.database_url, min_size=1, max_size=1)
+    try:
+        async with pool.connection() as conn, conn.transaction():
+            cursor = await conn.execute(
+                "select app_id from apps where name = %s order by created_at limit 1",
+                (app_name,),
+            )
+            row = await cursor.fetchone()
+            if row is None:
+                created = await apps.create_app(conn, apps.CreateApp(app_name))
+                app_id = created.app.app_id
+            else:
+                app_id = row[0]
+            if revoke_earlier:
+                await conn.execute(
+                    "update api_keys set revoked_at = now()"
+                    " where app_id = %s and label = %s and revoked_at is null",
+                    (app_id, label),
+                )
+            key = await apps.create_key(conn, app_id, apps.CreateKey(label=label))
+            return key.api_key
+    finally:
+        await pool.close()
+
+
+def run(command: str, settings: Settings, name: str, max_open_tables: int | None) -> int:
+    if command == "create":
+        created = asyncio.run(create_app(settings, name, max_open_tables))
+        print(f"app {created.app.app_id} ({created.app.name})")
+        print(f"X-API-Key: {created.key.api_key}")
+    else:
+        key = asyncio.run(operator_key(settings, name))
+        print(f"operator key {key.key.key_id}")
+        print(f"X-API-Key: {key.api_key}")
+    print("shown once: only its hash is kept")
+    return 0

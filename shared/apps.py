@@ -1,0 +1,253 @@
+"""Client apps and the operator: who sends a request, told by its API key.
+
+An app's key (``X-API-Key``) is shown once, kept only as its hash, revocable, and carries scopes
+(``tables``, ``webhooks``). What an app creates (tables, so their matches, and webhook
+subscriptions) is its own: another app neither sees nor changes it. The operator's key (the
+``PLAYTABLE_OPERATOR_KEY`` setting, or one made with ``playtable apps operator-key``) manages
+apps, their keys and quotas and nothing else. Seat tokens and invitations stay a player's.
+"""
+
+from __future__ import annotations
+
+import hmac
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+import msgspec
+from psycopg import AsyncConnection
+from psycopg_pool import AsyncConnectionPool
+
+from shared.http import Problem, hash_token, new_token, not_found
+from shared.messages import new_id
+from shared.settings import Settings
+
+API_KEY_HEADER = "X-API-Key"
+AppScope = Literal["tables", "webhooks"]
+APP_SCOPES: tuple[AppScope, ...] = ("tables", "webhooks")
+OPERATOR = "operator"
+"""The operator's only scope: an operator key acts on no app's tables or subscriptions."""
+ENVIRONMENT_KEY_ID = "environment"
+"""The key id the operator key of the settings goes by."""
+KEY_PREFIX = "pt_"
+"""Marks an API key, so one pasted where a seat token goes is told apart (and leak scanners
+can find one)."""
+
+
+class Caller(msgspec.Struct, frozen=True):
+    """An authenticated request's sender. ``credential`` is the raw key: never stored, it seals
+    the sender's idempotency records (``shared/idempotency.py``)."""
+
+    key_id: str
+    app_id: str | None
+    scopes: tuple[str, ...]
+    credential: str
+
+
+AppName = Annotated[str, msgspec.Meta(min_length=1, max_length=80)]
+TableQuota = Annotated[int, msgspec.Meta(ge=0, le=1_000_000)]
+KeyLabel = Annotated[str, msgspec.Meta(max_length=80)]
+
+
+class CreateApp(msgspec.Struct, forbid_unknown_fields=True):
+    name: AppName
+    max_open_tables: TableQuota | None = None
+    """Tables the app may have waiting for players at once (null: the deployment's default)."""
+
+
+class UpdateApp(msgspec.Struct, forbid_unknown_fields=True):
+    max_open_tables: TableQuota | None | msgspec.UnsetType = msgspec.UNSET
+    name: AppName | msgspec.UnsetType = msgspec.UNSET
+
+
+class CreateKey(msgspec.Struct, forbid_unknown_fields=True):
+    scopes: Annotated[list[AppScope], msgspec.Meta(min_length=1)] = msgspec.field(
+        default_factory=lambda: list(APP_SCOPES)
+    )
+    label: KeyLabel = ""
+
+
+class AppInfo(msgspec.Struct):
+    app_id: str
+    name: str
+    max_open_tables: int | None
+    created_at: str
+
+
+class KeyInfo(msgspec.Struct):
+    key_id: str
+    app_id: str | None
+    scopes: list[str]
+    label: str
+    created_at: str
+    revoked_at: str | None
+
+
+class CreatedKey(msgspec.Struct):
+    key: KeyInfo
+    api_key: str
+    """Send it as ``X-API-Key: <api_key>``. Shown only once: only its hash is kept."""
+
+
+class CreatedApp(msgspec.Struct):
+    app: AppInfo
+    key: CreatedKey
+    """The app's first key, with every app scope."""
+
+
+# --- who is asking ---------------------------------------------------------------------------
+
+
+async def authenticate(
+    pool: AsyncConnectionPool, settings: Settings, headers: Any, scope: str
+) -> Caller:
+    """The sender of a request with its ``X-API-Key``, if that key holds ``scope``: a 401 for a
+    missing, unknown or revoked key, a 403 for one without the scope."""
+    raw = headers.get(API_KEY_HEADER)
+    if not raw:
+        raise Problem(
+            401,
+            "api-key-required",
+            "API key required",
+            f"send your app's key as '{API_KEY_HEADER}: <key>'",
+        )
+    caller = await _caller(pool, settings, raw)
+    if scope not in caller.scopes:
+        raise Problem(
+            403, "scope-missing", "Scope missing", f"this key does not hold the {scope!r} scope"
+        )
+    return caller
+
+
+async def _caller(pool: AsyncConnectionPool, settings: Settings, raw: str) -> Caller:
+    hashed = hash_token(raw)
+    if settings.operator_key and hmac.compare_digest(hashed, hash_token(settings.operator_key)):
+        return Caller(ENVIRONMENT_KEY_ID, None, (OPERATOR,), raw)
+    async with pool.connection() as conn:
+        cursor = await conn.execute(
+            "select key_id, app_id, scopes from api_keys"
+            " where key_hash = %s and revoked_at is null",
+            (hashed,),
+        )
+        row = await cursor.fetchone()
+    if row is None:
+        raise Problem(
+            401, "unknown-api-key", "Unknown API key", "this key is not known or was revoked"
+        )
+    return Caller(row[0], row[1], tuple(row[2]), raw)
+
+
+# --- apps and keys (the operator's) ----------------------------------------------------------
+
+
+async def create_app(conn: AsyncConnection, body: CreateApp) -> CreatedApp:
+    """A new app with a first key holding every app scope."""
+    app_id = new_id()
+    await conn.execute(
+        "insert into apps (app_id, name, max_open_tables) values (%s, %s, %s)",
+        (app_id, body.name, body.max_open_tables),
+    )
+    key = await create_key(conn, app_id, CreateKey(label="first key"))
+    return CreatedApp(app=await app_info(conn, app_id), key=key)
+
+
+async def list_apps(conn: AsyncConnection) -> list[AppInfo]:
+    cursor = await conn.execute(f"select {_APP_COLUMNS} from apps order by created_at, app_id")
+    return [_app(row) for row in await cursor.fetchall()]
+
+
+async def app_info(conn: AsyncConnection, app_id: str) -> AppInfo:
+    cursor = await conn.execute(f"select {_APP_COLUMNS} from apps where app_id = %s", (app_id,))
+    row = await cursor.fetchone()
+    if row is None:
+        raise not_found("app", app_id)
+    return _app(row)
+
+
+async def update_app(conn: AsyncConnection, app_id: str, body: UpdateApp) -> AppInfo:
+    changes = {
+        name: value
+        for name, value in msgspec.structs.asdict(body).items()
+        if value is not msgspec.UNSET
+    }
+    if changes:
+        assignments = ", ".join(f"{name} = %({name})s" for name in changes)
+        await conn.execute(
+            f"update apps set {assignments} where app_id = %(app_id)s",
+            {**changes, "app_id": app_id},
+        )
+    return await app_info(conn, app_id)
+
+
+async def create_key(conn: AsyncConnection, app_id: str | None, body: CreateKey) -> CreatedKey:
+    """A new key for the app (``None``: an operator key); only its hash is stored."""
+    if app_id is not None:
+        await app_info(conn, app_id)
+    key_id, raw = new_id(), KEY_PREFIX + new_token()
+    scopes = sorted(set(body.scopes)) if app_id is not None else [OPERATOR]
+    await conn.execute(
+        "insert into api_keys (key_id, app_id, key_hash, scopes, label)"
+        " values (%s, %s, %s, %s, %s)",
+        (key_id, app_id, hash_token(raw), scopes, body.label),
+    )
+    return CreatedKey(key=await _key(conn, app_id, key_id), api_key=raw)
+
+
+async def list_keys(conn: AsyncConnection, app_id: str) -> list[KeyInfo]:
+    await app_info(conn, app_id)
+    cursor = await conn.execute(
+        f"select {_KEY_COLUMNS} from api_keys where app_id = %s order by created_at, key_id",
+        (app_id,),
+    )
+    return [_key_info(row) for row in await cursor.fetchall()]
+
+
+async def revoke_key(conn: AsyncConnection, app_id: str, key_id: str) -> KeyInfo:
+    """Refuse the key from now on (its row stays, to show when it was revoked)."""
+    await conn.execute(
+        "update api_keys set revoked_at = coalesce(revoked_at, now())"
+        " where app_id = %s and key_id = %s",
+        (app_id, key_id),
+    )
+    return await _key(conn, app_id, key_id)
+
+
+async def open_tables_quota(conn: AsyncConnection, app_id: str, default: int) -> int:
+    cursor = await conn.execute("select max_open_tables from apps where app_id = %s", (app_id,))
+    row = await cursor.fetchone()
+    return default if row is None or row[0] is None else row[0]
+
+
+async def _key(conn: AsyncConnection, app_id: str | None, key_id: str) -> KeyInfo:
+    cursor = await conn.execute(
+        f"select {_KEY_COLUMNS} from api_keys where key_id = %s and app_id is not distinct from %s",
+        (key_id, app_id),
+    )
+    row = await cursor.fetchone()
+    if row is None:
+        raise not_found("key", key_id)
+    return _key_info(row)
+
+
+_APP_COLUMNS = "app_id, name, max_open_tables, created_at"
+_KEY_COLUMNS = "key_id, app_id, scopes, label, created_at, revoked_at"
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return None if moment is None else moment.isoformat()
+
+
+def _app(row: tuple[Any, ...]) -> AppInfo:
+    return AppInfo(
+        app_id=row[0], name=row[1], max_open_tables=row[2], created_at=row[3].isoformat()
+    )
+
+
+def _key_info(row: tuple[Any, ...]) -> KeyInfo:
+    return KeyInfo(
+        key_id=row[0],
+        app_id=row[1],
+        scopes=list(row[2]),
+        label=row[3],
+        created_at=row[4].isoformat(),
+        revoked_at=_iso(row[5]),
+    )

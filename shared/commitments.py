@@ -1,0 +1,41 @@
+"""Commitments to a table's secret options: anyone can tell a stacked deck was fixed in advance
+and, once the match is over, check it was the one played.
+
+When a table is created, each secret option its creator set (an explicit deck order, say) is
+published as ``sha256(salt + ":" + value)``, the value as compact JSON with sorted keys and the
+salt 32 random hex digits, so no one can guess the value from the hash. A finished match's
+exported file reveals each value with its salt.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from typing import Any
+
+import msgspec
+
+_canonical = msgspec.json.Encoder(order="sorted")
+
+
+class Commitment(msgspec.Struct, frozen=True):
+    """One secret option's commitment, with what opens it (kept until the match is over)."""
+
+    commitment: str
+    salt: str
+    value: Any
+
+
+def commitment_of(salt: str, value: Any) -> str:
+    return hashlib.sha256(salt.encode() + b":" + _canonical.encode(value)).hexdigest()
+
+
+def commit(options: dict[str, Any], secret: set[str]) -> dict[str, Commitment]:
+    """A commitment to each secret option that is set."""
+    committed = {}
+    for name in sorted(secret):
+        value = options.get(name)
+        if value is not None:
+            salt = secrets.token_hex(16)
+            committed[name] = Commitment(commitment_of(salt, value), salt, value)
+    return committed

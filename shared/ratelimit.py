@@ -1,0 +1,447 @@
+"""Rate limits and live-feed limits of the public services, kept in Redis.
+
+Every request takes a token from a bucket of its client's address and class of route (``read``,
+``write`` or ``feed``) and, when it carries an ``X-API-Key``, from a bucket of that key (its
+SHA-256: the key itself is never stored): one Lua script checks both buckets and takes from
+both or neither, on Redis's clock, so every process of a deployment shares them. A bucket left
+alone long enough to be full again expires, and a client just refused is refused again
+without asking Redis until a token can be back. A client also holds one slot per live feed
+open, leased in a sorted set and renewed while the feed lasts, so the slots of a process that
+died free themselves.
+
+Redis is a guard here, not the truth: when it does not answer, requests pass (one warning per
+outage) and the limiter leaves Redis alone for a moment, so an outage costs a request at most
+its own short timeouts, and mostly nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import hashlib
+import ipaddress
+import logging
+import math
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, NamedTuple, TypeVar
+
+import anyio
+import redis.asyncio as redis_async
+from litestar.connection import ASGIConnection
+from litestar.types import Message, Scope, Send
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+from redis.commands.core import AsyncScript
+
+from shared.bus import TRANSIENT_ERRORS, OutageLog
+from shared.http import DOCS_ASSETS, Problem
+from shared.settings import Settings
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+READ, WRITE, FEED = "read", "write", "feed"
+"""The classes of route, each with its own limits: a flood of reads does not stop writes."""
+EXEMPT_PATHS = frozenset({"/health"})
+"""Never limited: load balancers poll it."""
+REDIS_TIMEOUT_S = 0.25
+"""Connect and read timeout of the limiter's own Redis client: a Redis that does not answer
+may delay a request this long, never more (no retries)."""
+REDIS_CONNECTIONS = 32
+"""The limiter's connections to Redis: requests beyond wait for one (up to ``REDIS_TIMEOUT_S``)
+rather than opening more (a burst of thousands of feeds once ran out of redis-py's 100)."""
+PAUSE_AFTER_ERROR_S = 1.0
+"""After a Redis error, requests pass unchecked this long before Redis is tried again."""
+FEED_LEASE_S = 30.0
+"""A live feed's slot lapses this long after it was last renewed (its process died)."""
+FEED_RETRY_AFTER_S = 5
+"""What a client refused a feed slot is asked to wait: slots free only as feeds end."""
+RENEWED_AT_ONCE = 1000
+"""Leases renewed by one script call: a process's thousands of feeds in a few calls, none of
+which holds Redis up for long."""
+REMEMBERED_REFUSALS = 10_000
+"""Clients refused lately that are refused again without asking Redis until a token is back
+in their buckets (nothing brings it sooner): a flood costs Redis about twice the rate it is
+allowed, not its own."""
+
+_TAKE_TOKENS = """
+local rate, burst = tonumber(ARGV[1]), tonumber(ARGV[2])
+local clock = redis.call('TIME')
+local now_ms = tonumber(clock[1]) * 1000 + tonumber(clock[2]) / 1000
+local levels, allowed, wait_ms = {}, 1, 0
+for i, key in ipairs(KEYS) do
+    local saved = redis.call('HMGET', key, 'tokens', 'at')
+    local level = burst
+    if saved[1] then
+        local elapsed_ms = math.max(0, now_ms - tonumber(saved[2]))
+        level = math.min(burst, tonumber(saved[1]) + elapsed_ms * rate / 1000)
+    end
+    if level < 1 then
+        allowed = 0
+        wait_ms = math.max(wait_ms, (1 - level) * 1000 / rate)
+    end
+    levels[i] = level
+end
+local remaining, full_in_ms = burst, 0
+for i, key in ipairs(KEYS) do
+    local level = levels[i]
+    if allowed == 1 then
+        level = level - 1
+        redis.call('HSET', key, 'tokens', level, 'at', now_ms)
+        redis.call('PEXPIRE', key, math.ceil((burst - level) * 1000 / rate))
+    end
+    remaining = math.min(remaining, level)
+    full_in_ms = math.max(full_in_ms, (burst - level) * 1000 / rate)
+end
+return {allowed, math.floor(remaining), math.ceil(wait_ms), math.ceil(full_in_ms)}
+"""
+"""Take a token from every bucket (``KEYS``) or from none: ``{allowed, tokens left in the
+emptiest bucket, ms until a token is back in all, ms until all are full}``. A bucket expires
+once it would be full again: a missing bucket is a full one."""
+
+_TAKE_FEED_SLOT = """
+local limit, lease_ms, lease = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
+local clock = redis.call('TIME')
+local now_ms = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+for _, key in ipairs(KEYS) do
+    redis.call('ZREMRANGEBYSCORE', key, '-inf', now_ms)
+    if redis.call('ZCARD', key) >= limit then
+        return 0
+    end
+end
+for _, key in ipairs(KEYS) do
+    redis.call('ZADD', key, now_ms + lease_ms, lease)
+    redis.call('PEXPIRE', key, lease_ms)
+end
+return 1
+"""
+"""Lease a slot (``ARGV[3]``) in every set of live feeds (``KEYS``) or in none: 1 if taken. A
+slot's score is when it lapses; lapsed ones are dropped first."""
+
+_RENEW_FEED_SLOTS = """
+local lease_ms = tonumber(ARGV[1])
+local clock = redis.call('TIME')
+local now_ms = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+for i, key in ipairs(KEYS) do
+    redis.call('ZADD', key, 'XX', now_ms + lease_ms, ARGV[i + 1])
+    redis.call('PEXPIRE', key, lease_ms)
+end
+"""
+"""Extend the leases ``ARGV[i + 1]`` in the sets ``KEYS[i]``; one released meanwhile stays
+released (``XX``)."""
+
+
+class Refusal(NamedTuple):
+    """A client's empty buckets (``time.monotonic`` times): no request passes before ``until``,
+    and they are full again at ``full_at``."""
+
+    until: float
+    full_at: float
+
+
+class Policy(NamedTuple):
+    """The limits of one class of route, per client address and per app key."""
+
+    name: str
+    rate_per_s: float
+    burst: int
+
+    @property
+    def window_s(self) -> int:
+        """How long an empty bucket takes to fill again: the ``w`` of ``RateLimit-Policy``."""
+        return max(1, math.ceil(self.burst / self.rate_per_s))
+
+    @property
+    def header(self) -> str:
+        """``RateLimit-Policy`` (draft-ietf-httpapi-ratelimit-headers): the bucket's size."""
+        return f'"{self.name}";q={self.burst};w={self.window_s}'
+
+    def state(self, remaining: int, full_in_s: float) -> dict[str, str]:
+        """``RateLimit-Policy`` and ``RateLimit``: the tokens left, the seconds until full."""
+        return {
+            "RateLimit-Policy": self.header,
+            "RateLimit": f'"{self.name}";r={remaining};t={math.ceil(full_in_s)}',
+        }
+
+    def refused(self, refusal: Refusal) -> Problem:
+        now = time.monotonic()
+        retry_after_s = max(1, math.ceil(refusal.until - now))
+        return Problem(
+            429,
+            "rate-limited",
+            "Rate limited",
+            f"over the {self.name} limit of {self.rate_per_s:g} requests a second (bursts of"
+            f" {self.burst}) for this client: retry after {retry_after_s} s",
+            headers={**self.state(0, refusal.full_at - now), "Retry-After": str(retry_after_s)},
+        )
+
+
+def policies(settings: Settings) -> dict[str, Policy]:
+    return {
+        READ: Policy(READ, settings.rate_limit_read_per_s, settings.rate_limit_read_burst),
+        WRITE: Policy(WRITE, settings.rate_limit_write_per_s, settings.rate_limit_write_burst),
+        FEED: Policy(FEED, settings.rate_limit_feed_per_s, settings.rate_limit_feed_burst),
+    }
+
+
+def route_class(method: str, path: str) -> str:
+    if method in ("GET", "HEAD", "OPTIONS"):
+        return FEED if path.rstrip("/").endswith("/feed") else READ
+    return WRITE
+
+
+def trusted_networks(setting: str) -> list[Network]:
+    try:
+        return [ipaddress.ip_network(item.strip()) for item in setting.split(",") if item.strip()]
+    except ValueError as error:
+        raise SystemExit(f"bad setting trusted_proxies: {error}") from None
+
+
+def client_address(scope: Scope, trusted: list[Network]) -> str:
+    """Who sent the request: the peer, unless the peer is a trusted proxy, then the right-most
+    address of ``X-Forwarded-For`` that is not a trusted proxy's (the left ones are whatever
+    the client chose to send). IPv6 clients count per /64, the least a host is given."""
+    peer = (scope.get("client") or ("unknown", 0))[0]
+    if not _is_trusted(peer, trusted):
+        return _bucket_of(peer)
+    forwarded = b",".join(v for k, v in scope["headers"] if k == b"x-forwarded-for").decode(
+        "latin-1"
+    )
+    hops = [hop.strip() for hop in forwarded.split(",") if hop.strip()]
+    for hop in reversed(hops):
+        if not _is_trusted(hop, trusted):
+            return _bucket_of(hop)
+    return _bucket_of(hops[0] if hops else peer)
+
+
+@functools.lru_cache(maxsize=4096)  # parsing is a third of refusing a flooder's request
+def _address(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    try:
+        address = ipaddress.ip_address(text)
+    except ValueError:
+        return None
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
+        return address.ipv4_mapped
+    return address
+
+
+def _is_trusted(text: str, trusted: list[Network]) -> bool:
+    address = _address(text)
+    return address is not None and any(address in network for network in trusted)
+
+
+def _bucket_of(text: str) -> str:
+    address = _address(text)
+    if address is None:
+        return text[:64]  # not an address (a test client's name): as it is, bounded
+    if isinstance(address, ipaddress.IPv6Address):
+        return str(ipaddress.IPv6Network((address, 64), strict=False))
+    return str(address)
+
+
+def app_key_digest(scope: Scope) -> str | None:
+    """The bucket name of the request's ``X-API-Key``, if any: never the key itself."""
+    for name, value in scope["headers"]:
+        if name == b"x-api-key":
+            return hashlib.sha256(value).hexdigest()[:32]
+    return None
+
+
+class RateLimiter:
+    """Checks each request against its client's buckets; one per process, opened on startup."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._settings = settings
+        self._policies = policies(settings)
+        self._trusted = trusted_networks(settings.trusted_proxies)
+        self._redis: redis_async.Redis | None = None
+        self._outage = OutageLog(log, "rate limiter")
+        self._paused_until = 0.0
+        self._refusals: dict[tuple[str, ...], Refusal] = {}
+        self._take_tokens: AsyncScript | None = None
+        self._take_feed_slot: AsyncScript | None = None
+        self._renew_feed_slots: AsyncScript | None = None
+        self._leases: dict[str, tuple[str, ...]] = {}
+        """The live feeds' leases of this process, and the sets each is in."""
+        self._renewing: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        """Its own client (short timeouts and no retries, so a Redis outage never stalls) and
+        one task renewing the leases of all the process's live feeds."""
+        connections = redis_async.BlockingConnectionPool.from_url(
+            self._settings.redis_url,
+            max_connections=REDIS_CONNECTIONS,
+            timeout=REDIS_TIMEOUT_S,
+            socket_connect_timeout=REDIS_TIMEOUT_S,
+            socket_timeout=REDIS_TIMEOUT_S,
+        )
+        self._redis = redis_async.Redis(connection_pool=connections, retry=Retry(NoBackoff(), 0))
+        self._take_tokens = self._redis.register_script(_TAKE_TOKENS)
+        self._take_feed_slot = self._redis.register_script(_TAKE_FEED_SLOT)
+        self._renew_feed_slots = self._redis.register_script(_RENEW_FEED_SLOTS)
+        self._renewing = asyncio.create_task(self._renew_leases())
+
+    async def close(self) -> None:
+        if self._renewing is not None:
+            self._renewing.cancel()
+            await asyncio.gather(self._renewing, return_exceptions=True)
+        if self._redis is not None:
+            await self._redis.aclose()
+            await self._redis.connection_pool.disconnect()
+        self._redis = self._take_tokens = self._take_feed_slot = self._renew_feed_slots = None
+        self._renewing = None
+
+    async def admit(self, scope: Scope, send: Send) -> Send:
+        """Take the request's tokens, or raise the 429 problem. Answers carry the bucket's
+        state as ``RateLimit``/``RateLimit-Policy``: the returned ``send`` adds them."""
+        path = scope["path"]
+        if path in EXEMPT_PATHS or path.startswith(f"{DOCS_ASSETS}/"):
+            return send
+        policy = self._policies[route_class(scope["method"], path)]
+        keys = self._keys(policy.name, scope)
+        refusal = self._refusals.get(keys)
+        if refusal is not None and time.monotonic() < refusal.until:
+            raise policy.refused(refusal)
+        taken = await self._run(self._take_tokens, keys, (policy.rate_per_s, policy.burst))
+        if taken is None:
+            return send
+        allowed, remaining, wait_ms, full_in_ms = taken
+        if not allowed:
+            raise policy.refused(self._remember_refusal(keys, wait_ms, full_in_ms))
+        return _adding_headers(send, policy.state(remaining, full_in_ms / 1000))
+
+    def _remember_refusal(self, keys: tuple[str, ...], wait_ms: int, full_in_ms: int) -> Refusal:
+        now = time.monotonic()
+        refusal = Refusal(until=now + wait_ms / 1000, full_at=now + full_in_ms / 1000)
+        if len(self._refusals) >= REMEMBERED_REFUSALS:
+            self._refusals = {k: known for k, known in self._refusals.items() if known.until > now}
+        if len(self._refusals) < REMEMBERED_REFUSALS:
+            self._refusals[keys] = refusal
+        return refusal
+
+    @contextlib.asynccontextmanager
+    async def feed_slot(self, scope: Scope) -> AsyncIterator[None]:
+        """Hold one of the client's live-feed slots (of its address, and of its app key) while
+        open; raise the 429 problem when every slot is taken."""
+        limit = self._settings.max_feeds_per_client
+        keys = self._keys("live-feeds", scope)
+        lease = uuid.uuid4().hex
+        lease_ms = int(FEED_LEASE_S * 1000)
+        taken = await self._run(self._take_feed_slot, keys, (limit, lease_ms, lease))
+        if taken is None:
+            yield  # Redis is down: not counted
+            return
+        if not taken:
+            raise Problem(
+                429,
+                "rate-limited",
+                "Rate limited",
+                f"this client has {limit} live feeds open, the most it may: close one first",
+                headers={
+                    "Retry-After": str(FEED_RETRY_AFTER_S),
+                    "RateLimit-Policy": f'"live-feeds";q={limit};qu="concurrent-requests"',
+                    "RateLimit": '"live-feeds";r=0',
+                },
+            )
+        self._leases[lease] = keys
+        try:
+            yield
+        finally:
+            del self._leases[lease]
+            with anyio.CancelScope(shield=True):  # freed even when the feed was cancelled
+                await self._release(keys, lease)
+
+    async def _renew_leases(self) -> None:
+        lease_ms = int(FEED_LEASE_S * 1000)
+        while True:
+            await asyncio.sleep(FEED_LEASE_S / 3)
+            held = [(key, lease) for lease, keys in self._leases.items() for key in keys]
+            for first in range(0, len(held), RENEWED_AT_ONCE):
+                keys, leases = zip(*held[first : first + RENEWED_AT_ONCE], strict=True)
+                await self._run(self._renew_feed_slots, keys, (lease_ms, *leases))
+
+    async def _release(self, keys: tuple[str, ...], lease: str) -> None:
+        if self._redis is None:
+            return
+        try:
+            async with self._redis.pipeline(transaction=False) as pipe:
+                for key in keys:
+                    pipe.zrem(key, lease)
+                await pipe.execute()
+        except TRANSIENT_ERRORS as error:  # the lease lapses by itself
+            self._failed(error)
+
+    async def _run(
+        self, script: AsyncScript | None, keys: tuple[str, ...], args: tuple[Any, ...]
+    ) -> Any:
+        """The script's answer; None before ``start`` and while Redis fails (everything then
+        passes). redis-py loads a script again when Redis answers NOSCRIPT (after a restart)."""
+        if script is None or time.monotonic() < self._paused_until:
+            return None
+        try:
+            answer = await script(keys=keys, args=args)
+        except TRANSIENT_ERRORS as error:
+            self._failed(error)
+            return None
+        self._outage.succeeded()
+        return answer
+
+    def _failed(self, error: BaseException) -> None:
+        self._outage.failed(error)
+        self._paused_until = time.monotonic() + PAUSE_AFTER_ERROR_S
+
+    def _keys(self, kind: str, scope: Scope) -> tuple[str, ...]:
+        """The request's buckets (or feed sets) of ``kind``: its address's, its app key's."""
+        address = client_address(scope, self._trusted)
+        by_address = self._settings.stream(f"ratelimit:{kind}:addr:{address}")
+        if (digest := app_key_digest(scope)) is None:
+            return (by_address,)
+        return by_address, self._settings.stream(f"ratelimit:{kind}:key:{digest}")
+
+
+def _adding_headers(send: Send, headers: dict[str, str]) -> Send:
+    encoded = [(name.lower().encode(), value.encode()) for name, value in headers.items()]
+
+    async def send_with_headers(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            message = {**message, "headers": [*message.get("headers", []), *encoded]}
+        await send(message)
+
+    return send_with_headers
+
+
+@contextlib.asynccontextmanager
+async def feed_lease(connection: ASGIConnection[Any, Any, Any, Any]) -> AsyncIterator[None]:
+    """Hold one of the caller's live-feed slots while open (429 when all are taken); nothing
+    when the service has no limiter."""
+    limiter: RateLimiter | None = getattr(connection.app, "rate_limiter", None)
+    if limiter is None:
+        yield
+        return
+    async with limiter.feed_slot(connection.scope):
+        yield
+
+
+async def with_feed_lease(
+    connection: ASGIConnection[Any, Any, Any, Any],
+    open_events: Callable[[], Awaitable[AsyncIterator[T]]],
+) -> AsyncIterator[T]:
+    """The events ``open_events`` opens, holding a feed slot until they end, fail or the
+    client leaves: the slot is taken first (429 before any work), and freed if opening fails."""
+    async with contextlib.AsyncExitStack() as lease:
+        await lease.enter_async_context(feed_lease(connection))
+        events = await open_events()
+        return _releasing(events, lease.pop_all())
+
+
+async def _releasing(
+    events: AsyncIterator[T], lease: contextlib.AsyncExitStack
+) -> AsyncIterator[T]:
+    async with lease:
+        async for event in events:
+            yield event

@@ -1,0 +1,448 @@
+"""Rate limits and live-feed limits (``shared/ratelimit.py``) on a small service, with the real
+Redis: floods are refused with a 429 problem and the draft's headers, other clients are not,
+buckets refill, an app key is limited across addresses, and a Redis that is gone or does not
+answer lets every request through at once."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import socket
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import httpx
+import pytest
+import pytest_asyncio
+import redis.asyncio as redis_async
+import uvicorn
+from litestar import Litestar, Request, get, post
+from litestar.response import ServerSentEvent
+from litestar.response.sse import ServerSentEventMessage
+from litestar.testing import AsyncTestClient
+
+from shared.http import PROBLEM_MEDIA_TYPE, PROBLEM_TYPE_BASE, Problem, service_app
+from shared.ratelimit import (
+    client_address,
+    feed_lease,
+    trusted_networks,
+    with_feed_lease,
+)
+from shared.settings import Settings
+
+pytestmark = pytest.mark.integration
+
+CLIENT = "203.0.113.5"
+OTHER_CLIENT = "203.0.113.6"
+
+
+async def endless_events() -> AsyncIterator[ServerSentEventMessage]:
+    while True:
+        yield ServerSentEventMessage(data="tick")
+        await asyncio.sleep(0.05)
+
+
+@get("/things", sync_to_thread=False)
+def read_things() -> list[str]:
+    return ["thing"]
+
+
+@post("/things", sync_to_thread=False)
+def add_thing() -> str:
+    return "added"
+
+
+@get("/things/feed")
+async def follow_things(request: Request[Any, Any, Any]) -> ServerSentEvent:
+    async def open_events() -> AsyncIterator[ServerSentEventMessage]:
+        return endless_events()
+
+    return ServerSentEvent(await with_feed_lease(request, open_events))
+
+
+AppMaker = Callable[..., Awaitable[Litestar]]
+
+
+@pytest_asyncio.fixture
+async def limited_app(
+    redis_url: str, key_prefix: str, redis: redis_async.Redis
+) -> AsyncIterator[AppMaker]:
+    """Makes the small service with the limits given (settings' names), its limiter started;
+    its keys are under the test's prefix, which the ``redis`` fixture deletes."""
+    started: list[Litestar] = []
+
+    async def make(**limits: Any) -> Litestar:
+        settings = Settings(
+            redis_url=limits.pop("redis_url", redis_url),
+            stream_prefix=key_prefix.rstrip(":"),
+            instance_id="rate-test",
+            **limits,
+        )
+        app = service_app(
+            "test",
+            "test-1",
+            [read_things, add_thing, follow_things],
+            {},
+            on_startup=[],
+            on_shutdown=[],
+            settings=settings,
+        )
+        await app.rate_limiter.start()
+        started.append(app)
+        return app
+
+    yield make
+    for app in started:
+        await app.rate_limiter.close()
+
+
+def client_of(app: Litestar, address: str = CLIENT) -> httpx.AsyncClient:
+    transport = httpx.ASGITransport(app=app, client=(address, 50000))
+    return httpx.AsyncClient(transport=transport, base_url="http://test")
+
+
+async def post_statuses(client: httpx.AsyncClient, times: int, **options: Any) -> list[int]:
+    return [(await client.post("/things", **options)).status_code for _ in range(times)]
+
+
+@pytest.mark.asyncio
+async def test_a_flood_gets_429_with_the_headers_and_a_problem(limited_app: AppMaker) -> None:
+    app = await limited_app(rate_limit_write_per_s=5, rate_limit_write_burst=5)
+    async with client_of(app) as client:
+        answers = [await client.post("/things") for _ in range(7)]
+    assert [answer.status_code for answer in answers] == [201] * 5 + [429] * 2
+    assert [answer.headers["RateLimit"] for answer in answers[:5]] == [
+        f'"write";r={left};t=1' for left in (4, 3, 2, 1, 0)
+    ]
+    refused = answers[5]
+    assert refused.headers["Retry-After"] == "1"
+    assert refused.headers["RateLimit-Policy"] == '"write";q=5;w=1'
+    assert refused.headers["RateLimit"] == '"write";r=0;t=1'
+    assert refused.headers["content-type"] == PROBLEM_MEDIA_TYPE
+    problem = refused.json()
+    assert problem["type"] == PROBLEM_TYPE_BASE + "rate-limited"
+    assert (problem["status"], problem["title"], problem["instance"]) == (
+        429,
+        "Rate limited",
+        "/things",
+    )
+
+
+@pytest.mark.asyncio
+async def test_a_flood_limits_only_its_client_and_its_class(limited_app: AppMaker) -> None:
+    app = await limited_app(
+        rate_limit_write_per_s=1,
+        rate_limit_write_burst=2,
+        rate_limit_read_per_s=10,
+        rate_limit_read_burst=30,
+    )
+    async with client_of(app) as flooder, client_of(app, OTHER_CLIENT) as other:
+        assert await post_statuses(flooder, 4) == [201, 201, 429, 429]
+        assert await post_statuses(other, 1) == [201]
+        reading = await flooder.get("/things")  # reads have their own bucket
+        assert reading.status_code == 200
+        assert reading.headers["RateLimit-Policy"] == '"read";q=30;w=3'
+        assert reading.headers["RateLimit"] == '"read";r=29;t=1'
+
+
+@pytest.mark.asyncio
+async def test_health_and_the_docs_assets_are_never_limited(limited_app: AppMaker) -> None:
+    app = await limited_app(rate_limit_read_per_s=1, rate_limit_read_burst=1)
+    async with client_of(app) as client:
+        health = [await client.get("/health") for _ in range(5)]
+        assets = [await client.get("/docs/assets/swagger-ui.css") for _ in range(3)]
+        assert (await client.get("/things")).status_code == 200
+        assert (await client.get("/nowhere")).status_code == 429  # limited before routing
+    assert {answer.status_code for answer in health + assets} == {200}
+    assert not any("RateLimit" in answer.headers for answer in health + assets)
+
+
+@pytest.mark.asyncio
+async def test_head_is_refused_without_a_body(limited_app: AppMaker) -> None:
+    app = await limited_app(rate_limit_read_per_s=1, rate_limit_read_burst=1)
+    async with client_of(app) as client:
+        await client.head("/things")
+        refused = await client.head("/things")
+    assert refused.status_code == 429
+    assert refused.content == b""
+    assert refused.headers["Retry-After"] == "1"
+
+
+@pytest.mark.asyncio
+async def test_buckets_refill_at_their_rate(limited_app: AppMaker) -> None:
+    app = await limited_app(rate_limit_write_per_s=20, rate_limit_write_burst=2)
+    async with client_of(app) as client:
+        assert await post_statuses(client, 3) == [201, 201, 429]
+        await asyncio.sleep(0.06)  # one token back after 50 ms
+        assert await post_statuses(client, 2) == [201, 429]
+        await asyncio.sleep(0.12)  # full again after 100 ms
+        assert await post_statuses(client, 3) == [201, 201, 429]
+
+
+@pytest.mark.asyncio
+async def test_a_refused_client_is_refused_again_without_asking_redis(
+    limited_app: AppMaker, redis: redis_async.Redis, key_prefix: str
+) -> None:
+    app = await limited_app(rate_limit_write_per_s=1, rate_limit_write_burst=1)
+    async with client_of(app) as client:
+        assert await post_statuses(client, 2) == [201, 429]
+        await redis.delete(f"{key_prefix}ratelimit:write:addr:{CLIENT}")  # full, for Redis
+        again = await client.post("/things")
+    assert again.status_code == 429  # no token can be back within the second
+    assert again.headers["Retry-After"] == "1"
+    assert again.headers["RateLimit"] == '"write";r=0;t=1'
+
+
+@pytest.mark.asyncio
+async def test_an_app_key_is_limited_across_addresses(
+    limited_app: AppMaker, redis: redis_async.Redis, key_prefix: str
+) -> None:
+    app = await limited_app(rate_limit_write_per_s=1, rate_limit_write_burst=3)
+    key = {"X-API-Key": "pt_secret_app_key"}
+    async with client_of(app, "198.51.100.1") as first, client_of(app, "198.51.100.2") as second:
+        assert await post_statuses(first, 3, headers=key) == [201] * 3
+        # the key's bucket is empty, the second address's is not
+        assert await post_statuses(second, 1, headers=key) == [429]
+        assert await post_statuses(second, 1) == [201]
+        other_key = {"X-API-Key": "pt_another_app_key"}
+        assert await post_statuses(second, 1, headers=other_key) == [201]
+    stored = [key async for key in redis.scan_iter(match=f"{key_prefix}ratelimit:write:key:*")]
+    assert len(stored) == 2
+    assert not any(b"pt_" in name for name in stored)  # only the keys' hashes are kept
+
+
+@pytest.mark.asyncio
+async def test_behind_a_trusted_proxy_the_forwarded_client_is_limited(
+    limited_app: AppMaker,
+) -> None:
+    app = await limited_app(rate_limit_write_per_s=1, rate_limit_write_burst=1)
+    async with client_of(app, "127.0.0.1") as proxy, client_of(app, CLIENT) as direct:
+        # the left entry is whatever the client sent; the proxy appended the right one
+        spoofed = {"X-Forwarded-For": "10.1.1.1, 198.51.100.7"}
+        assert await post_statuses(proxy, 1, headers=spoofed) == [201]
+        again = {"X-Forwarded-For": "10.9.9.9, 198.51.100.7"}
+        assert await post_statuses(proxy, 1, headers=again) == [429]
+        other = {"X-Forwarded-For": "198.51.100.8"}
+        assert await post_statuses(proxy, 1, headers=other) == [201]
+        # a client that is no trusted proxy cannot pick who it is
+        assert await post_statuses(direct, 2, headers=other) == [201, 429]
+
+
+def test_the_client_address_is_the_rightmost_untrusted_one() -> None:
+    trusted = trusted_networks("127.0.0.0/8,::1,10.0.0.0/8")
+
+    def scope(peer: str, forwarded: str | None = None) -> Any:
+        headers = [(b"x-forwarded-for", forwarded.encode())] if forwarded else []
+        return {"client": (peer, 1), "headers": headers}
+
+    assert client_address(scope("198.51.100.1", "1.2.3.4"), trusted) == "198.51.100.1"
+    assert client_address(scope("127.0.0.1"), trusted) == "127.0.0.1"
+    assert client_address(scope("127.0.0.1", "1.2.3.4, 5.6.7.8, 10.0.0.2"), trusted) == "5.6.7.8"
+    assert client_address(scope("127.0.0.1", "10.0.0.3, 10.0.0.2"), trusted) == "10.0.0.3"
+    assert client_address(scope("::ffff:198.51.100.9"), trusted) == "198.51.100.9"
+    assert client_address(scope("2001:db8:1:2:3:4:5:6"), trusted) == "2001:db8:1:2::/64"
+
+
+@pytest.mark.asyncio
+async def test_startup_opens_the_limiter_and_shutdown_closes_it(limited_app: AppMaker) -> None:
+    app = await limited_app(rate_limit_read_per_s=10, rate_limit_read_burst=10)
+    await app.rate_limiter.close()  # the service's own lifespan opens it again
+    async with AsyncTestClient(app) as client:
+        assert (await client.get("/things")).headers["RateLimit"] == '"read";r=9;t=1'
+    async with client_of(app) as client:  # closed: nothing is counted
+        assert "RateLimit" not in (await client.get("/things")).headers
+
+
+@pytest.mark.asyncio
+async def test_scripts_lost_by_redis_are_loaded_again(
+    limited_app: AppMaker, redis: redis_async.Redis
+) -> None:
+    app = await limited_app(rate_limit_write_per_s=1, rate_limit_write_burst=2)
+    async with client_of(app) as client:
+        assert (await client.post("/things")).status_code == 201
+        await redis.script_flush()  # as a restarted Redis would have
+        counted = await client.post("/things")
+        assert counted.headers["RateLimit"] == '"write";r=0;t=2'
+        assert (await client.post("/things")).status_code == 429
+
+
+def closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.mark.asyncio
+async def test_requests_pass_at_once_while_redis_is_down(
+    limited_app: AppMaker, caplog: pytest.LogCaptureFixture
+) -> None:
+    app = await limited_app(
+        redis_url=f"redis://127.0.0.1:{closed_port()}/0",
+        rate_limit_write_per_s=1,
+        rate_limit_write_burst=1,
+    )
+    limiter_log = logging.getLogger("shared.ratelimit")
+    limiter_log.addHandler(caplog.handler)  # Litestar's logging setup leaves the root's alone
+    try:
+        async with client_of(app) as client:
+            answers = [await timed(client.post("/things")) for _ in range(20)]
+            await asyncio.sleep(1.1)  # Redis is tried again, and still fails
+            answers += [await timed(client.post("/things")) for _ in range(5)]
+    finally:
+        limiter_log.removeHandler(caplog.handler)
+    assert {answer.status_code for answer, _ in answers} == {201}
+    assert not any("RateLimit" in answer.headers for answer, _ in answers)
+    assert max(seconds for _, seconds in answers) < 0.1
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1
+    assert "rate limiter" in warnings[0].getMessage()
+
+
+@pytest.mark.asyncio
+async def test_a_redis_that_does_not_answer_delays_one_request_its_timeout(
+    limited_app: AppMaker,
+) -> None:
+    with socket.socket() as silent:  # accepts connections (the backlog), never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        port = silent.getsockname()[1]
+        app = await limited_app(redis_url=f"redis://127.0.0.1:{port}/0")
+        async with client_of(app) as client:
+            first, first_s = await timed(client.get("/things"))
+            rest = [await timed(client.get("/things")) for _ in range(10)]
+    assert first.status_code == 200
+    assert first_s < 0.5  # the limiter's own read timeout, 0.25 s
+    assert {answer.status_code for answer, _ in rest} == {200}
+    assert max(seconds for _, seconds in rest) < 0.05
+
+
+async def timed(request: Awaitable[httpx.Response]) -> tuple[httpx.Response, float]:
+    began = time.perf_counter()
+    answer = await request
+    return answer, time.perf_counter() - began
+
+
+def request_from(app: Litestar, address: str, app_key: str | None = None) -> Request[Any, Any, Any]:
+    headers = [(b"x-api-key", app_key.encode())] if app_key else []
+    scope = {
+        "type": "http",
+        "method": "GET",
+        "path": "/things/feed",
+        "client": (address, 50000),
+        "headers": headers,
+        "litestar_app": app,
+    }
+    return Request(scope)  # type: ignore[arg-type]
+
+
+@pytest.mark.asyncio
+async def test_feed_leases_over_the_limit_are_refused_and_freed_on_exit(
+    limited_app: AppMaker, redis: redis_async.Redis, key_prefix: str
+) -> None:
+    app = await limited_app(max_feeds_per_client=2)
+    async with feed_lease(request_from(app, CLIENT)), feed_lease(request_from(app, CLIENT)):
+        with pytest.raises(Problem) as refused:
+            async with feed_lease(request_from(app, CLIENT)):
+                pass
+        async with feed_lease(request_from(app, OTHER_CLIENT)):
+            pass
+        leases = f"{key_prefix}ratelimit:live-feeds:addr:{CLIENT}"
+        assert await redis.zcard(leases) == 2
+        assert 0 < await redis.pttl(leases) <= 30_000  # lapses if this process dies
+    assert refused.value.status == 429
+    assert refused.value.code == "rate-limited"
+    assert refused.value.headers is not None
+    assert refused.value.headers["RateLimit-Policy"] == '"live-feeds";q=2;qu="concurrent-requests"'
+    assert await redis.zcard(leases) == 0
+    async with feed_lease(request_from(app, CLIENT)), feed_lease(request_from(app, CLIENT)):
+        pass
+
+
+@pytest.mark.asyncio
+async def test_feed_leases_are_renewed_while_held_and_lapse_when_their_process_dies(
+    limited_app: AppMaker,
+    redis: redis_async.Redis,
+    key_prefix: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("shared.ratelimit.FEED_LEASE_S", 0.6)  # renewed every 0.2 s
+    app = await limited_app(max_feeds_per_client=1)
+    leases = f"{key_prefix}ratelimit:live-feeds:addr:{CLIENT}"
+    async with feed_lease(request_from(app, CLIENT)):
+        await asyncio.sleep(1.2)  # lapsed twice over, unless renewed
+        assert await redis.zcard(leases) == 1
+        await app.rate_limiter.close()  # the process dies: no renewal, no release
+        await asyncio.sleep(0.8)
+        assert await redis.exists(leases) == 0
+    await app.rate_limiter.start()
+    async with feed_lease(request_from(app, CLIENT)):  # its slot is free again
+        pass
+
+
+@pytest.mark.asyncio
+async def test_an_app_keys_feeds_are_limited_across_addresses(limited_app: AppMaker) -> None:
+    app = await limited_app(max_feeds_per_client=1)
+    async with feed_lease(request_from(app, "198.51.100.1", "pt_key")):
+        with pytest.raises(Problem):
+            async with feed_lease(request_from(app, "198.51.100.2", "pt_key")):
+                pass
+        async with feed_lease(request_from(app, "198.51.100.2")):
+            pass
+
+
+@pytest.mark.asyncio
+async def test_feed_leases_pass_while_redis_is_down(limited_app: AppMaker) -> None:
+    app = await limited_app(
+        redis_url=f"redis://127.0.0.1:{closed_port()}/0", max_feeds_per_client=1
+    )
+    async with feed_lease(request_from(app, CLIENT)), feed_lease(request_from(app, CLIENT)):
+        pass
+
+
+@contextlib.asynccontextmanager
+async def serving(app: Litestar) -> AsyncIterator[str]:
+    """``app`` on a loopback port (a live feed needs a real server to be left)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=port, lifespan="off", log_level="warning")
+    )
+    running = asyncio.create_task(server.serve())
+    while not server.started:
+        await asyncio.sleep(0.01)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        await running
+
+
+@pytest.mark.asyncio
+async def test_a_live_feed_holds_its_slot_until_the_client_leaves(
+    limited_app: AppMaker, redis: redis_async.Redis, key_prefix: str
+) -> None:
+    app = await limited_app(max_feeds_per_client=1)
+    leases = f"{key_prefix}ratelimit:live-feeds:addr:{CLIENT}"
+    forwarded = {"X-Forwarded-For": CLIENT}  # the test comes from loopback, a trusted proxy
+    async with (
+        asyncio.timeout(10),
+        serving(app) as url,
+        httpx.AsyncClient(base_url=url, headers=forwarded) as client,
+    ):
+        async with client.stream("GET", "/things/feed") as feed:
+            lines = feed.aiter_lines()  # kept: dropping it would close the stream
+            assert await anext(lines) == "data: tick"
+            refused = await client.get("/things/feed")
+            assert refused.status_code == 429
+            assert refused.json()["type"] == PROBLEM_TYPE_BASE + "rate-limited"
+            assert await redis.zcard(leases) == 1
+        for _ in range(100):  # until the server notices the client left
+            if await redis.zcard(leases) == 0:
+                break
+            await asyncio.sleep(0.02)
+        assert await redis.zcard(leases) == 0
+        async with client.stream("GET", "/things/feed") as feed:
+            assert feed.status_code == 200

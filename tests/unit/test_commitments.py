@@ -1,0 +1,39 @@
+"""Commitments to secret options, and sealed idempotency records: what each promises, in-process."""
+
+from __future__ import annotations
+
+import pytest
+
+from shared.commitments import commit, commitment_of
+from shared.http import Problem
+from shared.idempotency import idempotent
+
+
+def test_a_commitment_opens_only_with_its_salt_and_value() -> None:
+    deck = [11, 12, 13, 1, 2]
+    committed = commit({"deck": deck, "suits": 5}, {"deck", "tiles"})
+    assert set(committed) == {"deck"}  # only secret options that are set
+    kept = committed["deck"]
+    assert kept.value == deck and len(kept.salt) == 32
+    assert commitment_of(kept.salt, deck) == kept.commitment
+    assert commitment_of(kept.salt, [12, 11, 13, 1, 2]) != kept.commitment
+    assert commit({"deck": deck}, {"deck"})["deck"].commitment != kept.commitment  # salted
+
+
+def test_key_order_does_not_change_a_commitment() -> None:
+    assert commitment_of("s", {"a": 1, "b": [2]}) == commitment_of("s", {"b": [2], "a": 1})
+
+
+def test_an_idempotency_record_is_its_callers_own_and_sealed() -> None:
+    first = idempotent("lobby:join:t", "join-1", "victim-key", b"body")
+    other = idempotent("lobby:join:t", "join-1", "attacker-key", b"body")
+    assert first is not None and other is not None
+    assert first.scope != other.scope and first.fingerprint == other.fingerprint
+    reply = b'{"token":"the-seat-token"}'
+    sealed = first.seal(reply)
+    assert b"the-seat-token" not in sealed and first.unseal(sealed) == reply
+    forged = idempotent(first.scope.rsplit(":", 1)[0], "join-1", "attacker-key", b"body")
+    assert forged is not None
+    with pytest.raises(Problem):
+        forged.unseal(sealed)
+    assert idempotent("lobby:join:t", None, "victim-key") is None
