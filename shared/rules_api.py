@@ -150,6 +150,9 @@ class Decided(msgspec.Struct, frozen=True):
     actor_events: list[msgspec.Raw]
     public_events: list[msgspec.Raw]
     progress: Progress
+    legal_actions: dict[int, list[msgspec.Raw]] = {}
+    """Each seat to move's legal actions in the new state: the match service answers the next
+    ``GET /actions`` with them, saving a round trip per move (a seat not to move has none)."""
 
 
 class Replayed(msgspec.Struct, frozen=True):

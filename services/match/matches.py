@@ -68,6 +68,9 @@ class Snapshot:
     invitation_token_hash: str | None = None
     app_id: str | None = None
     """The client app whose match this is (named in its events' metadata, for webhooks)."""
+    legal_actions: dict[int, list[msgspec.Raw]] | None = None
+    """At this version, each seat to move's legal actions, when this process decided the move
+    that led here (the rules gave them with the decision); None: ask the rules."""
 
     def seat_of(self, token: str | None) -> int | None:
         """Who the bearer is here: a seat, or None for a spectator; anyone else gets a 403.
@@ -387,6 +390,9 @@ class Matches:
             "to_move": list(row[5]),
             "status": row[6],
             "result": None if row[7] is None else msgspec.json.decode(row[7]),
+            "legal_actions": (
+                cached.legal_actions if cached is not None and cached.version == row[3] else None
+            ),
         }
         if cached is not None:
             return self._remember(replace(cached, **position))
@@ -438,10 +444,13 @@ class Matches:
     async def legal_actions(self, match_id: str, token: str) -> s.LegalActions:
         snapshot = await self.load(match_id, fresh=True)
         seat = snapshot.player_of(token)
-        actions = await self.runtime.ask_rules(
-            api.ListLegalActions(game=snapshot.game, state=snapshot.state, seat=seat),
-            list[msgspec.Raw],
-        )
+        if snapshot.legal_actions is not None:
+            actions = snapshot.legal_actions.get(seat, [])
+        else:
+            actions = await self.runtime.ask_rules(
+                api.ListLegalActions(game=snapshot.game, state=snapshot.state, seat=seat),
+                list[msgspec.Raw],
+            )
         return s.LegalActions(
             game=snapshot.game, version=snapshot.version, seat=seat, actions=actions
         )
@@ -608,6 +617,7 @@ class Matches:
                 to_move=progress.to_move,
                 status=status,
                 result=progress.result,
+                legal_actions=decided.legal_actions,
             )
         )
         return 201, reply

@@ -56,6 +56,10 @@ class GameCodec:
         redact, encode = self.game.redact, self.json.encode
         return [msgspec.Raw(encode(redact(event, seat))) for event in events]
 
+    def raw_actions(self, actions: list[Any]) -> list[msgspec.Raw]:
+        """Actions as the JSON a ``ListLegalActions`` reply carries, one by one."""
+        return [msgspec.Raw(self.json.encode(action)) for action in actions]
+
     def progress(self, state: Any) -> api.Progress:
         outcome: Outcome | None = self.game.result(state)
         return api.Progress(
@@ -136,11 +140,16 @@ class RulesEngine:
                 public_events = codec.redacted(decided, None)
                 for event in decided:
                     state = game.evolve(state, event)
+                progress = codec.progress(state)
                 return api.Decided(
                     events=codec.encoded(decided),
                     actor_events=actor_events,
                     public_events=public_events,
-                    progress=codec.progress(state),
+                    progress=progress,
+                    legal_actions={
+                        seat: codec.raw_actions(game.legal_actions(state, seat))
+                        for seat in progress.to_move
+                    },
                 )
             case api.ResolveOptions(options=options, seats=seats):
                 resolved = game.resolve_options(options, seats)

@@ -156,3 +156,37 @@ def test_carcassonne_turn_list_round_trip_and_refusals() -> None:
             api.ImportMatch(game="carcassonne", document=msgspec.Raw(msgspec.json.encode(broken)))
         )
         assert isinstance(refused, api.Rejected) and refused.code == "invalid_document"
+
+
+def test_a_decision_carries_the_legal_actions_every_seat_to_move_would_be_listed() -> None:
+    """What the match service answers ``GET /actions`` with after a move must be exactly what
+    asking the rules would give, in every game, all along random matches."""
+    for name in ENGINE.codecs:
+        game = ENGINE.codec(name).game
+        for seed in range(3):
+            rng = random.Random(seed)
+            done = ENGINE.handle(
+                api.SetUp(game=name, options={}, seats=game.min_players, seed=seed)
+            )
+            state = done.progress.state
+            for _ in range(60):
+                listed = {
+                    seat: ENGINE.handle(api.ListLegalActions(game=name, state=state, seat=seat))
+                    for seat in range(game.min_players)
+                }
+                movers = [seat for seat, actions in listed.items() if actions]
+                if not movers:
+                    break
+                mover = rng.choice(movers)
+                action = msgspec.Raw(msgspec.json.encode(rng.choice(listed[mover])))
+                decided = roundtrip(
+                    ENGINE.handle(api.Decide(game=name, state=state, seat=mover, action=action)),
+                    api.Decided,
+                )
+                state = decided.progress.state
+                for seat in range(game.min_players):
+                    expected = msgspec.json.encode(
+                        ENGINE.handle(api.ListLegalActions(game=name, state=state, seat=seat))
+                    )
+                    carried = decided.legal_actions.get(seat, [])
+                    assert msgspec.json.encode(carried) == expected, (name, seed, seat)
