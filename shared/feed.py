@@ -2,11 +2,15 @@
 
 Postgres is the source of every event a feed sends; Redis only says when to look. One task per
 process tails the published topic (every process reads all of it: no consumer group) and wakes
-the local followers of the stream each envelope names. A follower then reads its stream after the
-version it last sent, so events go out in version order, none twice and none missed, whatever
-Redis did: a lost message, or a wiped Redis, only delays them until the follower looks again by
-itself, every ``RECHECK_S`` (it then sends a comment, which also keeps proxies from closing an
-idle connection).
+the local channels of the stream each envelope names. A channel is one viewer's view of a stream
+in this process (a seat's, or the spectator's): woken, it reads the stream after the version it
+last read, once for all that viewer's followers (one database read, one redaction), and keeps
+the newest events, encoded once, in a short tail that each follower sends from. So events go
+out in version order, none twice and none missed, whatever Redis did: a lost message, or a wiped
+Redis, only delays them until the channel looks again by itself, every ``RECHECK_S`` (its
+followers then send a comment, which also keeps proxies from closing an idle connection). A
+follower further back than the tail (resuming from long ago, or too slow to keep up) reads its
+own backlog the same way first, then sends from the tail again.
 
 The SSE ``id`` of each event is its version in the stream, so a client that dropped resumes with
 ``Last-Event-ID`` (which browsers' EventSource sends by itself when it reconnects).
@@ -18,7 +22,8 @@ import asyncio
 import contextlib
 import logging
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Iterable, Iterator
 from typing import Annotated, Any
 
 import msgspec
@@ -48,6 +53,8 @@ RECHECK_S = 15.0
 """A follower reads its stream at least this often, woken or not, and sends a keep-alive."""
 TAIL_BLOCK_MS = 2000
 """Below the Redis client's socket timeout (5 s), which a longer blocking read would hit."""
+TAIL_EVENTS = 256
+"""Events a channel keeps encoded for its followers (up to twice as many, trimmed at once)."""
 
 LastEventId = Annotated[
     str | None,
@@ -88,16 +95,31 @@ class FeedMessage(msgspec.Struct, frozen=True):
     type: str
     data: bytes
 
+    def encoded(self) -> bytes:
+        return ServerSentEventMessage(id=self.id, event=self.type, data=self.data.decode()).encode()
+
 
 class FeedBatch(msgspec.Struct, frozen=True):
-    """What a follower read: the next events, and whether the feed ends after them."""
+    """What a reader read: the next events (versions following each other), and the message
+    that ends the feed after them, if the stream has ended."""
 
     messages: list[FeedMessage]
-    last: bool = False
+    end: FeedMessage | None = None
 
 
 Reader = Callable[[int], Awaitable[FeedBatch]]
-"""Reads the next events after a version, as the follower may see them."""
+"""Reads the next events after a version, as one viewer may see them."""
+
+Viewer = Hashable
+"""Whom a stream's events are redacted for (a seat, None for the spectator): followers of the
+same viewer are sent the same bytes."""
+
+RETRY = ServerSentEventMessage(data=None, retry=RETRY_MS).encode()
+KEEP_ALIVE = ServerSentEventMessage(data=None, comment="keep-alive").encode()
+
+
+def _encoded(messages: list[FeedMessage]) -> bytes:
+    return b"".join(message.encoded() for message in messages)
 
 
 class _Announcement(msgspec.Struct):
@@ -115,8 +137,17 @@ FEED_ROUTE: dict[str, Any] = {
 }
 """What every live feed route declares besides its path, operation id and texts."""
 
-Follow = Callable[[str | None, int], Awaitable[AsyncIterator[ServerSentEventMessage]]]
+Follow = Callable[[str | None, int], Awaitable[AsyncIterator[bytes]]]
 """Opens a feed for a caller's token after a version (checks first, so errors are problems)."""
+
+
+class EncodedEvents(ServerSentEvent):
+    """Server-Sent Events whose messages come encoded already: encoded once per viewer, not
+    once per follower."""
+
+    def __init__(self, messages: AsyncIterator[bytes]) -> None:
+        super().__init__(messages)
+        self.iterator = messages  # as they are: Litestar would take bytes for a ``data`` field
 
 
 async def open_feed(
@@ -130,7 +161,7 @@ async def open_feed(
     of the client's live-feed slots while it lasts."""
     resume = resume_point(last_event_id, after)
     token = feed_token(request, query_token)
-    return ServerSentEvent(await with_feed_lease(request, lambda: follow(token, resume)))
+    return EncodedEvents(await with_feed_lease(request, lambda: follow(token, resume)))
 
 
 def feed_token(request: Request[Any, Any, Any], query_token: str | None) -> str | None:
@@ -168,66 +199,188 @@ def check_resume_point(after: int, version: int) -> None:
         )
 
 
+class Channel:
+    """One viewer's events of one stream in this process: read once for all its followers.
+
+    The tail holds the encoded events after version ``floor``, one per version (a stream's
+    versions follow each other); ``end`` is the message ending the stream, once read.
+    """
+
+    def __init__(self, stream_id: str, viewer: Viewer, read: Reader, after: int) -> None:
+        self.stream_id = stream_id
+        self.viewer = viewer
+        self.read = read
+        self.floor = after
+        self.tail: list[bytes] = []
+        self.end: bytes | None = None
+        self.failed = False
+        self.followers = 0
+        self.woken = asyncio.Event()
+        self._waiting: set[asyncio.Future[None]] = set()
+        self._joined: dict[int, bytes] = {}
+        self.task: asyncio.Task[None] | None = None
+
+    @property
+    def version(self) -> int:
+        """The last version read."""
+        return self.floor + len(self.tail)
+
+    def has_more(self, after: int) -> bool:
+        """Whether a follower that sent up to ``after`` has anything left to do."""
+        return after < self.version or self.end is not None or self.failed
+
+    def since(self, after: int) -> bytes:
+        """The events after ``after`` (not below ``floor``) as one chunk, joined once for all
+        the followers at that version."""
+        chunk = self._joined.get(after)
+        if chunk is None:
+            chunk = self._joined[after] = b"".join(self.tail[after - self.floor :])
+        return chunk
+
+    async def news(self) -> None:
+        """Until the channel read something, ended, failed or found nothing for a while."""
+        waiter = asyncio.get_running_loop().create_future()
+        self._waiting.add(waiter)  # a set: thousands of followers leave in no time
+        try:
+            await waiter
+        finally:
+            self._waiting.discard(waiter)
+
+    async def run(self) -> None:
+        """Read the stream when woken, and every ``RECHECK_S`` by itself, until it ends or a
+        read fails (the followers then end too: their clients reconnect and resume)."""
+        told_at = time.monotonic()
+        while self.end is None:
+            self.woken.clear()  # before reading: a wake-up during the read is kept
+            try:
+                batch = await self.read(self.version)
+            except Exception as error:  # any: its followers must hear of it
+                log.warning("feed of %s stopped: %r", self.stream_id, error)
+                self.failed = True
+                self._tell()
+                return
+            self._keep(batch)
+            if batch.messages or batch.end is not None:
+                told_at = self._tell()
+                continue  # there may be more: read on before waiting
+            if time.monotonic() - told_at >= RECHECK_S:
+                told_at = self._tell()  # nothing new: the followers send a keep-alive
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(RECHECK_S):
+                    await self.woken.wait()
+
+    def _keep(self, batch: FeedBatch) -> None:
+        for message in batch.messages:
+            if message.id != self.version + 1:  # never expected: restart the tail there
+                self.floor, self.tail = message.id - 1, []
+            self.tail.append(message.encoded())
+        if len(self.tail) > 2 * TAIL_EVENTS:
+            dropped = len(self.tail) - TAIL_EVENTS
+            del self.tail[:dropped]
+            self.floor += dropped
+        if batch.end is not None:
+            self.end = batch.end.encoded()
+        self._joined.clear()
+
+    def _tell(self) -> float:
+        for waiter in self._waiting:
+            if not waiter.done():
+                waiter.set_result(None)
+        self._waiting.clear()
+        return time.monotonic()
+
+
 class FeedHub:
-    """Tails one published topic and wakes this process's followers of each stream in it."""
+    """Tails one published topic and wakes this process's channels of each stream in it."""
 
     def __init__(self, runtime: Runtime, topic: str) -> None:
         self.runtime = runtime
         self.topic = topic
-        self._followers: dict[str, set[asyncio.Event]] = {}
+        self._channels: dict[str, dict[Viewer, Channel]] = {}
 
     def start(self) -> None:
         """Run the tail for as long as the runtime (after ``runtime.start``)."""
         self.runtime.spawn(f"feed:{self.topic}", self._tail())
 
     async def follow(
-        self, stream_id: str, after: int, read: Reader
-    ) -> AsyncIterator[ServerSentEventMessage]:
-        """The stream's events after version ``after`` as ``read`` shows them, as they come.
+        self, stream_id: str, after: int, read: Reader, viewer: Viewer = None
+    ) -> AsyncIterator[bytes]:
+        """The stream's events after version ``after`` as ``read`` shows them to ``viewer``,
+        as they come: from the viewer's channel, or from ``read`` while behind its tail.
 
         A failed read (a database or rules outage) ends the feed: the client reconnects after
         ``RETRY_MS`` and resumes from its last event.
         """
-        yield ServerSentEventMessage(data=None, retry=RETRY_MS)
-        with self._watch(stream_id) as woken:
+        yield RETRY
+        with self._joining(stream_id, viewer, read, after) as channel:
             while True:
-                woken.clear()  # before reading: a wake-up during the read is kept
-                try:
-                    batch = await read(after)
-                except (Problem, psycopg.Error) as error:
-                    log.warning("feed of %s stopped: %r", stream_id, error)
+                if after < channel.floor:
+                    try:
+                        batch = await read(after)
+                    except (Problem, psycopg.Error) as error:
+                        log.warning("feed of %s stopped: %r", stream_id, error)
+                        return
+                    if batch.messages:
+                        after = batch.messages[-1].id
+                        yield _encoded(batch.messages)
+                    if batch.end is not None:
+                        yield batch.end.encoded()
+                        return
+                    if batch.messages:
+                        continue
+                elif after < channel.version:
+                    chunk, after = channel.since(after), channel.version
+                    yield chunk
+                    continue
+                elif channel.end is not None:
+                    yield channel.end
                     return
-                for message in batch.messages:
-                    yield ServerSentEventMessage(
-                        id=message.id, event=message.type, data=message.data.decode()
-                    )
-                    after = message.id
-                if batch.last:
+                elif channel.failed:
                     return
-                if batch.messages:
-                    continue  # there may be more: read on before waiting
-                try:
-                    async with asyncio.timeout(RECHECK_S):  # wait_for adds a task per idle feed
-                        await woken.wait()
-                except TimeoutError:
-                    yield ServerSentEventMessage(data=None, comment="keep-alive")
+                await channel.news()
+                if not channel.has_more(after):
+                    yield KEEP_ALIVE
 
     @contextlib.contextmanager
-    def _watch(self, stream_id: str) -> Iterator[asyncio.Event]:
-        woken = asyncio.Event()
-        followers = self._followers.setdefault(stream_id, set())
-        followers.add(woken)
+    def _joining(
+        self, stream_id: str, viewer: Viewer, read: Reader, after: int
+    ) -> Iterator[Channel]:
+        """The viewer's channel of the stream (opened for the first follower, from its
+        ``after``), for as long as the follower lasts; the last to leave closes it."""
+        channels = self._channels.setdefault(stream_id, {})
+        channel = channels.get(viewer)
+        if channel is None:
+            channel = channels[viewer] = Channel(stream_id, viewer, read, after)
+            channel.task = asyncio.create_task(self._run(channel))
+        channel.followers += 1
         try:
-            yield woken
+            yield channel
         finally:
-            followers.discard(woken)
-            if not followers:
-                del self._followers[stream_id]
+            channel.followers -= 1
+            if not channel.followers:
+                self._close(channel)
+
+    async def _run(self, channel: Channel) -> None:
+        await channel.run()
+        if channel.failed:  # the next follower opens a new one
+            self._forget(channel)
+
+    def _close(self, channel: Channel) -> None:
+        self._forget(channel)
+        if channel.task is not None:
+            channel.task.cancel()
+
+    def _forget(self, channel: Channel) -> None:
+        channels = self._channels.get(channel.stream_id, {})
+        if channels.get(channel.viewer) is channel:
+            del channels[channel.viewer]
+            if not channels:
+                del self._channels[channel.stream_id]
 
     def _wake(self, stream_ids: Iterable[str]) -> None:
         for stream_id in stream_ids:
-            for woken in self._followers.get(stream_id, ()):
-                woken.set()
+            for channel in self._channels.get(stream_id, {}).values():
+                channel.woken.set()
 
     async def _tail(self) -> None:
         """Read the topic from its newest entry on; after an outage, wake every follower,
@@ -241,7 +394,7 @@ class FeedHub:
             try:
                 if position is None:
                     position = await bus.newest_id(self.topic)
-                    self._wake(list(self._followers))
+                    self._wake(list(self._channels))
                 entries = await bus.read(self.topic, position, block_ms=TAIL_BLOCK_MS)
                 outage.succeeded()
                 backoff = 0.1
@@ -254,7 +407,7 @@ class FeedHub:
                 continue
             if entries:
                 position = entries[-1][0]
-                if self._followers:
+                if self._channels:
                     self._wake({_stream_of(fields) for _, fields in entries})
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import msgspec
-from litestar.response.sse import ServerSentEventMessage
 
 from services.lobby import schemas as s
 from services.lobby.tables import Tables, public_event, table_stream
@@ -18,15 +17,16 @@ _json = msgspec.json.Encoder()
 
 
 class TableFeeds:
-    """Follows tables for callers, who may see a table's feed where they may see the table."""
+    """Follows tables for callers, who may see a table's feed where they may see the table.
+
+    Everyone sees the same events (``public_event``): a table's feeds in this process share one
+    channel, which reads each event once."""
 
     def __init__(self, tables: Tables, hub: FeedHub) -> None:
         self.tables = tables
         self.hub = hub
 
-    async def follow(
-        self, table_id: str, token: str | None, after: int
-    ) -> AsyncIterator[ServerSentEventMessage]:
+    async def follow(self, table_id: str, token: str | None, after: int) -> AsyncIterator[bytes]:
         """Check the table, the caller and the resume point now (they may still get a
         problem), then the feed."""
         async with self.tables.runtime.pool.connection() as conn:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import msgspec
-from litestar.response.sse import ServerSentEventMessage
 
 from services.match import schemas as s
 from services.match.matches import Matches, match_stream
@@ -19,21 +18,28 @@ _json = msgspec.json.Encoder()
 
 
 class MatchFeeds:
-    """Follows matches for callers: the events come from ``Matches.events``, redacted there."""
+    """Follows matches for callers: the events come from ``Matches.events``, redacted there,
+    once per seat (and once for the spectators) for all their feeds in this process."""
 
     def __init__(self, matches: Matches, hub: FeedHub) -> None:
         self.matches = matches
         self.hub = hub
 
-    async def follow(
-        self, match_id: str, token: str | None, after: int
-    ) -> AsyncIterator[ServerSentEventMessage]:
+    async def follow(self, match_id: str, token: str | None, after: int) -> AsyncIterator[bytes]:
         """Check the match, the caller and the resume point now, while they can still be
-        answered with a problem; then the feed."""
-        snapshot = await self.matches.load(match_id, fresh=True)
-        snapshot.seat_of(token)
-        check_resume_point(after, snapshot.version)
-        return self.hub.follow(match_stream(match_id), after, self._reader(match_id, token))
+        answered with a problem; then the feed.
+
+        The cached match answers for the caller (seats and invitation never change) and for a
+        resume point it has reached (versions only grow): thousands of feeds opening at once
+        then cost no database read each.
+        """
+        snapshot = await self.matches.load(match_id)
+        seat = snapshot.seat_of(token)
+        if after > snapshot.version:
+            snapshot = await self.matches.load(match_id, fresh=True)
+            check_resume_point(after, snapshot.version)
+        reader = self._reader(match_id, token)
+        return self.hub.follow(match_stream(match_id), after, reader, viewer=seat)
 
     def _reader(self, match_id: str, token: str | None) -> Reader:
         async def read(after: int) -> FeedBatch:
@@ -50,8 +56,9 @@ class MatchFeeds:
                 finished = s.MatchFinished(
                     match_id=match_id, version=snapshot.version, result=snapshot.result
                 )
-                end = FeedMessage(snapshot.version, MATCH_FINISHED, _json.encode(finished))
-                return FeedBatch([end], last=True)
+                return FeedBatch(
+                    [], end=FeedMessage(snapshot.version, MATCH_FINISHED, _json.encode(finished))
+                )
             return FeedBatch([])
 
         return read

@@ -181,6 +181,37 @@ def test_a_seat_follows_a_whole_match_each_event_once_then_its_end(stack: Stack)
     assert_own_cards_hidden(moves, seat=1, players=3)
 
 
+def test_feeds_of_every_viewer_at_once_each_get_their_own_view_to_the_end(
+    stack: Stack,
+) -> None:
+    """Seats and spectators follow one match together (sharing a read per viewer in the
+    process): none is sent another viewer's event, so no hidden card leaks."""
+    match_id, tokens = open_table(stack, "hanabi", 2, seed=36)
+    rng = random.Random(36)
+    path = f"/matches/{match_id}/feed"
+    viewers = [0, 1, -1, 0, -1, 1]  # a seat's index, -1 the spectator
+    early = [
+        Follower(match_url(stack), path, headers=auth(tokens[v]) if v >= 0 else {}).start()
+        for v in viewers
+    ]
+    play_safely(stack, match_id, tokens, rng, 6)
+    late = [  # from the start, while the others are live
+        Follower(match_url(stack), path, headers=auth(tokens[v]) if v >= 0 else {}).start()
+        for v in viewers
+    ]
+    final = play_to_end(stack, match_id, tokens, rng)
+    for follower in early + late:
+        follower.join(LIVE_S)
+
+    views = {v: all_events(stack, match_id, tokens[v] if v >= 0 else None) for v in (0, 1, -1)}
+    for viewer, follower in zip(viewers + viewers, early + late, strict=True):
+        *moves, finish = follower.events
+        assert follower.ended and finish.type == "MatchFinished"
+        assert follower.ids[:-1] == list(range(1, final["version"] + 1))
+        assert [event.data for event in moves] == views[viewer]
+        assert_own_cards_hidden(moves, seat=viewer, players=2)
+
+
 def test_a_dropped_feed_resumes_from_last_event_id_without_gaps_or_repeats(
     stack: Stack,
 ) -> None:
