@@ -10,13 +10,13 @@ apps, their keys and quotas and nothing else. Seat tokens and invitations stay a
 from __future__ import annotations
 
 import hmac
-from datetime import datetime
 from typing import Annotated, Any, Literal
 
 import msgspec
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
+from shared.db import given_fields, iso, set_clause
 from shared.http import Problem, hash_token, new_token, not_found
 from shared.messages import new_id
 from shared.settings import Settings
@@ -164,15 +164,10 @@ async def app_info(conn: AsyncConnection, app_id: str) -> AppInfo:
 
 
 async def update_app(conn: AsyncConnection, app_id: str, body: UpdateApp) -> AppInfo:
-    changes = {
-        name: value
-        for name, value in msgspec.structs.asdict(body).items()
-        if value is not msgspec.UNSET
-    }
+    changes = given_fields(body)
     if changes:
-        assignments = ", ".join(f"{name} = %({name})s" for name in changes)
         await conn.execute(
-            f"update apps set {assignments} where app_id = %(app_id)s",
+            f"update apps set {set_clause(changes)} where app_id = %(app_id)s",
             {**changes, "app_id": app_id},
         )
     return await app_info(conn, app_id)
@@ -232,10 +227,6 @@ _APP_COLUMNS = "app_id, name, max_open_tables, created_at"
 _KEY_COLUMNS = "key_id, app_id, scopes, label, created_at, revoked_at"
 
 
-def _iso(moment: datetime | None) -> str | None:
-    return None if moment is None else moment.isoformat()
-
-
 def _app(row: tuple[Any, ...]) -> AppInfo:
     return AppInfo(
         app_id=row[0], name=row[1], max_open_tables=row[2], created_at=row[3].isoformat()
@@ -249,5 +240,5 @@ def _key_info(row: tuple[Any, ...]) -> KeyInfo:
         scopes=list(row[2]),
         label=row[3],
         created_at=row[4].isoformat(),
-        revoked_at=_iso(row[5]),
+        revoked_at=iso(row[5]),
     )

@@ -26,6 +26,19 @@ class Commitment(msgspec.Struct, frozen=True):
     value: Any
 
 
+_stored_decoder = msgspec.json.Decoder(dict[str, Commitment])
+
+
+def stored(data: bytes) -> dict[str, Commitment]:
+    """Commitments as a table or a match row keeps them."""
+    return _stored_decoder.decode(data)
+
+
+def published(committed: dict[str, Commitment]) -> dict[str, str]:
+    """What everyone sees before the end: each option's hash, never its salt or value."""
+    return {name: kept.commitment for name, kept in committed.items()}
+
+
 def commitment_of(salt: str, value: Any) -> str:
     return hashlib.sha256(salt.encode() + b":" + _canonical.encode(value)).hexdigest()
 

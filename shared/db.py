@@ -7,8 +7,12 @@ and applying migrations must be safe when raced.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
+from datetime import datetime
 from pathlib import Path
+from typing import Any
 
+import msgspec
 import psycopg
 from psycopg import errors, sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
@@ -127,3 +131,23 @@ async def migrate(conn: psycopg.AsyncConnection) -> list[str]:
             await conn.execute("INSERT INTO schema_migrations (name) VALUES (%s)", (path.name,))
         applied.append(path.name)
     return applied
+
+
+# --- rows and the API ------------------------------------------------------------------------
+
+
+def given_fields(update: msgspec.Struct) -> dict[str, Any]:
+    """The fields a partial update (a PATCH body) sets: the others are left ``UNSET``."""
+    fields = msgspec.structs.asdict(update)
+    return {name: value for name, value in fields.items() if value is not msgspec.UNSET}
+
+
+def set_clause(changes: Mapping[str, Any]) -> str:
+    """An UPDATE's ``a = %(a)s, b = %(b)s`` for ``changes``, whose names are a Struct's fields
+    (never a request's keys, so they are safe to put in SQL)."""
+    return ", ".join(f"{name} = %({name})s" for name in changes)
+
+
+def iso(moment: datetime | None) -> str | None:
+    """A timestamp column as the API shows it."""
+    return None if moment is None else moment.isoformat()

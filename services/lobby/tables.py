@@ -12,7 +12,7 @@ from psycopg import AsyncConnection
 
 from services.lobby import schemas as s
 from shared import apps, commands, outbox
-from shared.commitments import Commitment, commit
+from shared.commitments import commit, published, stored
 from shared.eventstore import NewEvent, StoredEvent
 from shared.http import Problem, hash_token, new_token, not_found
 from shared.messages import (
@@ -132,7 +132,7 @@ class Tables:
             options=options,
             seeded=body.seed is not None,
             visibility=body.visibility,
-            commitments={name: kept.commitment for name, kept in committed.items()},
+            commitments=published(committed),
         )
         await conn.execute(
             f"insert into lobby_tables ({_INSERT_COLUMNS})"
@@ -248,7 +248,7 @@ class Tables:
             private=row[10] == "private",
             invitation_token_hash=row[11],
             app_id=row[12],
-            commitments=msgspec.json.decode(row[13], type=dict[str, Commitment]),
+            commitments=stored(row[13]),
         )
         envelope = command("CreateMatch", create, correlation_id=correlation, actor=actor)
         await commands.send(
@@ -411,10 +411,7 @@ def _table_info(
         version=row[9],
         visibility=row[10],
         secret_options_set=set_secretly,
-        commitments={
-            name: kept.commitment
-            for name, kept in msgspec.json.decode(row[13], type=dict[str, Commitment]).items()
-        },
+        commitments=published(stored(row[13])),
         seats_per_invitation=row[14],
     )
 

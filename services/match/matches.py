@@ -17,7 +17,7 @@ from psycopg import AsyncConnection
 from psycopg.errors import UniqueViolation
 
 from services.match import schemas as s
-from shared import commands, outbox
+from shared import commands, commitments, outbox
 from shared import rules_api as api
 from shared.commitments import Commitment
 from shared.eventstore import NewEvent, StoredEvent
@@ -507,7 +507,7 @@ class Matches:
             found = await conn.execute(
                 "select options, commitments from matches where match_id = %s", (match_id,)
             )
-            options, commitments = await found.fetchone() or (b"{}", b"{}")
+            options, committed = await found.fetchone() or (b"{}", b"{}")
         return msgspec.Raw(
             _json.encode(
                 match_file(
@@ -516,7 +516,7 @@ class Matches:
                     players=snapshot.players,
                     result=snapshot.result,
                     events=stored,
-                    commitments=msgspec.json.decode(commitments, type=dict[str, Commitment]),
+                    commitments=commitments.stored(committed),
                 )
             )
         )

@@ -4,6 +4,10 @@ service or operator key needed), and the development app ``playtable stack`` pri
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from psycopg import AsyncConnection
 
 from shared import apps
 from shared.db import open_pool
@@ -15,22 +19,25 @@ TOOLS_APP = "playtable tools"
 """The app the operator's client commands (``import``, ``bench``) act as, unless given a key."""
 
 
-async def create_app(settings: Settings, name: str, max_open_tables: int | None) -> apps.CreatedApp:
+@asynccontextmanager
+async def _transaction(settings: Settings) -> AsyncIterator[AsyncConnection]:
+    """One transaction on the (migrated) database, for a command that runs once."""
     pool = await open_pool(settings.database_url, min_size=1, max_size=1)
     try:
         async with pool.connection() as conn, conn.transaction():
-            return await apps.create_app(conn, apps.CreateApp(name, max_open_tables))
+            yield conn
     finally:
         await pool.close()
+
+
+async def create_app(settings: Settings, name: str, max_open_tables: int | None) -> apps.CreatedApp:
+    async with _transaction(settings) as conn:
+        return await apps.create_app(conn, apps.CreateApp(name, max_open_tables))
 
 
 async def operator_key(settings: Settings, label: str) -> apps.CreatedKey:
-    pool = await open_pool(settings.database_url, min_size=1, max_size=1)
-    try:
-        async with pool.connection() as conn, conn.transaction():
-            return await apps.create_key(conn, None, apps.CreateKey(label=label))
-    finally:
-        await pool.close()
+    async with _transaction(settings) as conn:
+        return await apps.create_key(conn, None, apps.CreateKey(label=label))
 
 
 async def development_key(settings: Settings) -> str:
@@ -52,29 +59,25 @@ async def fresh_key(
 ) -> str:
     """A new key of the app named ``app_name`` (created the first time); with
     ``revoke_earlier``, the keys with the same label made before are revoked."""
-    pool = await open_pool(settings.database_url, min_size=1, max_size=1)
-    try:
-        async with pool.connection() as conn, conn.transaction():
-            cursor = await conn.execute(
-                "select app_id from apps where name = %s order by created_at limit 1",
-                (app_name,),
+    async with _transaction(settings) as conn:
+        cursor = await conn.execute(
+            "select app_id from apps where name = %s order by created_at limit 1",
+            (app_name,),
+        )
+        row = await cursor.fetchone()
+        if row is None:
+            created = await apps.create_app(conn, apps.CreateApp(app_name))
+            app_id = created.app.app_id
+        else:
+            app_id = row[0]
+        if revoke_earlier:
+            await conn.execute(
+                "update api_keys set revoked_at = now()"
+                " where app_id = %s and label = %s and revoked_at is null",
+                (app_id, label),
             )
-            row = await cursor.fetchone()
-            if row is None:
-                created = await apps.create_app(conn, apps.CreateApp(app_name))
-                app_id = created.app.app_id
-            else:
-                app_id = row[0]
-            if revoke_earlier:
-                await conn.execute(
-                    "update api_keys set revoked_at = now()"
-                    " where app_id = %s and label = %s and revoked_at is null",
-                    (app_id, label),
-                )
-            key = await apps.create_key(conn, app_id, apps.CreateKey(label=label))
-            return key.api_key
-    finally:
-        await pool.close()
+        key = await apps.create_key(conn, app_id, apps.CreateKey(label=label))
+        return key.api_key
 
 
 def run(command: str, settings: Settings, name: str, max_open_tables: int | None) -> int:

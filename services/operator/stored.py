@@ -14,6 +14,7 @@ import msgspec
 from psycopg import AsyncConnection
 
 from services.match.matches import match_stream
+from shared import commitments
 from shared.commitments import Commitment
 from shared.db import open_pool
 from shared.eventstore import EventStore, StoredEvent
@@ -87,5 +88,5 @@ def _stored_match(row: tuple[Any, ...]) -> StoredMatch:
         result=None if row[6] is None else msgspec.json.decode(row[6]),
         players=msgspec.json.decode(row[7]),
         options=msgspec.json.decode(row[8]),
-        commitments=msgspec.json.decode(row[9], type=dict[str, Commitment]),
+        commitments=commitments.stored(row[9]),
     )

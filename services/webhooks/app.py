@@ -18,7 +18,7 @@ from services.webhooks.delivery import configure, enqueue
 from services.webhooks.signing import new_secret
 from services.webhooks.targets import TargetRefused, allowed_networks, check_target
 from shared import apps, rules_api
-from shared.db import open_pool
+from shared.db import given_fields, iso, open_pool, set_clause
 from shared.http import (
     APP_KEY,
     PG_BIGINT_MAX,
@@ -39,10 +39,6 @@ _SUBSCRIPTION_COLUMNS = (
 )
 
 
-def _iso(moment: datetime | None) -> str | None:
-    return None if moment is None else moment.isoformat()
-
-
 def _subscription(row: tuple[Any, ...]) -> s.SubscriptionInfo:
     return s.SubscriptionInfo(
         id=row[0],
@@ -53,7 +49,7 @@ def _subscription(row: tuple[Any, ...]) -> s.SubscriptionInfo:
         enabled=row[5],
         disabled_reason=row[6],
         created_at=row[7].isoformat(),
-        previous_secret_until=_iso(row[8]),
+        previous_secret_until=iso(row[8]),
     )
 
 
@@ -272,8 +268,7 @@ class SubscriptionsController(Controller):
         subscription_id: FromPath[str],
         data: JSONBody[s.UpdateSubscription],
     ) -> s.SubscriptionInfo:
-        changes = msgspec.structs.asdict(data)
-        changes = {name: value for name, value in changes.items() if value is not msgspec.UNSET}
+        changes = given_fields(data)
         app_id = await webhooks.app_of(request)
         async with webhooks.pool.connection() as conn:  # an unknown one: 404 before anything
             await webhooks.subscription(conn, app_id, subscription_id)
@@ -287,9 +282,8 @@ class SubscriptionsController(Controller):
             changes["disabled_reason"] = "disabled through the API"
         async with webhooks.pool.connection() as conn, conn.transaction():
             if changes:  # gone meanwhile: nothing updated, and the read below answers 404
-                assignments = ", ".join(f"{name} = %({name})s" for name in changes)
                 await conn.execute(
-                    f"UPDATE webhook_subscriptions SET {assignments}"
+                    f"UPDATE webhook_subscriptions SET {set_clause(changes)}"
                     " WHERE id = %(id)s AND app_id IS NOT DISTINCT FROM %(app_id)s",
                     {**changes, "id": subscription_id, "app_id": app_id},
                 )
