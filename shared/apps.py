@@ -206,12 +206,6 @@ async def revoke_key(conn: AsyncConnection, app_id: str, key_id: str) -> KeyInfo
     return await _key(conn, app_id, key_id)
 
 
-async def open_tables_quota(conn: AsyncConnection, app_id: str, default: int) -> int:
-    cursor = await conn.execute("select max_open_tables from apps where app_id = %s", (app_id,))
-    row = await cursor.fetchone()
-    return default if row is None or row[0] is None else row[0]
-
-
 async def _key(conn: AsyncConnection, app_id: str | None, key_id: str) -> KeyInfo:
     cursor = await conn.execute(
         f"select {_KEY_COLUMNS} from api_keys where key_id = %s and app_id is not distinct from %s",

@@ -28,6 +28,8 @@ PAYLOAD_FIELD = b"m"
 DEFAULT_MAXLEN = 100_000
 
 Handler = Callable[[str, bytes], Awaitable[None]]
+BatchHandler = Callable[[list[tuple[str, bytes]]], Awaitable[None]]
+"""Handles ``(entry_id, payload)`` pairs, in stream order, all or nothing."""
 Entry = tuple[str, dict[bytes, bytes] | None]
 
 # Redis unreachable, restarting or failing over: wait and try again.
@@ -168,6 +170,15 @@ class Consumer:
     are independent of each other (their order is then not kept). ``dead_after_ms`` is how long
     a member of the group (this one or another) must stay idle, with nothing pending, before
     the recovery scan deems it dead and removes it from the group.
+
+    ``batch_handler``, if given, handles all the entries of one read (or one recovery claim)
+    in a single call, in stream order, and must succeed or fail as a whole (a transaction).
+    Outages are retried as for ``handler``; any other failure falls back to ``handler``, one
+    entry at a time, so that only an entry that fails on its own is retried or dead-lettered.
+
+    ``linger_s``: after a read that did not fill a batch, wait this long before reading again,
+    so that under a trickle of entries each read still takes several (a batch handler costs a
+    transaction per read, whatever its size); entries wait at most that long more.
     """
 
     def __init__(
@@ -186,6 +197,8 @@ class Consumer:
         dead_letter_stream: str | None = None,
         concurrent: bool = False,
         outages: tuple[type[BaseException], ...] = BACKING_SERVICE_OUTAGES,
+        batch_handler: BatchHandler | None = None,
+        linger_s: float = 0.0,
     ) -> None:
         self._redis = redis
         self._outages = outages
@@ -197,6 +210,8 @@ class Consumer:
         self.group = group
         self.name = name
         self._handler = handler
+        self._batch_handler = batch_handler
+        self._linger_s = linger_s
         self._batch = batch
         self._block_ms = block_ms
         self._claim_idle_ms = claim_idle_ms
@@ -279,6 +294,7 @@ class Consumer:
             return 0
         deliveries = await self._delivery_counts([entry_id for entry_id, _ in entries])
         handled = 0
+        retried: list[tuple[str, dict[bytes, bytes], int]] = []
         for entry_id, fields in entries:
             if fields is None:  # trimmed away while pending: nothing left to handle
                 await self._redis.xack(self.stream, self.group, entry_id)
@@ -287,8 +303,15 @@ class Consumer:
             if count > self._max_deliveries:
                 await self._dead_letter(entry_id, fields, f"abandoned after {count - 1} deliveries")
             else:
-                await self._handle(entry_id, fields, count)
+                retried.append((entry_id, fields, count))
             handled += 1
+        if self._batch_handler is not None:  # together, then acknowledged together
+            done = await self._handle_batch(retried)
+            if done:
+                await self._redis.xack(self.stream, self.group, *done)
+        else:
+            for entry_id, fields, count in retried:
+                await self._handle(entry_id, fields, count)
         return handled
 
     async def _forget_dead_consumers(self) -> None:
@@ -310,6 +333,16 @@ class Consumer:
             block=self._block_ms if block and self._block_ms > 0 else None,
         )
         entries = _read_entries(response)
+        if self._batch_handler is not None:
+            done = await self._handle_batch(
+                [(entry_id, fields or {}, 1) for entry_id, fields in entries]
+            )
+            if done:  # one acknowledgement for the whole batch
+                await self._redis.xack(self.stream, self.group, *done)
+            if 0 < len(entries) < self._batch and self._linger_s > 0:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._stop.wait(), timeout=self._linger_s)
+            return len(entries)
         handling = (
             self._handle(entry_id, fields or {}, 1, ack=False) for entry_id, fields in entries
         )
@@ -360,6 +393,50 @@ class Consumer:
         while True:
             try:
                 await self._handler(entry_id, payload)
+            except self._outages as exc:
+                self._handler_outage.failed(exc)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._stop.wait(), timeout=backoff)
+                if self._stop.is_set():
+                    return False
+                backoff = min(backoff * 2, 5.0)
+            else:
+                self._handler_outage.succeeded()
+                return True
+
+    async def _handle_batch(self, entries: list[tuple[str, dict[bytes, bytes], int]]) -> list[str]:
+        """Run the batch handler on ``(entry_id, fields, deliveries)`` triples; return the ids
+        of the entries handled, for the caller to acknowledge. If the batch fails for another
+        reason than an outage, its entries are handled one at a time by the entry handler, so
+        that one bad entry is retried (and dead-lettered in the end) on its own."""
+        if not entries or self._batch_handler is None:
+            return []
+        items = [(entry_id, fields.get(PAYLOAD_FIELD, b"")) for entry_id, fields, _ in entries]
+        try:
+            if not await self._batch_through_outages(items):
+                return []  # stopping during an outage: the entries stay pending
+        except Exception:
+            log.warning(
+                "a batch of %d entries on %s failed; handling them one at a time",
+                len(entries),
+                self.stream,
+                exc_info=True,
+            )
+            done = []
+            for entry_id, fields, deliveries in entries:
+                if await self._handle(entry_id, fields, deliveries, ack=False):
+                    done.append(entry_id)
+            return done
+        return [entry_id for entry_id, _ in items]
+
+    async def _batch_through_outages(self, items: list[tuple[str, bytes]]) -> bool:
+        """``_handle_through_outages`` for the batch handler: outages are waited out and
+        retried in place, never counted. False if stopped meanwhile."""
+        assert self._batch_handler is not None
+        backoff = 0.1
+        while True:
+            try:
+                await self._batch_handler(items)
             except self._outages as exc:
                 self._handler_outage.failed(exc)
                 with contextlib.suppress(TimeoutError):

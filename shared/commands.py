@@ -6,18 +6,28 @@ again with backoff until the receiver marks it done (``complete``, in the transa
 effect). So a wiped Redis, a consumer that crashed, or a receiver that could not act yet (its
 rules worker down) only delays a command: none is dead-lettered or lost, and receivers must
 treat a repeat as a no-op.
+
+A sender that waits for its command to take effect (the lobby starting a table) is woken by a
+``CommandWatch``: ``complete`` notifies on commit, so nobody polls the commands table.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
+from collections.abc import Iterator
 from typing import NamedTuple
 
+import msgspec
+import psycopg
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
-from shared.bus import Bus
+from shared.bus import Bus, OutageLog
 from shared.outbox import Pump
+
+log = logging.getLogger(__name__)
 
 REFUSED = "refused"
 """Outcome of a command its receiver will never carry out (not retried)."""
@@ -40,12 +50,9 @@ async def send(
 
 
 async def complete(conn: AsyncConnection, command_id: str, outcome: str = "done") -> None:
-    """Mark a command as taken effect (in the transaction of its effect): no more re-drives."""
-    await conn.execute(
-        "update commands set done_at = now(), outcome = %s"
-        " where command_id = %s and done_at is null",
-        (outcome, command_id),
-    )
+    """Mark a command as taken effect (in the transaction of its effect): no more re-drives.
+    Its waiters (``CommandWatch``) are told on commit, in the same statement."""
+    await conn.execute(_COMPLETE, {"outcome": outcome, "command_id": command_id})
 
 
 async def latest_about(conn: AsyncConnection, subject: str) -> CommandState | None:
@@ -59,20 +66,180 @@ async def latest_about(conn: AsyncConnection, subject: str) -> CommandState | No
     return None if row is None else CommandState(bytes(row[0]), row[1], row[2])
 
 
-async def wait_until_done(
-    pool: AsyncConnectionPool, subject: str, timeout_s: float
-) -> CommandState | None:
-    """Poll until the command about ``subject`` is done, or ``timeout_s`` passed; its state."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout_s
-    pause = 0.005
-    while True:
-        async with pool.connection() as conn:
+DONE_CHANNEL = "commands_done"
+"""Postgres notifies it when a command is done (on commit): ``{"subject", "outcome"}``."""
+
+NOTIFIED_OUTCOME_MAX = 1000
+"""Longer outcomes are not sent (a notification holds under 8000 bytes): waiters read them."""
+
+_COMPLETE = f"""
+with done as (
+    update commands set done_at = now(), outcome = %(outcome)s
+    where command_id = %(command_id)s and done_at is null
+    returning subject, outcome
+)
+select pg_notify('{DONE_CHANNEL}', json_build_object(
+    'subject', subject,
+    'outcome', case when octet_length(outcome) <= {NOTIFIED_OUTCOME_MAX} then outcome end)::text)
+from done
+"""
+
+
+class CommandStatus(NamedTuple):
+    done: bool
+    outcome: str | None
+
+
+class _Notified(msgspec.Struct):
+    subject: str
+    outcome: str | None = None
+
+
+_notified = msgspec.json.Decoder(_Notified)
+
+
+class Waiter:
+    """One wait for the command about ``subject``: woken when it is done (with its outcome, if
+    the notification carried it) or when notifications may have been missed."""
+
+    __slots__ = ("subject", "outcome", "woken")
+
+    def __init__(self, subject: str) -> None:
+        self.subject = subject
+        self.outcome: str | None = None
+        self.woken = asyncio.Event()
+
+
+class CommandWatch:
+    """Waits for commands to be done without polling: one connection of its own (not the
+    pool's) LISTENs on ``DONE_CHANNEL`` and wakes the waiters of each subject done.
+
+    A notification is missed only while that connection is down: each waiter also looks every
+    ``recheck_s``, and everyone looks once it listens again (after a Postgres restart, say,
+    reconnecting with backoff), so a lost notification delays a wait and never hangs it.
+    """
+
+    def __init__(
+        self,
+        pool: AsyncConnectionPool,
+        database_url: str,
+        *,
+        recheck_s: float = 0.5,
+        max_backoff_s: float = 5.0,
+    ) -> None:
+        self._pool = pool
+        self._database_url = database_url
+        self._recheck_s = recheck_s
+        self._max_backoff_s = max_backoff_s
+        self._waiters: dict[str, set[Waiter]] = {}
+        self.listening = asyncio.Event()
+        """Set while notifications arrive (tests wait for it)."""
+
+    @contextlib.contextmanager
+    def watch(self, subject: str) -> Iterator[Waiter]:
+        """Register a waiter for ``subject`` (for ``wait``); registered before the command
+        commits, its notification cannot be missed, so its wait need not look first."""
+        waiter = Waiter(subject)
+        self._waiters.setdefault(subject, set()).add(waiter)
+        try:
+            yield waiter
+        finally:
+            waiting = self._waiters.get(subject)
+            if waiting is not None:
+                waiting.discard(waiter)
+                if not waiting:
+                    del self._waiters[subject]
+
+    async def wait(
+        self, subject: str, timeout_s: float, waiter: Waiter | None = None
+    ) -> CommandStatus | None:
+        """Whether the command about ``subject`` is done, once it is or ``timeout_s`` passed
+        (``None``: there is no such command). ``waiter``: one from ``watch``, registered
+        before the command was committed."""
+        if waiter is None:
+            with self.watch(subject) as registered:
+                return await self._wait(registered, timeout_s, look=True)
+        return await self._wait(waiter, timeout_s, look=False)
+
+    async def _wait(self, waiter: Waiter, timeout_s: float, *, look: bool) -> CommandStatus | None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_s
+        status: CommandStatus | None = CommandStatus(False, None)
+        while True:
+            waiter.woken.clear()
+            if waiter.outcome is not None:
+                return CommandStatus(True, waiter.outcome)
+            if look:
+                status = await self._status(waiter.subject)
+                if status is None or status.done:
+                    return status
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                if look:
+                    return status
+                look = True  # the time is up: one last look, to answer what is true now
+                continue
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(min(self._recheck_s, remaining)):
+                    await waiter.woken.wait()
+            look = True  # unless the notification told the outcome (see the loop's start)
+
+    async def _status(self, subject: str) -> CommandStatus | None:
+        async with self._pool.connection() as conn:
             state = await latest_about(conn, subject)
-        if state is None or state.done or loop.time() >= deadline:
-            return state
-        await asyncio.sleep(min(pause, max(deadline - loop.time(), 0)))
-        pause = min(pause * 2, 0.1)
+        return None if state is None else CommandStatus(state.done, state.outcome)
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Listen until ``stop``, reconnecting with backoff; an outage is logged once."""
+        outage = OutageLog(log, "command watch", "postgres")
+        backoff = 0.1
+        while not stop.is_set():
+            try:
+                await self._listen(stop, outage)
+            except (psycopg.Error, OSError) as error:
+                outage.failed(error)
+            if self.listening.is_set():  # it listened until now: try again soon
+                self.listening.clear()
+                backoff = 0.1
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(backoff):
+                    await stop.wait()
+            backoff = min(backoff * 2, self._max_backoff_s)
+
+    async def _listen(self, stop: asyncio.Event, outage: OutageLog) -> None:
+        conn = await psycopg.AsyncConnection.connect(
+            self._database_url,
+            autocommit=True,
+            # A connection lost without a goodbye (a network gone) is noticed in about 20 s;
+            # meanwhile the waiters' own looks cover it.
+            keepalives=1,
+            keepalives_idle=10,
+            keepalives_interval=5,
+            keepalives_count=2,
+        )
+        async with conn:
+            await conn.execute(f"LISTEN {DONE_CHANNEL}")
+            outage.succeeded()
+            self.listening.set()
+            self._wake_all()  # what was done while nobody listened was told to nobody
+            while not stop.is_set():
+                async for notification in conn.notifies(timeout=1.0):
+                    self._notified(notification.payload)
+
+    def _notified(self, payload: str) -> None:
+        try:
+            notified = _notified.decode(payload)
+        except msgspec.DecodeError:
+            log.warning("command watch: ignored a notification it cannot read: %r", payload)
+            return
+        for waiter in self._waiters.get(notified.subject, ()):
+            waiter.outcome = notified.outcome
+            waiter.woken.set()
+
+    def _wake_all(self) -> None:
+        for waiting in self._waiters.values():
+            for waiter in waiting:
+                waiter.woken.set()
 
 
 _DUE = """

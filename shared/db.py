@@ -7,6 +7,7 @@ and applying migrations must be safe when raced.
 from __future__ import annotations
 
 import logging
+import select
 from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
@@ -60,15 +61,32 @@ async def open_pool(
 
 
 async def _check_before_lending(pool: AsyncConnectionPool, conn: psycopg.AsyncConnection) -> None:
-    """No request gets a dead connection (Postgres restarted, or ended it). One dead connection
-    means the others idle beside it are likely dead too: they are all checked (and replaced)
-    at once, because the pool waits longer after each failed check (1 s, 2 s, ...) and a
-    request would otherwise time out going through them one by one."""
+    """No request gets a dead connection (Postgres restarted, or ended it). A server that ends
+    a connection says goodbye or closes the socket, which makes it readable: only then is a
+    round trip spent checking it (a query per checkout cost every request a round trip). One
+    dead connection means the others idle beside it are likely dead too: they are all checked
+    (and replaced) at once, because the pool waits longer after each failed check (1 s, 2 s,
+    ...) and a request would otherwise time out going through them one by one."""
+    if _quiet(conn):
+        return
     try:
         await AsyncConnectionPool.check_connection(conn)
     except psycopg.OperationalError:
         await pool.check()
         raise
+
+
+def _quiet(conn: psycopg.AsyncConnection) -> bool:
+    """Whether the server has sent nothing since the connection was last used (an idle
+    autocommit connection is sent nothing while it lives)."""
+    if conn.closed or conn.broken:
+        return False
+    poller = select.poll()
+    try:
+        poller.register(conn.fileno(), select.POLLIN)
+        return not poller.poll(0)
+    except (OSError, ValueError, psycopg.OperationalError):
+        return False
 
 
 async def ensure_database(database_url: str) -> None:

@@ -9,6 +9,29 @@ without asking Redis until a token can be back. A client also holds one slot per
 open, leased in a sorted set and renewed while the feed lasts, so the slots of a process that
 died free themselves.
 
+A process takes a client's tokens a few at a time, so that a client well under its limits
+costs one script call per up to ``ALLOWANCE_MAX`` requests instead of one per request: while
+the client's buckets are more than half full, a call takes as many tokens as the client spent
+lately (twice as many as last time while it spends them all, ``ALLOWANCE_MAX`` at most), and
+the process's next requests of that client and class of route spend them without asking
+Redis, within ``ALLOWANCE_S`` (then the ones left lapse). In the lower half of a bucket a call
+takes only the tokens of the requests waiting for it, so near the edge Redis counts each
+request as it comes and no process hoards the last tokens. Concurrent requests of one client
+in a process wait for one call rather than each making its own (it takes a token for each of
+them, up to ``ALLOWANCE_MAX``). A client making a request a second or less to a process gains
+nothing: each of its requests is still one call.
+
+Tokens are taken before they are spent, and a bucket may refill meanwhile: over any ``T``
+seconds, a client is admitted at most ``burst + rate * T`` requests (the bucket's own bound)
+plus the tokens processes held at the start: at most ``ALLOWANCE_MAX - 1`` (31) per process
+and set of buckets (an address, or an address and a key), and never more than ``rate *
+ALLOWANCE_S`` in all, as a token is spent within ``ALLOWANCE_S`` of being taken. That is a
+constant: the sustained rate stays the bucket's. A token is never spent twice; tokens that
+lapse unspent count as spent (the client's loss, fewer than ``ALLOWANCE_MAX`` at a time). The
+``RateLimit`` header's remaining count is what Redis had left at the process's last call plus
+the tokens the process still holds: approximate (it ignores the refill since, and what other
+processes took since), exact for a client of one process near the edge.
+
 Redis is a guard here, not the truth: when it does not answer, requests pass (one warning per
 outage) and the limiter leaves Redis alone for a moment, so an outage costs a request at most
 its own short timeouts, and mostly nothing.
@@ -68,12 +91,22 @@ REMEMBERED_REFUSALS = 10_000
 """Clients refused lately that are refused again without asking Redis until a token is back
 in their buckets (nothing brings it sooner): a flood costs Redis about twice the rate it is
 allowed, not its own."""
+ALLOWANCE_MAX = 32
+"""Most tokens one script call takes from a client's buckets for a process to spend: a client
+far from its limits costs Redis one call per this many requests, and may pass its limits by
+this many less one per process (see the module's docstring)."""
+ALLOWANCE_S = 1.0
+"""Tokens a process took and has not spent lapse this long after it asked for them."""
+REMEMBERED_ALLOWANCES = 10_000
+"""Clients (and classes of route) whose tokens a process holds: beyond, a new client's
+requests are counted by Redis one at a time until the lapsed ones are forgotten."""
 
 _TAKE_TOKENS = """
 local rate, burst = tonumber(ARGV[1]), tonumber(ARGV[2])
+local need, ask = tonumber(ARGV[3]), tonumber(ARGV[4])
 local clock = redis.call('TIME')
 local now_ms = tonumber(clock[1]) * 1000 + tonumber(clock[2]) / 1000
-local levels, allowed, wait_ms = {}, 1, 0
+local levels, lowest = {}, burst
 for i, key in ipairs(KEYS) do
     local saved = redis.call('HMGET', key, 'tokens', 'at')
     local level = burst
@@ -81,28 +114,30 @@ for i, key in ipairs(KEYS) do
         local elapsed_ms = math.max(0, now_ms - tonumber(saved[2]))
         level = math.min(burst, tonumber(saved[1]) + elapsed_ms * rate / 1000)
     end
-    if level < 1 then
-        allowed = 0
-        wait_ms = math.max(wait_ms, (1 - level) * 1000 / rate)
-    end
     levels[i] = level
+    lowest = math.min(lowest, level)
 end
-local remaining, full_in_ms = burst, 0
+if lowest < 1 then
+    return {0, 0, math.ceil((1 - lowest) * 1000 / rate), math.ceil((burst - lowest) * 1000 / rate)}
+end
+local taken = math.min(need, math.floor(lowest))
+local spare = math.min(ask - taken, math.floor(lowest - taken - burst / 2))
+if spare > 0 then
+    taken = taken + spare
+end
 for i, key in ipairs(KEYS) do
-    local level = levels[i]
-    if allowed == 1 then
-        level = level - 1
-        redis.call('HSET', key, 'tokens', level, 'at', now_ms)
-        redis.call('PEXPIRE', key, math.ceil((burst - level) * 1000 / rate))
-    end
-    remaining = math.min(remaining, level)
-    full_in_ms = math.max(full_in_ms, (burst - level) * 1000 / rate)
+    local level = levels[i] - taken
+    redis.call('HSET', key, 'tokens', level, 'at', now_ms)
+    redis.call('PEXPIRE', key, math.ceil((burst - level) * 1000 / rate))
 end
-return {allowed, math.floor(remaining), math.ceil(wait_ms), math.ceil(full_in_ms)}
+lowest = lowest - taken
+return {taken, math.floor(lowest), 0, math.ceil((burst - lowest) * 1000 / rate)}
 """
-"""Take a token from every bucket (``KEYS``) or from none: ``{allowed, tokens left in the
-emptiest bucket, ms until a token is back in all, ms until all are full}``. A bucket expires
-once it would be full again: a missing bucket is a full one."""
+"""Take ``ARGV[3]`` tokens (or as many as there are) from every bucket (``KEYS``) or none, and
+up to ``ARGV[4]`` in all while that leaves the emptiest bucket more than half full: ``{tokens
+taken, tokens left in the emptiest bucket, ms until a token is back in all (when none was
+taken), ms until all are full}``. A bucket expires once it would be full again: a missing
+bucket is a full one."""
 
 _TAKE_FEED_SLOT = """
 local limit, lease_ms, lease = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
@@ -144,6 +179,47 @@ class Refusal(NamedTuple):
     full_at: float
 
 
+class Allowance:
+    """The tokens this process took from one client's buckets (of one class of route) and has
+    not spent yet, and how many it takes next time."""
+
+    __slots__ = ("tokens", "taken", "left", "full_in_s", "until", "want", "waiting", "taking")
+
+    def __init__(self) -> None:
+        self.tokens = 0
+        """Taken and not spent yet: they lapse at ``until`` (``time.monotonic``)."""
+        self.taken = 0
+        """Taken by the last call."""
+        self.left = 0
+        """Tokens the emptiest bucket had left after the last call."""
+        self.full_in_s = 0.0
+        """How long the buckets took to be full again after the last call."""
+        self.until = 0.0
+        self.want = 1
+        """Tokens the next call asks for (when the bucket has them to spare)."""
+        self.waiting = 0
+        """Requests waiting for the call in flight."""
+        self.taking: asyncio.Future[None] | None = None
+        """The call in flight: done once its tokens are here (or it failed)."""
+
+    def spend(self, policy: Policy) -> list[tuple[bytes, bytes]]:
+        """Spend a token: the answer's ``RateLimit-Policy`` and ``RateLimit``, counting the
+        tokens this process holds as still in the buckets."""
+        self.tokens -= 1
+        full_in_s = self.full_in_s - self.tokens / policy.rate_per_s
+        return policy.encoded(self.left + self.tokens, full_in_s)
+
+    def plan(self, now: float) -> None:
+        """Before a call, size ``want`` on the last one: twice as many when the client spent
+        them all in time (up to ``ALLOWANCE_MAX``), what it spent of them when some lapsed."""
+        if not self.taken:
+            return
+        if self.tokens == 0 and now < self.until:
+            self.want = min(ALLOWANCE_MAX, 2 * self.taken)
+        else:
+            self.want = max(1, self.taken - self.tokens)
+
+
 class Policy(NamedTuple):
     """The limits of one class of route, per client address and per app key."""
 
@@ -167,6 +243,13 @@ class Policy(NamedTuple):
             "RateLimit-Policy": self.header,
             "RateLimit": f'"{self.name}";r={remaining};t={math.ceil(full_in_s)}',
         }
+
+    def encoded(self, remaining: int, full_in_s: float) -> list[tuple[bytes, bytes]]:
+        """``state`` as an answer's headers."""
+        return [
+            (b"ratelimit-policy", self.header.encode()),
+            (b"ratelimit", f'"{self.name}";r={remaining};t={math.ceil(full_in_s)}'.encode()),
+        ]
 
     def refused(self, refusal: Refusal) -> Problem:
         now = time.monotonic()
@@ -263,6 +346,9 @@ class RateLimiter:
         self._outage = OutageLog(log, "rate limiter")
         self._paused_until = 0.0
         self._refusals: dict[tuple[str, ...], Refusal] = {}
+        self._allowances: dict[tuple[str, ...], Allowance] = {}
+        """The tokens this process holds, by the buckets they came from."""
+        self._allowances_pruned_at = 0.0
         self._take_tokens: AsyncScript | None = None
         self._take_feed_slot: AsyncScript | None = None
         self._renew_feed_slots: AsyncScript | None = None
@@ -295,6 +381,7 @@ class RateLimiter:
             await self._redis.connection_pool.disconnect()
         self._redis = self._take_tokens = self._take_feed_slot = self._renew_feed_slots = None
         self._renewing = None
+        self._allowances = {}  # closed: nothing is counted, not even with tokens held
 
     async def admit(self, scope: Scope, send: Send) -> Send:
         """Take the request's tokens, or raise the 429 problem. Answers carry the bucket's
@@ -304,16 +391,71 @@ class RateLimiter:
             return send
         policy = self._policies[route_class(scope["method"], path)]
         keys = self._keys(policy.name, scope)
+        now = time.monotonic()
         refusal = self._refusals.get(keys)
-        if refusal is not None and time.monotonic() < refusal.until:
+        if refusal is not None and now < refusal.until:
             raise policy.refused(refusal)
-        taken = await self._run(self._take_tokens, keys, (policy.rate_per_s, policy.burst))
+        allowance = self._allowances.get(keys)
+        if allowance is not None and allowance.tokens and now < allowance.until:
+            return _adding_headers(send, allowance.spend(policy))  # the common case: no Redis
+        headers = await self._take(policy, keys, allowance or self._new_allowance(keys, now))
+        return send if headers is None else _adding_headers(send, headers)
+
+    async def _take(
+        self, policy: Policy, keys: tuple[str, ...], allowance: Allowance
+    ) -> list[tuple[bytes, bytes]] | None:
+        """A token of ``allowance``, taken from Redis when it has none: the answer's headers,
+        None when Redis fails (the request passes). While a call is in flight for the same
+        buckets, wait for its tokens (it takes one for each request waiting when it starts)."""
+        while (taking := allowance.taking) is not None:
+            allowance.waiting += 1
+            try:
+                await asyncio.shield(taking)
+            finally:
+                allowance.waiting -= 1
+            refusal = self._refusals.get(keys)
+            now = time.monotonic()
+            if refusal is not None and now < refusal.until:
+                raise policy.refused(refusal)
+            if allowance.tokens and now < allowance.until:
+                return allowance.spend(policy)
+        asked_at = time.monotonic()
+        allowance.plan(asked_at)
+        need = min(ALLOWANCE_MAX, 1 + allowance.waiting)
+        ask = max(need, allowance.want)
+        taking = allowance.taking = asyncio.get_running_loop().create_future()
+        try:
+            taken = await self._run(
+                self._take_tokens, keys, (policy.rate_per_s, policy.burst, need, ask)
+            )
+        finally:  # the requests waiting spend its tokens, or try again
+            allowance.taking = None
+            taking.set_result(None)
         if taken is None:
-            return send
-        allowed, remaining, wait_ms, full_in_ms = taken
-        if not allowed:
+            return None
+        tokens, left, wait_ms, full_in_ms = taken
+        if not tokens:
             raise policy.refused(self._remember_refusal(keys, wait_ms, full_in_ms))
-        return _adding_headers(send, policy.state(remaining, full_in_ms / 1000))
+        allowance.tokens = allowance.taken = tokens
+        allowance.left = left
+        allowance.full_in_s = full_in_ms / 1000
+        allowance.until = asked_at + ALLOWANCE_S  # Redis took them after ``asked_at``
+        return allowance.spend(policy)
+
+    def _new_allowance(self, keys: tuple[str, ...], now: float) -> Allowance:
+        """A client's allowance, kept while there is room (lapsed ones are forgotten at most
+        once per ``ALLOWANCE_S``), else used for one request only."""
+        allowance = Allowance()
+        if len(self._allowances) >= REMEMBERED_ALLOWANCES and now > self._allowances_pruned_at:
+            self._allowances_pruned_at = now + ALLOWANCE_S
+            self._allowances = {
+                k: known
+                for k, known in self._allowances.items()
+                if known.until > now or known.taking is not None
+            }
+        if len(self._allowances) < REMEMBERED_ALLOWANCES:
+            self._allowances[keys] = allowance
+        return allowance
 
     def _remember_refusal(self, keys: tuple[str, ...], wait_ms: int, full_in_ms: int) -> Refusal:
         now = time.monotonic()
@@ -404,12 +546,10 @@ class RateLimiter:
         return by_address, self._settings.stream(f"ratelimit:{kind}:key:{digest}")
 
 
-def _adding_headers(send: Send, headers: dict[str, str]) -> Send:
-    encoded = [(name.lower().encode(), value.encode()) for name, value in headers.items()]
-
+def _adding_headers(send: Send, headers: list[tuple[bytes, bytes]]) -> Send:
     async def send_with_headers(message: Message) -> None:
         if message["type"] == "http.response.start":
-            message = {**message, "headers": [*message.get("headers", []), *encoded]}
+            message = {**message, "headers": [*message.get("headers", []), *headers]}
         await send(message)
 
     return send_with_headers

@@ -153,6 +153,9 @@ class Decided(msgspec.Struct, frozen=True):
     legal_actions: dict[int, list[msgspec.Raw]] = {}
     """Each seat to move's legal actions in the new state: the match service answers the next
     ``GET /actions`` with them, saving a round trip per move (a seat not to move has none)."""
+    actor_view: msgspec.Raw = msgspec.Raw(b"null")
+    """The new state as the actor sees it: the answer to the move shows it, so the mover needs
+    no ``GET`` of the match after moving."""
 
 
 class Replayed(msgspec.Struct, frozen=True):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from functools import partial
 from typing import Annotated, Any
 
@@ -16,8 +17,8 @@ from litestar.response import ServerSentEvent
 from services.lobby import schemas as s
 from services.lobby.feed import TableFeeds
 from services.lobby.tables import Tables, not_private
-from shared import apps, commands, rules_api
-from shared.commands import CommandRedriver
+from shared import apps, rules_api
+from shared.commands import CommandRedriver, CommandWatch, Waiter
 from shared.feed import FEED_ROUTE, FeedAfter, FeedHub, FeedToken, LastEventId, open_feed
 from shared.http import (
     APP_KEY,
@@ -45,22 +46,31 @@ _table_decoder = msgspec.json.Decoder(s.TableInfo)
 
 class Lobby:
     """The lobby's composition: its runtime, its tables, the commands it sends (re-driven until
-    done), and the rules catalogue it caches."""
+    done, which a watch on Postgres' notifications tells), and the rules catalogue it caches."""
 
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
         self.tables = Tables(runtime)
         self.commands: CommandRedriver
+        self.done: CommandWatch
         self._catalogue: dict[str, s.GameInfo] | None = None
+        self._secret_options: dict[str, set[str]] = {}
 
     async def start(self) -> None:
         await self.runtime.start()
         self.commands = CommandRedriver(self.runtime.pool, self.runtime.bus)
         self.runtime.spawn("command-redriver", self.commands.run(self.runtime.stop))
+        # Its own connection, closed when the runtime stops its tasks.
+        self.done = CommandWatch(self.runtime.pool, self.runtime.settings.database_url)
+        self.runtime.spawn("command-watch", self.done.run(self.runtime.stop))
 
     async def catalogue(self) -> dict[str, s.GameInfo]:
         if self._catalogue is None:
             reply = await self.runtime.ask_rules(rules_api.Catalogue(), list[s.GameInfo])
+            self._secret_options = {
+                game.name: {option.name for option in game.options if option.secret}
+                for game in reply
+            }
             self._catalogue = {game.name: game for game in reply}
         return self._catalogue
 
@@ -71,10 +81,9 @@ class Lobby:
         return games[name]
 
     async def secret_options(self) -> dict[str, set[str]]:
-        return {
-            name: {option.name for option in game.options if option.secret}
-            for name, game in (await self.catalogue()).items()
-        }
+        """Each game's secret options (read only: shared by every request)."""
+        await self.catalogue()
+        return self._secret_options
 
     async def caller(self, request: Request[Any, Any, Any], scope: str) -> apps.Caller:
         return await apps.authenticate(
@@ -105,17 +114,24 @@ class Lobby:
         ``start_wait_s`` (its rules worker down, say), answer 202 with the match's
         ``Location``, which shows the ``creating`` state until then. A retry does the same."""
 
-        async def work(conn: Any) -> s.TableInfo:
-            await self.tables.start(conn, table_id, token)
-            return await self.tables.get(conn, table_id, secrets)
+        with contextlib.ExitStack() as waiting:
+            waiter: Waiter | None = None
 
-        body, _ = await self._once(idempotent(f"lobby:start:{table_id}", key, token), work, 201)
-        self.commands.wake()
-        match_id = _table_decoder.decode(body).match_id
-        assert match_id is not None  # a started table names its match
-        created = await commands.wait_until_done(
-            self.runtime.pool, match_id, self.runtime.settings.start_wait_s
-        )
+            async def work(conn: Any) -> s.TableInfo:
+                nonlocal waiter
+                table = await self.tables.start(conn, table_id, token, secrets)
+                assert table.match_id is not None  # a started table names its match
+                # Waiting from before the command commits: its notification cannot be missed.
+                waiter = waiting.enter_context(self.done.watch(table.match_id))
+                return table
+
+            request = idempotent(f"lobby:start:{table_id}", key, token)
+            body, _ = await self._once(request, work, 201)
+            self.commands.wake()
+            match_id = _table_decoder.decode(body).match_id
+            assert match_id is not None
+            # A retry answered from its record looks first: its match may exist by now.
+            created = await self.done.wait(match_id, self.runtime.settings.start_wait_s, waiter)
         if created is not None and created.outcome is not None and created.outcome != "done":
             raise Problem(422, "match-refused", "Match refused by the rules", created.outcome)
         location = {"Location": f"/matches/{match_id}"}
@@ -183,7 +199,7 @@ class TablesController(Controller):
         secrets = await lobby.secret_options()
 
         async def work(conn: Any) -> s.CreatedTable:
-            table_id, invitation = await lobby.tables.create(
+            table, invitation = await lobby.tables.create(
                 conn,
                 data,
                 options,
@@ -191,7 +207,6 @@ class TablesController(Controller):
                 Actor(kind="player"),
                 caller.app_id,
             )
-            table = await lobby.tables.get(conn, table_id, secrets)
             return s.CreatedTable(**msgspec.structs.asdict(table), invitation_token=invitation)
 
         body = _json.encode(data)
@@ -288,8 +303,9 @@ class TablesController(Controller):
         secrets = await lobby.secret_options()
 
         async def work(conn: Any) -> s.Joined:
-            seat, token = await lobby.tables.join(conn, table_id, data, invitation, caller.app_id)
-            table = await lobby.tables.get(conn, table_id, secrets)
+            seat, token, table = await lobby.tables.join(
+                conn, table_id, data, invitation, caller.app_id, secrets
+            )
             return s.Joined(seat=seat, token=token, table=table)
 
         # The invitation is part of the request: a retry without it is not answered the seat.
@@ -363,8 +379,7 @@ class TablesController(Controller):
         token = required_bearer_token(request)
         secrets = await lobby.secret_options()
         async with lobby.runtime.pool.connection() as conn, conn.transaction():
-            await lobby.tables.leave(conn, table_id, seat, token)
-            table = await lobby.tables.get(conn, table_id, secrets)
+            table = await lobby.tables.leave(conn, table_id, seat, token, secrets)
         lobby.runtime.relay.wake()
         return table
 

@@ -11,7 +11,7 @@ import msgspec
 from psycopg import AsyncConnection
 
 from services.lobby import schemas as s
-from shared import apps, commands, outbox
+from shared import commands, outbox
 from shared.commitments import commit, published, stored
 from shared.eventstore import NewEvent, StoredEvent
 from shared.http import Problem, hash_token, new_token, not_found
@@ -52,8 +52,8 @@ class Tables:
     async def get(
         self, conn: AsyncConnection, table_id: str, secret_options: dict[str, set[str]]
     ) -> s.TableInfo:
-        row = await self._row(conn, table_id, lock=False)
-        return _table_info(row, await self._holders(conn, table_id), secret_options)
+        row, holders = await self._seated(conn, table_id, lock=False)
+        return _table_info(row, holders, secret_options)
 
     async def seen_by(
         self,
@@ -63,8 +63,7 @@ class Tables:
         secret_options: dict[str, set[str]],
     ) -> s.TableInfo:
         """The table for a caller: a private one only for its invitation or a seat's token."""
-        row = await self._row(conn, table_id, lock=False)
-        holders = await self._holders(conn, table_id)
+        row, holders = await self._seated(conn, table_id, lock=False)
         if token is None or hash_token(token) not in {hashed for _, hashed in holders.values()}:
             _require_invitation(row, token)
         return _table_info(row, holders, secret_options)
@@ -116,8 +115,8 @@ class Tables:
         secret: set[str],
         actor: Actor,
         app_id: str | None,
-    ) -> tuple[str, str | None]:
-        """Create the app's table, committed to its ``secret`` options; return its id and, for a
+    ) -> tuple[s.TableInfo, str | None]:
+        """Create the app's table, committed to its ``secret`` options; return it and, for a
         private table, its invitation."""
         await self._within_quota(conn, app_id)
         table_id = new_id()
@@ -134,26 +133,31 @@ class Tables:
             visibility=body.visibility,
             commitments=published(committed),
         )
+        # The row as it reads back (``_COLUMNS``) at version 1, after the event recorded below.
+        row = (
+            table_id,
+            body.game,
+            created.name,
+            body.seats,
+            _json.encode(options),
+            seed,
+            created.seeded,
+            "open",
+            None,
+            1,
+            body.visibility,
+            None if invitation is None else hash_token(invitation),
+            app_id,
+            _json.encode(committed),
+            body.seats_per_invitation,
+        )
         await conn.execute(
             f"insert into lobby_tables ({_INSERT_COLUMNS})"
-            " values (%s, %s, %s, %s, %s, %s, %s, 'open', null, 0, %s, %s, %s, %s, %s)",
-            (
-                table_id,
-                body.game,
-                created.name,
-                body.seats,
-                _json.encode(options),
-                seed,
-                created.seeded,
-                body.visibility,
-                None if invitation is None else hash_token(invitation),
-                app_id,
-                _json.encode(committed),
-                body.seats_per_invitation,
-            ),
+            " values (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            row,
         )
         await self._record(conn, table_id, 0, [created], actor, app_id)
-        return table_id, invitation
+        return _table_info(row, {}, {body.game: secret}), invitation
 
     async def join(
         self,
@@ -162,17 +166,17 @@ class Tables:
         body: s.JoinTable,
         invitation: str | None,
         app_id: str | None,
-    ) -> tuple[int, str]:
-        """Seat a player of the table's app; a private table seats only its invitation's
-        bearers."""
-        row = await self._row(conn, table_id, lock=True)
+        secret_options: dict[str, set[str]],
+    ) -> tuple[int, str, s.TableInfo]:
+        """Seat a player of the table's app (a private table: only its invitation's bearers);
+        return the seat, its token and the table."""
+        row, taken = await self._seated(conn, table_id, lock=True)
         if row[12] != app_id:  # another app's table: as if there were none
             raise not_found("table", table_id)
         _require_invitation(row, invitation)
         _require_open(row)
         invited_by = row[11] if row[10] == "private" else None
         await self._require_invitation_seats(conn, row, invited_by)
-        taken = await self._holders(conn, table_id)
         seats = row[3]
         if body.seat is not None:
             if not 0 <= body.seat < seats:
@@ -186,31 +190,56 @@ class Tables:
                 raise Problem(409, "table-full", "Table full", "every seat is taken")
             seat = free[0]
         token = new_token()
+        version = row[9] + 1
         await conn.execute(
-            "insert into lobby_seats (table_id, seat, player_name, token_hash,"
-            " invitation_token_hash) values (%s, %s, %s, %s, %s)",
-            (table_id, seat, body.name, hash_token(token), invited_by),
+            "with seated as (insert into lobby_seats (table_id, seat, player_name, token_hash,"
+            " invitation_token_hash) values (%s, %s, %s, %s, %s))"
+            f" {_BUMP}",
+            (table_id, seat, body.name, hash_token(token), invited_by, version, table_id),
         )
         actor = Actor(kind="player", seat=seat, name=body.name)
         await self._record(
             conn, table_id, row[9], [s.SeatTaken(seat=seat, player=body.name)], actor, row[12]
         )
-        return seat, token
+        taken[seat] = (body.name, hash_token(token))
+        return seat, token, _table_info(_at(row, version=version), taken, secret_options)
 
-    async def leave(self, conn: AsyncConnection, table_id: str, seat: int, token: str) -> None:
-        row = await self._row(conn, table_id, lock=True)
-        player = await self._seat_holder(conn, table_id, seat, token)
+    async def leave(
+        self,
+        conn: AsyncConnection,
+        table_id: str,
+        seat: int,
+        token: str,
+        secret_options: dict[str, set[str]],
+    ) -> s.TableInfo:
+        """Free the token's seat while the table is open; return the table."""
+        row, holders = await self._seated(conn, table_id, lock=True)
+        if seat not in holders or holders[seat][1] != hash_token(token):
+            raise Problem(
+                403, "not-your-seat", "Not your seat", f"the token does not hold seat {seat}"
+            )
         _require_open(row)  # after the token: a private table tells strangers nothing
+        player = holders.pop(seat)[0]
+        version = row[9] + 1
         await conn.execute(
-            "delete from lobby_seats where table_id = %s and seat = %s", (table_id, seat)
+            f"with gone as (delete from lobby_seats where table_id = %s and seat = %s) {_BUMP}",
+            (table_id, seat, version, table_id),
         )
         actor = Actor(kind="player", seat=seat, name=player)
         left = s.SeatLeft(seat=seat, player=player)
         await self._record(conn, table_id, row[9], [left], actor, row[12])
+        return _table_info(_at(row, version=version), holders, secret_options)
 
-    async def start(self, conn: AsyncConnection, table_id: str, token: str) -> str:
-        row = await self._row(conn, table_id, lock=True)
-        holders = await self._holders(conn, table_id)
+    async def start(
+        self,
+        conn: AsyncConnection,
+        table_id: str,
+        token: str,
+        secret_options: dict[str, set[str]],
+    ) -> s.TableInfo:
+        """Start the full table's match (for a seated player's token): return the table, which
+        names its match; the ``CreateMatch`` command about it commits with it."""
+        row, holders = await self._seated(conn, table_id, lock=True)
         token_hash = hash_token(token)
         seat = next(
             (number for number, (_, hashed) in holders.items() if hashed == token_hash), None
@@ -228,9 +257,11 @@ class Tables:
                 f"{len(holders)} of {row[3]} seats are taken",
             )
         match_id = new_id()
+        version = row[9] + 1
         await conn.execute(
-            "update lobby_tables set status = 'started', match_id = %s where table_id = %s",
-            (match_id, table_id),
+            "update lobby_tables set status = 'started', match_id = %s, version = %s,"
+            " updated_at = now() where table_id = %s",
+            (match_id, version, table_id),
         )
         actor = Actor(kind="player", seat=seat, name=holders[seat][0])
         correlation = await self._record(
@@ -254,7 +285,8 @@ class Tables:
         await commands.send(
             conn, envelope.command_id, self.commands_topic, match_id, _json.encode(envelope)
         )
-        return match_id
+        started = _at(row, status="started", match_id=match_id, version=version)
+        return _table_info(started, holders, secret_options)
 
     # --- helpers -----------------------------------------------------------------------------
 
@@ -267,17 +299,14 @@ class Tables:
         actor: Actor,
         app_id: str | None,
     ) -> str:
-        """Append to the table's stream, bump the read model, queue the public events (their
-        metadata names the table's app, whose webhooks alone receive them)."""
+        """Append to the table's stream and queue the public events (their metadata names the
+        table's app, whose webhooks alone receive them). The caller sets the read model's
+        ``version`` to ``version + len(events)`` in its own statement (one round trip less)."""
         correlation_id = new_id()
         meta = metadata(correlation_id=correlation_id, actor=actor, app_id=app_id)
         new_events = [NewEvent(type(e).__name__, _json.encode(e), meta) for e in events]
         stream = table_stream(table_id)
-        new_version = await self.runtime.store.append(stream, version, new_events, conn=conn)
-        await conn.execute(
-            "update lobby_tables set version = %s, updated_at = now() where table_id = %s",
-            (new_version, table_id),
-        )
+        await self.runtime.store.append(stream, version, new_events, conn=conn)
         published = [
             _json.encode(
                 EventEnvelope(
@@ -344,13 +373,15 @@ class Tables:
         if app_id is None:
             return
         await conn.execute("select pg_advisory_xact_lock(hashtext(%s))", (f"tables:{app_id}",))
-        quota = await apps.open_tables_quota(
-            conn, app_id, self.runtime.settings.max_open_tables_per_app
-        )
+        # After the lock, in a statement of its own: it sees every creation committed before.
         result = await conn.execute(
-            "select count(*) from lobby_tables where app_id = %s and status = 'open'", (app_id,)
+            "select (select max_open_tables from apps where app_id = %s),"
+            " (select count(*) from lobby_tables where app_id = %s and status = 'open')",
+            (app_id, app_id),
         )
-        waiting = (await result.fetchone() or (0,))[0]
+        quota, waiting = await result.fetchone() or (None, 0)
+        if quota is None:
+            quota = self.runtime.settings.max_open_tables_per_app
         if waiting >= quota:
             raise Problem(
                 429,
@@ -368,21 +399,30 @@ class Tables:
             raise not_found("table", table_id)
         return row
 
+    async def _seated(
+        self, conn: AsyncConnection, table_id: str, *, lock: bool
+    ) -> tuple[tuple[Any, ...], dict[int, tuple[str, str]]]:
+        """The table's row and its seats' holders in one round trip; ``lock``: the row locked
+        for this transaction's change.
+
+        Under the lock the seats are as fresh as the row: the seats subquery reads the
+        statement's snapshot, which predates a lock it waited for, but seats only change with
+        a version bump under that lock, so a snapshot whose version is the locked row's has
+        its seats (else, rarely, they are read again)."""
+        result = await conn.execute(_SEATED + (" for update" if lock else ""), {"id": table_id})
+        found = await result.fetchone()
+        if found is None:
+            raise not_found("table", table_id)
+        row, fresh, seats = found[:-2], found[-2], found[-1]
+        if not fresh:
+            return row, await self._holders(conn, table_id)
+        return row, {seat: (name, hashed) for seat, name, hashed in seats}
+
     async def _holders(self, conn: AsyncConnection, table_id: str) -> dict[int, tuple[str, str]]:
         result = await conn.execute(
             "select seat, player_name, token_hash from lobby_seats where table_id = %s", (table_id,)
         )
         return {seat: (name, hashed) for seat, name, hashed in await result.fetchall()}
-
-    async def _seat_holder(
-        self, conn: AsyncConnection, table_id: str, seat: int, token: str
-    ) -> str:
-        holders = await self._holders(conn, table_id)
-        if seat not in holders or holders[seat][1] != hash_token(token):
-            raise Problem(
-                403, "not-your-seat", "Not your seat", f"the token does not hold seat {seat}"
-            )
-        return holders[seat][0]
 
 
 def _table_info(
@@ -421,6 +461,25 @@ _INSERT_COLUMNS = (
     " visibility, invitation_token_hash, app_id, commitments, seats_per_invitation"
 )
 _COLUMNS = f"{_INSERT_COLUMNS}, created_at"
+_COLUMN_INDEX = {name: index for index, name in enumerate(_COLUMNS.split(", "))}
+
+_SEATED = f"""
+select {_COLUMNS},
+    (select version from lobby_tables where table_id = %(id)s) = version,
+    coalesce((select json_agg(json_build_array(seat, player_name, token_hash))
+              from lobby_seats where table_id = %(id)s), '[]')
+from lobby_tables where table_id = %(id)s"""
+
+_BUMP = "update lobby_tables set version = %s, updated_at = now() where table_id = %s"
+"""The read model's side of recording events, joined to the statement of the change."""
+
+
+def _at(row: tuple[Any, ...], **changed: Any) -> tuple[Any, ...]:
+    """``row`` (of ``_COLUMNS``) as it reads after the change written: no read back needed."""
+    values = list(row)
+    for name, value in changed.items():
+        values[_COLUMN_INDEX[name]] = value
+    return tuple(values)
 
 
 def public_event(event: NewEvent | StoredEvent) -> bytes:

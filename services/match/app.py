@@ -80,8 +80,21 @@ class MatchesController(Controller):
         request: Request[Any, Any, Any],
         matches: NamedDependency[Matches],
         match_id: FromPath[str],
+        version: Annotated[
+            int | None,
+            QueryParameter(
+                ge=1,
+                le=PG_INT_MAX,
+                description=(
+                    "The version the caller knows the match at (from its feed or its last"
+                    " answer): its actions then, if the server still holds them at hand;"
+                    " otherwise, and without it, the actions now. `version` in the answer"
+                    " says which."
+                ),
+            ),
+        ] = None,
     ) -> s.LegalActions:
-        return await matches.legal_actions(match_id, required_bearer_token(request))
+        return await matches.legal_actions(match_id, required_bearer_token(request), version)
 
     @post(
         "/{match_id:str}/actions",

@@ -441,8 +441,15 @@ class Matches:
         )
         return _info(snapshot, seat, view)
 
-    async def legal_actions(self, match_id: str, token: str) -> s.LegalActions:
-        snapshot = await self.load(match_id, fresh=True)
+    async def legal_actions(
+        self, match_id: str, token: str, version: int | None = None
+    ) -> s.LegalActions:
+        """The seat's actions now, or at ``version`` when this process still holds them (the
+        actions at a version never change): a client that knows the version it is to move at
+        costs no read of the match."""
+        snapshot = self._cache.get(match_id)
+        if snapshot is None or snapshot.version != version or snapshot.legal_actions is None:
+            snapshot = await self.load(match_id, fresh=True)
         seat = snapshot.player_of(token)
         if snapshot.legal_actions is not None:
             actions = snapshot.legal_actions.get(seat, [])
@@ -562,6 +569,8 @@ class Matches:
                 to_move=progress.to_move,
                 status=status,
                 result=progress.result,
+                view=decided.actor_view,
+                legal_actions=decided.legal_actions.get(seat, []),
             )
         )
         meta = metadata(

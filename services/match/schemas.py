@@ -74,6 +74,11 @@ class ActionAccepted(msgspec.Struct):
     to_move: list[int]
     status: PlayStatus
     result: Outcome | None
+    view: GameView
+    """The match after the move as the mover sees it (``view`` of ``getMatch``)."""
+    legal_actions: list[GameAction]
+    """The mover's actions now, when the mover is to move again (an extra turn, a
+    simultaneous phase); empty otherwise: act on them without asking ``listLegalActions``."""
 
 
 class MatchEvent(msgspec.Struct):

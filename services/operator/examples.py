@@ -639,6 +639,8 @@ def _response_examples(story: _Story) -> dict[tuple[str, int], Any]:
             to_move=turn.decided.progress.to_move,
             status=_status(turn.decided.progress.result),
             result=turn.decided.progress.result,
+            view=turn.decided.actor_view,
+            legal_actions=turn.decided.legal_actions.get(turn.seat, []),
         ),
         ("listMatchEvents", 200): match_api.EventPage(
             items=match.event_items(turn.seat, 1, turn.version_after), next_after=None

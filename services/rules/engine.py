@@ -146,6 +146,7 @@ class RulesEngine:
                     actor_events=actor_events,
                     public_events=public_events,
                     progress=progress,
+                    actor_view=msgspec.Raw(codec.json.encode(game.view(state, seat))),
                     legal_actions={
                         seat: codec.raw_actions(game.legal_actions(state, seat))
                         for seat in progress.to_move

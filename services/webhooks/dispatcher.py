@@ -4,6 +4,8 @@ subscription, and hands the deliveries to the Celery workers.
 Handling an event records it in ``webhook_handled`` and creates its delivery rows (unique per
 subscription and event) in one transaction, so an event redelivered by the consumer group after
 a restart creates nothing twice, and one left unacknowledged is handled by the next dispatcher.
+The consumer hands over each read of the stream as a batch, handled in one statement (one round
+trip, one commit), as if its events had been handled one after the other.
 Deliveries committed but never enqueued (a crash in between, or Redis losing the queue) are
 enqueued again by a periodic sweep once overdue.
 """
@@ -27,6 +29,10 @@ from shared.settings import Settings
 log = logging.getLogger(__name__)
 
 GROUP = "webhooks"
+DISPATCH_LOCK = 0x776562686F6F6B  # "webhook": advisory lock key serialising dispatched batches
+BATCH_LINGER_S = 0.02
+"""How long the dispatcher lets events gather after a read that did not fill a batch: at a
+trickle of moves it handles a few per statement instead of one (webhooks wait that long more)."""
 SOURCE_STREAMS = ("lobby-events", "match-events")
 
 _envelope_decoder = msgspec.json.Decoder(EventEnvelope)
@@ -63,39 +69,66 @@ def webhook_body(envelope: EventEnvelope) -> bytes:
     )
 
 
-_HANDLE_EVENT = """
-WITH handled AS (
-    INSERT INTO webhook_handled (event_key) VALUES (%(key)s)
+_HANDLE_EVENTS = """
+WITH batch AS (
+    SELECT *
+    FROM unnest(%(keys)s::text[], %(streams)s::text[], %(types)s::text[], %(bodies)s::bytea[],
+                %(occurred)s::bigint[], %(apps)s::text[], %(matches)s::text[], %(tables)s::text[],
+                %(started)s::text[])
+        WITH ORDINALITY AS e(key, stream, type, body, occurred, app, match_id, table_id,
+                             started_match, ord)
+), handled AS (
+    INSERT INTO webhook_handled (event_key)
+    SELECT key FROM batch ORDER BY key  -- overlapping batches wait for each other, never deadlock
     ON CONFLICT DO NOTHING
-    RETURNING 1
+    RETURNING event_key
+), fresh AS (
+    SELECT e.* FROM batch e JOIN handled h ON h.event_key = e.key
+), started AS (
+    SELECT DISTINCT ON (started_match) started_match, table_id, ord
+    FROM fresh
+    WHERE started_match IS NOT NULL AND table_id IS NOT NULL
+    ORDER BY started_match, ord
 ), remembered AS (
     INSERT INTO webhook_match_tables (match_id, table_id)
-    SELECT %(started_match)s, %(table)s
-    WHERE %(started_match)s::text IS NOT NULL AND EXISTS (SELECT FROM handled)
+    SELECT started_match, table_id FROM started
     ON CONFLICT DO NOTHING
 )
 INSERT INTO webhook_deliveries
     (subscription_id, event_key, stream_id, event_type, body, occurred_at_ms)
-SELECT s.id, %(key)s, %(stream)s, %(type)s, %(body)s, %(occurred)s
-FROM webhook_subscriptions s
-WHERE EXISTS (SELECT FROM handled)
-  AND s.enabled
-  AND s.app_id = %(app)s
-  AND (cardinality(s.event_types) = 0 OR %(type)s = ANY (s.event_types))
-  AND (s.match_id IS NULL OR %(stream)s = 'match-' || s.match_id)
-  AND (s.table_id IS NULL OR %(stream)s = 'table-' || s.table_id OR EXISTS (
-        SELECT 1 FROM webhook_match_tables m
-        WHERE 'match-' || m.match_id = %(stream)s AND m.table_id = s.table_id))
-ORDER BY s.id
+SELECT s.id, e.key, e.stream, e.type, e.body, e.occurred
+FROM fresh e
+JOIN webhook_subscriptions s ON s.app_id = e.app
+WHERE s.enabled
+  AND (cardinality(s.event_types) = 0 OR e.type = ANY (s.event_types))
+  AND (s.match_id IS NULL OR s.match_id = e.match_id)
+  AND (s.table_id IS NULL OR s.table_id = e.table_id
+       OR EXISTS (
+           SELECT FROM webhook_match_tables m
+           WHERE m.match_id = e.match_id AND m.table_id = s.table_id)
+       OR EXISTS (
+           SELECT FROM started b
+           WHERE b.started_match = e.match_id AND b.table_id = s.table_id AND b.ord < e.ord
+             AND NOT EXISTS (
+                 SELECT FROM webhook_match_tables m WHERE m.match_id = b.started_match)))
+ORDER BY e.ord, s.id
 FOR KEY SHARE OF s
 ON CONFLICT (subscription_id, event_key) DO NOTHING
 RETURNING id
 """
-"""One statement, so one round trip and one commit per event: it records the event as handled
-and, only if it was not handled before, remembers the match a table started (a table's filter
-also admits that match's events) and creates one delivery per matching subscription of the
-event's app (its metadata names it: no other app's subscription ever gets it). Locking the
-subscriptions skips one deleted meanwhile, where its delivery would break the foreign key."""
+"""One statement for a batch of events (in stream order), so one round trip and one commit:
+it records each event as handled and, only for those not handled before, remembers the match a
+table started (a table's filter also admits that match's events) and creates one delivery per
+matching subscription of the event's app (its metadata names it: no other app's subscription
+ever gets it); an event of an app without subscriptions costs an index probe and no more.
+
+The statement's parts all see the database as it was before it, not each other's rows, so the
+table a match started at is looked up both in ``webhook_match_tables`` and among the batch's
+own ``TableStarted`` events that come before the event (the first of them, unless the match was
+already remembered, as ``ON CONFLICT DO NOTHING`` keeps): the same deliveries as handling the
+events one by one. Deliveries are created in event order (their ids keep each stream's order
+per subscription). Locking the subscriptions skips one deleted meanwhile, where its delivery
+would break the foreign key."""
 
 _REDRIVE = """
 UPDATE webhook_deliveries SET due_at = now()
@@ -109,20 +142,58 @@ class Dispatcher:
         self._pool = pool
         self._enqueue = enqueue
 
-    async def handle(self, _entry_id: str, payload: bytes) -> None:
-        envelope = _envelope_decoder.decode(payload)
-        async with self._pool.connection() as conn:
+    async def handle(self, entry_id: str, payload: bytes) -> None:
+        """Handle one entry (the consumer falls back to this when a batch failed)."""
+        await self.handle_batch([(entry_id, payload)])
+
+    async def handle_batch(self, entries: list[tuple[str, bytes]]) -> None:
+        """Handle the ``(entry_id, payload)`` pairs of one read, in stream order, in one
+        statement; then enqueue the deliveries it created."""
+        keys: list[str] = []
+        streams: list[str] = []
+        types: list[str] = []
+        bodies: list[bytes] = []
+        occurred: list[int] = []
+        apps: list[str | None] = []
+        matches: list[str | None] = []
+        tables: list[str | None] = []
+        started: list[str | None] = []
+        seen: set[str] = set()
+        for _entry_id, payload in entries:
+            envelope = _envelope_decoder.decode(payload)
+            key = event_key(envelope)
+            if key in seen:  # published twice: the later copy was handled by the first one
+                continue
+            seen.add(key)
+            stream = envelope.stream_id
+            keys.append(key)
+            streams.append(stream)
+            types.append(envelope.type)
+            bodies.append(webhook_body(envelope))
+            occurred.append(envelope.metadata.occurred_at_ms)
+            apps.append(envelope.metadata.app_id)
+            matches.append(stream[6:] if stream.startswith("match-") else None)
+            tables.append(stream[6:] if stream.startswith("table-") else None)
+            started.append(_started_match(envelope))
+        if not keys:
+            return
+        async with self._pool.connection() as conn, conn.transaction():
+            # One batch at a time: the statement's snapshot, taken once the lock is held, sees
+            # the matches an earlier batch remembered (a match's events may be read by one
+            # dispatcher while another still handles its table's TableStarted).
+            await conn.execute("SELECT pg_advisory_xact_lock(%s)", (DISPATCH_LOCK,))
             cursor = await conn.execute(
-                _HANDLE_EVENT,
+                _HANDLE_EVENTS,
                 {
-                    "key": event_key(envelope),
-                    "stream": envelope.stream_id,
-                    "type": envelope.type,
-                    "body": webhook_body(envelope),
-                    "occurred": envelope.metadata.occurred_at_ms,
-                    "app": envelope.metadata.app_id,
-                    "started_match": _started_match(envelope),
-                    "table": envelope.stream_id.removeprefix("table-"),
+                    "keys": keys,
+                    "streams": streams,
+                    "types": types,
+                    "bodies": bodies,
+                    "occurred": occurred,
+                    "apps": apps,
+                    "matches": matches,
+                    "tables": tables,
+                    "started": started,
                 },
             )
             delivery_ids = sorted(row[0] for row in await cursor.fetchall())
@@ -168,6 +239,8 @@ async def dispatch(
                 GROUP,
                 settings.instance_id,
                 dispatcher.handle,
+                batch_handler=dispatcher.handle_batch,
+                linger_s=BATCH_LINGER_S,
                 dead_after_ms=settings.dead_consumer_after_ms,
             )
             jobs.append(asyncio.create_task(consumer.run(stop)))

@@ -225,3 +225,31 @@ def test_export_then_import_replays_the_same_game(stack: Stack) -> None:
     assert copy["status"] == "finished"
     assert copy["result"] == final["result"]
     assert copy["version"] == final["version"]
+
+
+def test_the_answer_to_a_move_carries_the_movers_view_and_the_next_actions_by_version(
+    stack: Stack,
+) -> None:
+    match_id, tokens = open_table(stack, "hanabi", 2, seed=5)
+    start = stack.match.get(f"/matches/{match_id}").json()
+    mover = start["to_move"][0]
+    url = f"/matches/{match_id}/actions"
+    legal = stack.match.get(url, headers=auth(tokens[mover])).json()["actions"]
+    quiet = next(action for action in legal if action["type"] != "PlayCard")
+    move = {"expected_version": start["version"], "action": quiet}
+    answer = stack.match.post(url, json=move, headers=auth(tokens[mover])).json()
+
+    shown = stack.match.get(f"/matches/{match_id}", headers=auth(tokens[mover])).json()
+    assert answer["view"] == shown["view"], "the mover's view, as getMatch shows it"
+    assert all(card["suit"] is None for card in answer["view"]["hands"][mover])
+    assert all(card["suit"] is not None for card in answer["view"]["hands"][1 - mover])
+    assert answer["to_move"] == [1 - mover] and answer["legal_actions"] == []
+
+    other = auth(tokens[1 - mover])
+    now = stack.match.get(url, headers=other).json()
+    at_version = stack.match.get(url, params={"version": answer["version"]}, headers=other)
+    assert at_version.json() == now and now["version"] == answer["version"]
+    earlier = stack.match.get(url, params={"version": start["version"]}, headers=other).json()
+    assert earlier == now, "a version the server no longer holds gets the actions now"
+    mine = stack.match.get(url, params={"version": answer["version"]}, headers=auth(tokens[mover]))
+    assert mine.json()["actions"] == [], "not to move at that version: nothing to do"

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
+
+import httpx
 import pytest
 
 from services.rules.games.hanabi import standard_deck
@@ -104,3 +108,53 @@ def test_a_stacked_deck_shows_as_set_though_not_its_order(stack: Stack) -> None:
         assert seen["options"]["deck"] is None
         listed = stack.lobby.get("/tables", params={"game": "hanabi", "limit": 200}).json()
         assert all("secret_options_set" in item for item in listed["items"])
+
+
+def test_each_change_answers_the_table_as_it_then_reads(stack: Stack) -> None:
+    """Creating, joining, leaving and starting answer the table built from what they wrote
+    (not read back): it is exactly what GET /tables/{id} shows right after."""
+    deck = list(reversed(standard_deck(5, False)))
+    body = {"game": "hanabi", "seats": 2, "options": {"deck": deck}, "visibility": "private"}
+    created = stack.lobby.post("/tables", json=body).json()
+    invitation = created.pop("invitation_token")
+    url = f"/tables/{created['table_id']}"
+
+    def read() -> dict[str, object]:
+        return stack.lobby.get(url, headers=auth(invitation)).json()
+
+    assert created == read() and created["version"] == 1
+    ada = stack.lobby.post(f"{url}/seats", json={"name": "ada"}, headers=auth(invitation))
+    assert ada.json()["table"] == read() and ada.json()["table"]["version"] == 2
+    bob = stack.lobby.post(f"{url}/seats", json={"name": "bob"}, headers=auth(invitation)).json()
+    assert bob["table"] == read()
+    left = stack.lobby.delete(f"{url}/seats/{bob['seat']}", headers=auth(bob["token"]))
+    assert left.json() == read() and left.json()["version"] == 4
+    cleo = stack.lobby.post(f"{url}/seats", json={"name": "cleo"}, headers=auth(invitation))
+    assert cleo.json()["table"] == read()
+    started = stack.lobby.post(f"{url}/start", headers=auth(ada.json()["token"]))
+    assert started.status_code == 201 and started.json() == read()
+    assert started.json()["status"] == "started" and started.json()["version"] == 6
+
+
+def join_as(stack: Stack, url: str, name: str) -> httpx.Response:
+    return stack.lobby.post(url, json={"name": name})
+
+
+def test_concurrent_joins_fill_each_seat_once(stack: Stack) -> None:
+    """Joins racing for one table wait for each other's lock: each sees the seats taken before
+    it (read with the row in one statement, read again when the lock was waited for)."""
+    for _ in range(3):
+        table = stack.lobby.post("/tables", json={"game": "hanabi", "seats": 3}).json()
+        join = partial(join_as, stack, f"/tables/{table['table_id']}/seats")
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            answers = list(pool.map(join, [f"p{n}" for n in range(8)]))
+        joined = [answer.json() for answer in answers if answer.status_code == 201]
+        refused = [answer.json()["type"] for answer in answers if answer.status_code != 201]
+        assert sorted(j["seat"] for j in joined) == [0, 1, 2]
+        assert len(refused) == 5 and all(kind.endswith("/table-full") for kind in refused)
+        final = stack.lobby.get(f"/tables/{table['table_id']}").json()
+        assert final["version"] == 4 and all(seat["player"] for seat in final["seats"])
+        for answer in joined:  # each answer shows the seats taken up to its own
+            shown = answer["table"]
+            taken = sum(seat["player"] is not None for seat in shown["seats"])
+            assert taken == shown["version"] - 1

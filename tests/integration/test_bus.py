@@ -364,3 +364,149 @@ async def test_consumer_reads_every_reply_shape_of_the_client(
     assert [payload for _, payload in handler.calls] == [b"first", b"second", b"first"]
     assert isinstance(handler.calls[0][0], str)
     assert await pending_count(redis, stream) == 0
+
+
+class BatchRecorder:
+    """A batch handler that records each batch it got and fails (``ValueError``) any batch
+    holding a payload in ``poison``, or (``psycopg.OperationalError``) its first ``outages``
+    calls."""
+
+    def __init__(self, poison: frozenset[bytes] = frozenset(), outages: int = 0) -> None:
+        self.batches: list[list[tuple[str, bytes]]] = []
+        self.poison = poison
+        self.outages = outages
+
+    async def __call__(self, items: list[tuple[str, bytes]]) -> None:
+        self.batches.append(list(items))
+        if len(self.batches) <= self.outages:
+            raise psycopg.OperationalError("connection refused")
+        if any(payload in self.poison for _, payload in items):
+            raise ValueError("cannot handle this batch")
+
+
+class PoisonRecorder(Recorder):
+    """An entry handler that fails on the payloads in ``poison`` only."""
+
+    def __init__(self, poison: frozenset[bytes]) -> None:
+        super().__init__()
+        self.poison = poison
+
+    async def __call__(self, entry_id: str, payload: bytes) -> None:
+        self.calls.append((entry_id, payload))
+        if payload in self.poison:
+            raise ValueError(f"cannot handle {payload!r}")
+
+
+async def test_batch_handler_gets_each_read_whole_and_in_order(
+    bus: Bus, redis: redis_async.Redis, key_prefix: str
+) -> None:
+    stream = f"{key_prefix}events"
+    await bus.ensure_group(stream, GROUP)
+    ids = await bus.publish_many([(stream, f"event-{n}".encode()) for n in range(7)])
+    one_by_one, batches = Recorder(), BatchRecorder()
+    member = consumer(redis, stream, "a", one_by_one, batch=5, batch_handler=batches)
+
+    assert await member.step() == 5
+    assert await member.step() == 2
+    assert await member.step() == 0
+
+    assert batches.batches == [
+        [(entry_id, f"event-{n}".encode()) for n, entry_id in enumerate(ids[:5])],
+        [(entry_id, f"event-{n}".encode()) for n, entry_id in enumerate(ids[5:], start=5)],
+    ]
+    assert one_by_one.calls == []
+    assert await pending_count(redis, stream) == 0
+
+
+async def test_a_failing_batch_falls_back_to_its_entries_one_at_a_time(
+    bus: Bus, redis: redis_async.Redis, key_prefix: str
+) -> None:
+    """Only the poison entry is retried and, in the end, dead-lettered; not its batch."""
+    stream = f"{key_prefix}events"
+    await bus.ensure_group(stream, GROUP)
+    poison = frozenset({b"poison"})
+    ids = await bus.publish_many([(stream, b"fine-1"), (stream, b"poison"), (stream, b"fine-2")])
+    one_by_one, batches = PoisonRecorder(poison), BatchRecorder(poison)
+    member = consumer(
+        redis, stream, "a", one_by_one, batch_handler=batches, claim_idle_ms=1, max_deliveries=2
+    )
+
+    assert await member.step() == 3
+    assert [payload for _, payload in one_by_one.calls] == [b"fine-1", b"poison", b"fine-2"]
+    assert await pending_count(redis, stream) == 1  # the poison entry only
+    for _ in range(4):  # the recovery scan retries it (as a batch, then alone) until dead
+        await asyncio.sleep(0.005)
+        await member.step()
+
+    assert [payload for _, payload in one_by_one.calls].count(b"fine-1") == 1
+    assert [payload for _, payload in one_by_one.calls].count(b"poison") == 2
+    assert batches.batches[1:] == [[(ids[1], b"poison")]]
+    dead = await entries(redis, member.dead_letter_stream)
+    assert [(fields[b"source_id"], fields[b"m"]) for fields in dead] == [
+        (ids[1].encode(), b"poison")
+    ]
+    assert b"cannot handle" in dead[0][b"error"]
+    assert await pending_count(redis, stream) == 0
+
+
+async def test_an_outage_of_the_batch_handler_is_waited_out_not_counted(
+    bus: Bus, redis: redis_async.Redis, key_prefix: str
+) -> None:
+    stream = f"{key_prefix}events"
+    await bus.ensure_group(stream, GROUP)
+    await bus.publish_many([(stream, b"one"), (stream, b"two")])
+    one_by_one, batches = Recorder(), BatchRecorder(outages=3)
+    member = consumer(redis, stream, "a", one_by_one, batch_handler=batches, max_deliveries=1)
+
+    assert await member.step() == 2
+
+    assert len(batches.batches) == 4
+    assert one_by_one.calls == []  # an outage is no reason to go one at a time
+    assert await redis.xlen(member.dead_letter_stream) == 0
+    assert await pending_count(redis, stream) == 0
+
+
+async def test_stopping_during_an_outage_leaves_the_batch_pending(
+    bus: Bus, redis: redis_async.Redis, key_prefix: str
+) -> None:
+    stream = f"{key_prefix}events"
+    await bus.ensure_group(stream, GROUP)
+    await bus.publish_many([(stream, b"one"), (stream, b"two")])
+    batches = BatchRecorder(outages=1_000)
+    member = consumer(redis, stream, "a", Recorder(), batch_handler=batches, block_ms=50)
+    stop = asyncio.Event()
+    running = asyncio.create_task(member.run(stop))
+    async with asyncio.timeout(3):
+        while len(batches.batches) < 2:
+            await asyncio.sleep(0.01)
+    stop.set()
+    await asyncio.wait_for(running, timeout=6)
+
+    assert await pending_count(redis, stream) == 2
+    assert await redis.xlen(member.dead_letter_stream) == 0
+
+
+async def test_a_lingering_consumer_takes_a_trickle_in_batches(
+    bus: Bus, redis: redis_async.Redis, key_prefix: str
+) -> None:
+    """One entry every 2 ms: without lingering each read takes about one; with 30 ms of
+    lingering after a read that did not fill a batch, several at a time, none left behind."""
+    stream = f"{key_prefix}events"
+    await bus.ensure_group(stream, GROUP)
+    batches = BatchRecorder()
+    member = consumer(
+        redis, stream, "a", Recorder(), batch_handler=batches, block_ms=100, linger_s=0.03
+    )
+    stop = asyncio.Event()
+    running = asyncio.create_task(member.run(stop))
+    for n in range(40):
+        await bus.publish_many([(stream, f"event-{n}".encode())])
+        await asyncio.sleep(0.002)
+    while sum(len(batch) for batch in batches.batches) < 40:
+        await asyncio.sleep(0.01)
+    stop.set()
+    await running
+    handled = [payload for batch in batches.batches for _, payload in batch]
+    assert handled == [f"event-{n}".encode() for n in range(40)]
+    assert len(batches.batches) <= 10, [len(batch) for batch in batches.batches]
+    assert await pending_count(redis, stream) == 0

@@ -13,7 +13,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 
 from shared import commands
 from shared.bus import Bus
-from shared.commands import CommandRedriver
+from shared.commands import CommandRedriver, CommandStatus, CommandWatch
 from shared.messages import new_id
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio]
@@ -112,22 +112,116 @@ async def test_the_redriver_publishes_when_woken_and_survives_an_outage(
         await asyncio.wait_for(running, 5)
 
 
-async def test_waiting_for_a_command_ends_when_it_is_done_or_the_time_is_up(
-    commands_pool: AsyncConnectionPool, key_prefix: str
+@pytest_asyncio.fixture
+async def watch(
+    commands_pool: AsyncConnectionPool, database_url: str
+) -> AsyncIterator[CommandWatch]:
+    """A listening watch whose waiters look only every 30 s of their own accord: a wait that
+    ends sooner was woken by a notification (or by the watch listening again)."""
+    watching = CommandWatch(commands_pool, database_url, recheck_s=30, max_backoff_s=0.2)
+    stop = asyncio.Event()
+    running = asyncio.create_task(watching.run(stop))
+    await asyncio.wait_for(watching.listening.wait(), 5)
+    try:
+        yield watching
+    finally:
+        stop.set()
+        await asyncio.wait_for(running, 5)
+
+
+async def complete_soon(
+    pool: AsyncConnectionPool, command_id: str, outcome: str = "done", after_s: float = 0.1
 ) -> None:
+    await asyncio.sleep(after_s)
+    async with pool.connection() as conn, conn.transaction():
+        await commands.complete(conn, command_id, outcome)
+
+
+async def test_waiting_for_a_command_ends_when_it_is_done_or_the_time_is_up(
+    commands_pool: AsyncConnectionPool, key_prefix: str, database_url: str
+) -> None:
+    watch = CommandWatch(commands_pool, database_url, recheck_s=0.05)  # not listening: looks
     command_id = await send(commands_pool, f"{key_prefix}commands", "m4", b"create m4")
     loop = asyncio.get_running_loop()
     began = loop.time()
-    pending = await commands.wait_until_done(commands_pool, "m4", 0.2)
+    pending = await watch.wait("m4", 0.2)
     assert pending is not None and not pending.done and loop.time() - began >= 0.2
 
-    async def finish_soon() -> None:
-        await asyncio.sleep(0.1)
-        async with commands_pool.connection() as conn:
-            await commands.complete(conn, command_id, f"{commands.REFUSED}: no")
-
-    finishing = asyncio.create_task(finish_soon())
-    done = await commands.wait_until_done(commands_pool, "m4", 5)
+    finishing = asyncio.create_task(complete_soon(commands_pool, command_id, "refused: no"))
+    done = await watch.wait("m4", 5)
     await finishing
-    assert done is not None and done.done and done.outcome == "refused: no"
-    assert await commands.wait_until_done(commands_pool, "unknown", 5) is None
+    assert done == CommandStatus(True, "refused: no")
+    assert await watch.wait("unknown", 5) is None
+    assert await watch.wait("m4", 5) == CommandStatus(True, "refused: no")  # done already
+
+
+async def test_a_notification_wakes_the_waiters_of_its_subject_with_the_outcome(
+    watch: CommandWatch, commands_pool: AsyncConnectionPool, key_prefix: str
+) -> None:
+    command_id = await send(commands_pool, f"{key_prefix}commands", "m5", b"create m5")
+    other_id = await send(commands_pool, f"{key_prefix}commands", "m6", b"create m6")
+    loop = asyncio.get_running_loop()
+    with watch.watch("m5") as first, watch.watch("m5") as second, watch.watch("m6") as third:
+        began = loop.time()
+        finishing = asyncio.create_task(complete_soon(commands_pool, command_id))
+        refusing = asyncio.create_task(complete_soon(commands_pool, other_id, "refused: no", 0.05))
+        woken = await asyncio.gather(
+            watch.wait("m5", 10, first), watch.wait("m5", 10, second), watch.wait("m6", 10, third)
+        )
+        await asyncio.gather(finishing, refusing)
+    assert woken == [CommandStatus(True, "done")] * 2 + [CommandStatus(True, "refused: no")]
+    assert loop.time() - began < 5
+    assert not watch._waiters  # every waiter gone with its wait
+
+    # Not told before its time is up (no notification), the wait looks once at the end.
+    pending_id = await send(commands_pool, f"{key_prefix}commands", "m7", b"create m7")
+    with watch.watch("m7") as waiter:
+        assert await watch.wait("m7", 0.2, waiter) == CommandStatus(False, None)
+    async with commands_pool.connection() as conn:
+        await commands.complete(conn, pending_id)
+        await commands.complete(conn, pending_id, "refused: twice")  # a repeat changes nothing
+        state = await commands.latest_about(conn, "m7")
+    assert state is not None and state.done and state.outcome == "done"
+
+
+async def test_an_outcome_too_long_to_notify_is_read(
+    watch: CommandWatch, commands_pool: AsyncConnectionPool, key_prefix: str
+) -> None:
+    command_id = await send(commands_pool, f"{key_prefix}commands", "m8", b"create m8")
+    outcome = f"{commands.REFUSED}: " + "x" * 9000
+    loop = asyncio.get_running_loop()
+    with watch.watch("m8") as waiter:
+        began = loop.time()
+        finishing = asyncio.create_task(complete_soon(commands_pool, command_id, outcome))
+        done = await watch.wait("m8", 10, waiter)
+        await finishing
+    assert done == CommandStatus(True, outcome) and loop.time() - began < 5
+
+
+async def test_the_watch_listens_again_after_losing_its_connection(
+    watch: CommandWatch, commands_pool: AsyncConnectionPool, key_prefix: str
+) -> None:
+    """A Postgres restart ends the listening connection: the watch connects again, and a
+    command done while it was away still wakes its waiters (they look once it listens)."""
+    command_id = await send(commands_pool, f"{key_prefix}commands", "m9", b"create m9")
+    loop = asyncio.get_running_loop()
+    with watch.watch("m9") as waiter:
+        waiting = asyncio.create_task(watch.wait("m9", 20, waiter))
+        began = loop.time()
+        async with commands_pool.connection() as conn:
+            cursor = await conn.execute(
+                "select count(pg_terminate_backend(pid)) from pg_stat_activity"
+                " where datname = current_database() and query = %s",
+                (f"LISTEN {commands.DONE_CHANNEL}",),
+            )
+            assert await cursor.fetchone() == (1,)
+            await commands.complete(conn, command_id)  # told to nobody: the watch is away
+        assert await waiting == CommandStatus(True, "done")
+    assert loop.time() - began < 5
+    await asyncio.wait_for(watch.listening.wait(), 5)
+
+    second_id = await send(commands_pool, f"{key_prefix}commands", "m10", b"create m10")
+    with watch.watch("m10") as waiter:
+        finishing = asyncio.create_task(complete_soon(commands_pool, second_id))
+        assert await watch.wait("m10", 10, waiter) == CommandStatus(True, "done")
+        await finishing

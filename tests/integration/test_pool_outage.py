@@ -3,6 +3,7 @@ it comes back, and while it is unreachable requests get a 503 with Retry-After, 
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import time
 import uuid
@@ -19,6 +20,8 @@ from psycopg_pool import AsyncConnectionPool
 
 from shared.db import MAINTENANCE_DATABASE, open_pool
 from shared.http import service_app
+
+_BACKENDS_NAMED = "select count(*) from pg_stat_activity where application_name = %s"
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio]
 
@@ -67,7 +70,9 @@ async def test_connections_are_good_right_after_the_pools_connections_died(
             (name,),
         )
         killed = await cursor.fetchone()
-    assert killed is not None and killed[0] >= 3
+        assert killed is not None and killed[0] >= 3
+        while await (await conn.execute(_BACKENDS_NAMED, (name,))).fetchone() != (0,):
+            await asyncio.sleep(0.01)  # pg_terminate_backend only signals: wait for the ends
     started = time.monotonic()
     for _ in range(5):
         async with pool.connection() as conn:

@@ -1,21 +1,25 @@
 """The webhook dispatcher against real Postgres: filters, apps kept apart, and an event handled
-twice (a restart redelivering it) creates its deliveries once."""
+twice (a restart redelivering it) creates its deliveries once; a batch of events (one statement)
+creates the same deliveries as its events handled one by one."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 
 import msgspec
 import pytest
+import redis.asyncio as redis_async
 from psycopg_pool import AsyncConnectionPool
 
 from services.webhooks.dispatcher import Dispatcher
+from shared.bus import Bus, Consumer
 from shared.messages import EventEnvelope, metadata
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio]
 
 
-def envelope(stream_id: str, version: int, type_: str, data: object, app: str) -> bytes:
+def envelope(stream_id: str, version: int, type_: str, data: object, app: str | None) -> bytes:
     return msgspec.json.encode(
         EventEnvelope(
             stream_id=stream_id,
@@ -90,3 +94,279 @@ async def test_each_event_makes_one_delivery_per_matching_subscription(
         f"match-{match}:1:MatchFinished",
     ]
     assert per_subscription[f"other-match-{run}"] == []
+
+
+Subscriptions = dict[str, tuple[list[str], str | None, str | None, str, bool]]
+"""By id: event types, table, match, app, enabled."""
+
+
+async def subscribe(pool: AsyncConnectionPool, subscriptions: Subscriptions) -> None:
+    async with pool.connection() as conn:
+        for name, (types, table_id, match_id, owner, enabled) in subscriptions.items():
+            await conn.execute(
+                "INSERT INTO webhook_subscriptions (id, url, event_types, table_id, match_id,"
+                " secret, app_id, enabled)"
+                " VALUES (%s, 'http://127.0.0.1/', %s, %s, %s, 'whsec_AAAA', %s, %s)",
+                (name, types, table_id, match_id, owner, enabled),
+            )
+
+
+async def unsubscribe(pool: AsyncConnectionPool, subscriptions: Subscriptions) -> None:
+    async with pool.connection() as conn:
+        await conn.execute(
+            "DELETE FROM webhook_subscriptions WHERE id = ANY(%s)", (list(subscriptions),)
+        )
+
+
+async def deliveries(
+    pool: AsyncConnectionPool, subscriptions: Subscriptions
+) -> list[tuple[int, str, str]]:
+    """``(id, subscription, event key)`` of the subscriptions' deliveries, oldest first."""
+    async with pool.connection() as conn:
+        cursor = await conn.execute(
+            "SELECT id, subscription_id, event_key FROM webhook_deliveries"
+            " WHERE subscription_id = ANY(%s) ORDER BY id",
+            (list(subscriptions),),
+        )
+        return [(row[0], row[1], row[2]) for row in await cursor.fetchall()]
+
+
+async def handled(pool: AsyncConnectionPool, run: str) -> list[str]:
+    async with pool.connection() as conn:
+        cursor = await conn.execute(
+            "SELECT event_key FROM webhook_handled WHERE event_key LIKE %s ORDER BY event_key",
+            (f"%{run}%",),
+        )
+        return [row[0] for row in await cursor.fetchall()]
+
+
+def scenario(run: str) -> tuple[Subscriptions, list[bytes]]:
+    """Two apps' subscriptions and events, in the order a stream would hold them: a match
+    event before the TableStarted of its match (a table's filter must not admit it yet), the
+    match's events after it, a TableStarted naming an already started match again, an event
+    published twice, an event of no app."""
+    table, match, late_table = f"t{run}", f"m{run}", f"l{run}"
+    their_table, their_match = f"u{run}", f"n{run}"
+    app, other_app = f"a{run}", f"b{run}"
+    subscriptions: Subscriptions = {
+        f"by-table-{run}": ([], table, None, app, True),
+        f"by-match-{run}": ([], None, match, app, True),
+        f"finished-{run}": (["MatchFinished"], table, None, app, True),
+        f"late-table-{run}": ([], late_table, None, app, True),
+        f"their-table-{run}": ([], their_table, None, app, True),  # the other app's table
+        f"disabled-{run}": ([], None, None, app, False),
+        f"others-everything-{run}": ([], None, None, other_app, True),
+        f"others-by-table-{run}": (["CardPlayed"], their_table, None, other_app, True),
+    }
+    events = [
+        envelope(f"table-{table}", 1, "TableCreated", {"game": "hanabi"}, app),
+        envelope(f"match-{match}", 1, "MatchCreated", {"seats": 2}, app),  # before TableStarted
+        envelope(f"table-{their_table}", 1, "TableCreated", {"game": "dingo"}, other_app),
+        envelope(f"table-{table}", 2, "TableStarted", {"match_id": match}, app),
+        envelope(f"match-{match}", 2, "CardPlayed", {"card": 1}, app),
+        envelope(f"table-{their_table}", 2, "TableStarted", {"match_id": their_match}, other_app),
+        envelope(f"match-{their_match}", 1, "CardPlayed", {"card": 7}, other_app),
+        envelope(f"match-{match}", 2, "CardPlayed", {"card": 1}, app),  # published twice
+        envelope(f"table-{late_table}", 1, "TableStarted", {"match_id": match}, app),
+        envelope(f"match-{match}", 3, "CardPlayed", {"card": 2}, app),
+        envelope(f"table-{table}", 3, "TableCreated", {"game": "hanabi"}, None),  # no app
+        envelope(f"match-{match}", 3, "MatchFinished", {"match_id": match}, app),
+    ]
+    return subscriptions, events
+
+
+def expected_deliveries(run: str) -> list[tuple[str, str]]:
+    """``(subscription, event key)`` in the order the deliveries are created."""
+    table, match, late_table = f"t{run}", f"m{run}", f"l{run}"
+    their_table, their_match = f"u{run}", f"n{run}"
+    return [
+        (f"by-table-{run}", f"table-{table}:1:TableCreated"),
+        (f"by-match-{run}", f"match-{match}:1:MatchCreated"),
+        (f"others-everything-{run}", f"table-{their_table}:1:TableCreated"),
+        (f"by-table-{run}", f"table-{table}:2:TableStarted"),
+        (f"by-match-{run}", f"match-{match}:2:CardPlayed"),
+        (f"by-table-{run}", f"match-{match}:2:CardPlayed"),
+        (f"others-everything-{run}", f"table-{their_table}:2:TableStarted"),
+        (f"others-by-table-{run}", f"match-{their_match}:1:CardPlayed"),
+        (f"others-everything-{run}", f"match-{their_match}:1:CardPlayed"),
+        (f"late-table-{run}", f"table-{late_table}:1:TableStarted"),
+        (f"by-match-{run}", f"match-{match}:3:CardPlayed"),  # late-table: already started
+        (f"by-table-{run}", f"match-{match}:3:CardPlayed"),
+        (f"by-match-{run}", f"match-{match}:3:MatchFinished"),
+        (f"by-table-{run}", f"match-{match}:3:MatchFinished"),
+        (f"finished-{run}", f"match-{match}:3:MatchFinished"),
+    ]
+
+
+def in_creation_order(rows: list[tuple[int, str, str]]) -> list[tuple[str, str]]:
+    """Deliveries by event, then subscription: the order both ways of handling create them."""
+    return [(subscription, key) for _, subscription, key in rows]
+
+
+def by_event(pairs: list[tuple[str, str]], events: list[str]) -> list[tuple[str, str]]:
+    return sorted(pairs, key=lambda pair: (events.index(pair[1]), pair[0]))
+
+
+@pytest.mark.parametrize("batch_size", [1, 3, 5, 100])
+async def test_a_batch_makes_the_deliveries_of_its_events_handled_one_by_one(
+    pool: AsyncConnectionPool, batch_size: int
+) -> None:
+    run = uuid.uuid4().hex[:8]
+    subscriptions, events = scenario(run)
+    await subscribe(pool, subscriptions)
+    enqueued: list[list[int]] = []
+    dispatcher = Dispatcher(pool, enqueued.append)
+    entries = [(f"{n}-0", payload) for n, payload in enumerate(events, start=1)]
+    try:
+        for start in range(0, len(entries), batch_size):
+            await dispatcher.handle_batch(entries[start : start + batch_size])
+        rows = await deliveries(pool, subscriptions)
+        for start in range(0, len(entries), batch_size):  # redelivered after a restart
+            await dispatcher.handle_batch(entries[start : start + batch_size])
+        assert await deliveries(pool, subscriptions) == rows
+    finally:
+        await unsubscribe(pool, subscriptions)
+
+    keys = list(dict.fromkeys(key for _, _, key in rows))
+    assert by_event(in_creation_order(rows), keys) == expected_deliveries(run)
+    assert in_creation_order(rows) == expected_deliveries(run)  # ids in event order
+    assert len(await handled(pool, run)) == len(events) - 1  # the copy shares its key
+    handed_over = [id_ for batch in enqueued for id_ in batch]
+    assert all(batch == sorted(batch) for batch in enqueued)
+    assert len(handed_over) == len(set(handed_over))
+    assert {row[0] for row in rows} <= set(handed_over)
+
+
+async def test_consumed_batches_deliver_once_and_a_redelivered_stream_nothing(
+    pool: AsyncConnectionPool, redis: redis_async.Redis, bus: Bus, key_prefix: str
+) -> None:
+    """Through a real consumer group: each read is one batch (TableStarted and its match's
+    events together); a second group reading the stream again (a restart that lost the
+    acknowledgements) creates and enqueues nothing."""
+    run = uuid.uuid4().hex[:8]
+    subscriptions, events = scenario(run)
+    await subscribe(pool, subscriptions)
+    stream = f"{key_prefix}match-events"
+    await bus.publish_many([(stream, payload) for payload in events])
+    enqueued: list[list[int]] = []
+    dispatcher = Dispatcher(pool, enqueued.append)
+    batches: list[int] = []
+
+    async def handle_batch(items: list[tuple[str, bytes]]) -> None:
+        batches.append(len(items))
+        await dispatcher.handle_batch(items)
+
+    async def one_by_one(entry_id: str, payload: bytes) -> None:
+        raise AssertionError("no batch should fail")
+
+    try:
+        for group in ("webhooks", "webhooks-after-restart"):
+            await bus.ensure_group(stream, group)
+            member = Consumer(
+                redis, stream, group, "d", one_by_one, batch_handler=handle_batch, block_ms=0
+            )
+            while await member.step():
+                pass
+            assert (await redis.xpending(stream, group))["pending"] == 0
+            if group == "webhooks":
+                rows = await deliveries(pool, subscriptions)
+                first_enqueued = list(enqueued)
+        assert await deliveries(pool, subscriptions) == rows
+    finally:
+        await unsubscribe(pool, subscriptions)
+
+    assert batches == [len(events), len(events)]
+    assert in_creation_order(rows) == expected_deliveries(run)
+    assert enqueued == first_enqueued  # the redelivered stream enqueued nothing
+    assert len(enqueued) == 1 and enqueued[0] == sorted(enqueued[0])
+    assert {row[0] for row in rows} <= set(enqueued[0])
+
+
+async def test_a_batch_of_apps_without_subscriptions_is_still_recorded_as_handled(
+    pool: AsyncConnectionPool,
+) -> None:
+    """Nothing to deliver, but handled all the same: a subscription created afterwards does
+    not get the events again when they are redelivered, and the table's match is remembered."""
+    run = uuid.uuid4().hex[:8]
+    table, match, app = f"t{run}", f"m{run}", f"a{run}"
+    events = [
+        envelope(f"table-{table}", 2, "TableStarted", {"match_id": match}, app),
+        envelope(f"match-{match}", 1, "CardPlayed", {"card": 1}, app),
+    ]
+    enqueued: list[list[int]] = []
+    dispatcher = Dispatcher(pool, enqueued.append)
+    entries = [(f"{n}-0", payload) for n, payload in enumerate(events, start=1)]
+    await dispatcher.handle_batch(entries)
+    subscriptions: Subscriptions = {f"by-table-{run}": ([], table, None, app, True)}
+    await subscribe(pool, subscriptions)
+    try:
+        await dispatcher.handle_batch(entries)
+        later = envelope(f"match-{match}", 2, "CardPlayed", {"card": 2}, app)
+        await dispatcher.handle_batch([("3-0", later)])
+        rows = await deliveries(pool, subscriptions)
+    finally:
+        await unsubscribe(pool, subscriptions)
+
+    assert await handled(pool, run) == [
+        f"match-{match}:1:CardPlayed",
+        f"match-{match}:2:CardPlayed",
+        f"table-{table}:2:TableStarted",
+    ]
+    assert in_creation_order(rows) == [(f"by-table-{run}", f"match-{match}:2:CardPlayed")]
+    assert len(enqueued) == 1
+
+
+async def test_overlapping_batches_handled_at_once_deliver_once(
+    pool: AsyncConnectionPool,
+) -> None:
+    """Two dispatchers with overlapping batches at the same time (one recovering entries the
+    other is still handling): each event's deliveries are created once, without a deadlock."""
+    run = uuid.uuid4().hex[:8]
+    subscriptions, events = scenario(run)
+    await subscribe(pool, subscriptions)
+    entries = [(f"{n}-0", payload) for n, payload in enumerate(events, start=1)]
+    enqueued: list[list[int]] = []
+    first, second = Dispatcher(pool, enqueued.append), Dispatcher(pool, enqueued.append)
+    try:
+        await asyncio.wait_for(
+            asyncio.gather(first.handle_batch(entries[:9]), second.handle_batch(entries[2:])),
+            timeout=10,
+        )
+        rows = await deliveries(pool, subscriptions)
+    finally:
+        await unsubscribe(pool, subscriptions)
+
+    assert sorted(in_creation_order(rows)) == sorted(expected_deliveries(run))
+    handed_over = [id_ for batch in enqueued for id_ in batch]
+    assert len(handed_over) == len(set(handed_over))
+    assert {row[0] for row in rows} <= set(handed_over)
+
+
+async def test_an_undecodable_entry_fails_alone_not_its_batch(
+    pool: AsyncConnectionPool, redis: redis_async.Redis, bus: Bus, key_prefix: str
+) -> None:
+    run = uuid.uuid4().hex[:8]
+    subscriptions, events = scenario(run)
+    await subscribe(pool, subscriptions)
+    stream = f"{key_prefix}match-events"
+    await bus.publish_many([(stream, payload) for payload in [*events[:4], b"{not json"]])
+    await bus.ensure_group(stream, "webhooks")
+    dispatcher = Dispatcher(pool, lambda ids: None)
+    member = Consumer(
+        redis,
+        stream,
+        "webhooks",
+        "d",
+        dispatcher.handle,
+        batch_handler=dispatcher.handle_batch,
+        block_ms=0,
+    )
+    try:
+        assert await member.step() == 5
+        rows = await deliveries(pool, subscriptions)
+    finally:
+        await unsubscribe(pool, subscriptions)
+
+    assert in_creation_order(rows) == expected_deliveries(run)[:4]
+    pending = await redis.xpending_range(stream, "webhooks", min="-", max="+", count=10)
+    assert len(pending) == 1  # the undecodable entry, left for the retries
