@@ -372,7 +372,7 @@ class Consumer:
         when the caller acknowledges a batch at once)."""
         payload = fields.get(PAYLOAD_FIELD, b"")
         try:
-            if not await self._handle_through_outages(entry_id, payload):
+            if not await self._through_outages(lambda: self._handler(entry_id, payload)):
                 return False  # stopping during an outage: the entry stays pending
         except Exception as exc:
             if deliveries >= self._max_deliveries:
@@ -385,14 +385,15 @@ class Consumer:
             await self._redis.xack(self.stream, self.group, entry_id)
         return True
 
-    async def _handle_through_outages(self, entry_id: str, payload: bytes) -> bool:
-        """Run the handler, again and again while it fails for a backing service's outage
-        (``outages``): those failures say nothing about the entry, so they neither count
-        towards dead-lettering nor wait for the recovery scan. False if stopped meanwhile."""
+    async def _through_outages(self, run: Callable[[], Awaitable[None]]) -> bool:
+        """Run a handler (``run`` calls it), again and again while it fails for a backing
+        service's outage (``outages``): those failures say nothing about the entries, so they
+        neither count towards dead-lettering nor wait for the recovery scan. False if stopped
+        meanwhile."""
         backoff = 0.1
         while True:
             try:
-                await self._handler(entry_id, payload)
+                await run()
             except self._outages as exc:
                 self._handler_outage.failed(exc)
                 with contextlib.suppress(TimeoutError):
@@ -411,9 +412,10 @@ class Consumer:
         that one bad entry is retried (and dead-lettered in the end) on its own."""
         if not entries or self._batch_handler is None:
             return []
+        batch_handler = self._batch_handler
         items = [(entry_id, fields.get(PAYLOAD_FIELD, b"")) for entry_id, fields, _ in entries]
         try:
-            if not await self._batch_through_outages(items):
+            if not await self._through_outages(lambda: batch_handler(items)):
                 return []  # stopping during an outage: the entries stay pending
         except Exception:
             log.warning(
@@ -428,25 +430,6 @@ class Consumer:
                     done.append(entry_id)
             return done
         return [entry_id for entry_id, _ in items]
-
-    async def _batch_through_outages(self, items: list[tuple[str, bytes]]) -> bool:
-        """``_handle_through_outages`` for the batch handler: outages are waited out and
-        retried in place, never counted. False if stopped meanwhile."""
-        assert self._batch_handler is not None
-        backoff = 0.1
-        while True:
-            try:
-                await self._batch_handler(items)
-            except self._outages as exc:
-                self._handler_outage.failed(exc)
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._stop.wait(), timeout=backoff)
-                if self._stop.is_set():
-                    return False
-                backoff = min(backoff * 2, 5.0)
-            else:
-                self._handler_outage.succeeded()
-                return True
 
     async def _dead_letter(self, entry_id: str, fields: dict[bytes, bytes], error: str) -> None:
         """Park the entry on the dead-letter stream and acknowledge it, atomically."""
