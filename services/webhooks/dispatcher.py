@@ -79,7 +79,7 @@ WITH batch AS (
                              started_match, ord)
 ), handled AS (
     INSERT INTO webhook_handled (event_key)
-    SELECT key FROM batch ORDER BY key  -- overlapping batches wait for each other, never deadlock
+    SELECT key FROM batch
     ON CONFLICT DO NOTHING
     RETURNING event_key
 ), fresh AS (
