@@ -24,25 +24,28 @@ import logging
 import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Iterable, Iterator
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 import msgspec
 import psycopg
 from litestar import Request
 from litestar.openapi.spec import OpenAPIType, Schema
 from litestar.params import HeaderParameter, QueryParameter
-from litestar.response import ServerSentEvent
+from litestar.response import Stream
+from litestar.response.base import ASGIResponse
 from litestar.response.sse import ServerSentEventMessage
 
 from shared.bus import PAYLOAD_FIELD, TRANSIENT_ERRORS, OutageLog
+from shared.collector import return_free_memory
 from shared.http import (
     OPTIONAL_SEAT_TOKEN,
     PG_INT_MAX,
+    STREAM_AFTER_LITESTAR,
     Problem,
     bearer_token,
     problem_responses,
 )
-from shared.ratelimit import with_feed_lease
+from shared.ratelimit import held_feed_lease
 from shared.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -55,6 +58,11 @@ TAIL_BLOCK_MS = 2000
 """Below the Redis client's socket timeout (5 s), which a longer blocking read would hit."""
 TAIL_EVENTS = 256
 """Events a channel keeps encoded for its followers (up to twice as many, trimmed at once)."""
+
+TRIM_AFTER_CLOSED = 1000
+"""Feeds closed in a process before the memory they used is given back to the system."""
+TRIM_DELAY_S = 1.0
+"""How long after that the memory is given back: feeds close in bursts (a client's restart)."""
 
 LastEventId = Annotated[
     str | None,
@@ -141,13 +149,89 @@ Follow = Callable[[str | None, int], Awaitable[AsyncIterator[bytes]]]
 """Opens a feed for a caller's token after a version (checks first, so errors are problems)."""
 
 
-class EncodedEvents(ServerSentEvent):
-    """Server-Sent Events whose messages come encoded already: encoded once per viewer, not
-    once per follower."""
+class LiveFeed(Stream):
+    """Server-Sent Events whose messages come encoded already (once per viewer, not once per
+    follower), sent while the caller holds a feed slot.
 
-    def __init__(self, messages: AsyncIterator[bytes]) -> None:
-        super().__init__(messages)
-        self.iterator = messages  # as they are: Litestar would take bytes for a ``data`` field
+    Litestar streams a response from a task group with a second task listening for the client
+    leaving, deep in its middleware's frames; with thousands of feeds that cost more than the
+    events. A live feed sends its status and headers through Litestar, then leaves the rest to
+    ``ServiceApp``, which sends it once Litestar has returned, from the request's own task; one
+    small listener cancels the sending when the client leaves.
+    """
+
+    def __init__(self, messages: AsyncIterator[bytes], lease: contextlib.AsyncExitStack) -> None:
+        # headers as Litestar's ``ServerSentEvent``, whose iterators hold themselves in cycles
+        # (each feed's memory then waited for a full collection once it closed)
+        super().__init__(
+            messages,
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        )
+        self.messages = messages
+        self.lease = lease
+
+    def to_asgi_response(self, *args: Any, **kwargs: Any) -> ASGIResponse:
+        head = super().to_asgi_response(*args, **kwargs)
+        return cast(ASGIResponse, _LiveFeedBody(head, self.messages, self.lease))
+
+
+class _LiveFeedBody:
+    """The ASGI answer of a ``LiveFeed``: Litestar's status line and headers, then the events
+    until they end or the client leaves; the feed slot is freed either way."""
+
+    def __init__(
+        self, head: ASGIResponse, messages: AsyncIterator[bytes], lease: contextlib.AsyncExitStack
+    ) -> None:
+        self.head = head
+        self.messages = messages
+        self.lease = lease
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        try:
+            await self.head.start_response(send)
+        except BaseException:
+            await self.lease.aclose()
+            raise
+        if STREAM_AFTER_LITESTAR in scope:
+            scope[STREAM_AFTER_LITESTAR] = self.send_events
+        else:  # not under a ServiceApp: from here
+            await self.send_events(receive, send)
+
+    async def send_events(self, receive: Any, send: Any) -> None:
+        async with self.lease, contextlib.aclosing(self.messages):  # type: ignore[type-var]
+            await _send_until_gone(self.messages, receive, send)
+
+
+async def _send_until_gone(messages: AsyncIterator[bytes], receive: Any, send: Any) -> None:
+    """Send each chunk as it comes, then the end of the body; a client that leaves ends it
+    early (its ``http.disconnect`` cancels the sending, which is then no error)."""
+    sender = asyncio.current_task()
+    assert sender is not None
+    sending = True
+
+    def client_left(listener: asyncio.Future[None]) -> None:
+        if sending and not listener.cancelled():
+            sender.cancel()
+
+    listener = asyncio.ensure_future(_disconnect(receive))
+    listener.add_done_callback(client_left)
+    try:
+        async for chunk in messages:
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+    except asyncio.CancelledError:
+        if not listener.done() or listener.cancelled() or sender.uncancel():
+            raise  # cancelled by someone else (a shutdown), not by the client leaving
+    finally:
+        sending = False
+        listener.cancel()
+
+
+async def _disconnect(receive: Any) -> None:
+    """Until the client has left (or the answer is complete: a HEAD's)."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
 
 
 async def open_feed(
@@ -156,12 +240,18 @@ async def open_feed(
     last_event_id: str | None,
     after: int | None,
     query_token: str | None,
-) -> ServerSentEvent:
+) -> LiveFeed:
     """The feed from the caller's resume point, as the caller's token may see it, holding one
-    of the client's live-feed slots while it lasts."""
+    of the client's live-feed slots while it lasts (taken first: 429 before any work)."""
     resume = resume_point(last_event_id, after)
     token = feed_token(request, query_token)
-    return EncodedEvents(await with_feed_lease(request, lambda: follow(token, resume)))
+    lease = await held_feed_lease(request)
+    try:
+        messages = await follow(token, resume)
+    except BaseException:
+        await lease.aclose()
+        raise
+    return LiveFeed(messages, lease)
 
 
 def feed_token(request: Request[Any, Any, Any], query_token: str | None) -> str | None:
@@ -297,6 +387,8 @@ class FeedHub:
         self.runtime = runtime
         self.topic = topic
         self._channels: dict[str, dict[Viewer, Channel]] = {}
+        self._closed_since_trim = 0
+        self._trim: asyncio.TimerHandle | None = None
 
     def start(self) -> None:
         """Run the tail for as long as the runtime (after ``runtime.start``)."""
@@ -359,6 +451,15 @@ class FeedHub:
             channel.followers -= 1
             if not channel.followers:
                 self._close(channel)
+            self._closed_since_trim += 1
+            if self._closed_since_trim >= TRIM_AFTER_CLOSED and self._trim is None:
+                loop = asyncio.get_running_loop()
+                self._trim = loop.call_later(TRIM_DELAY_S, self._return_memory)
+
+    def _return_memory(self) -> None:
+        """Once many feeds have closed, give their memory back (by then they are gone)."""
+        self._trim, self._closed_since_trim = None, 0
+        return_free_memory()
 
     async def _run(self, channel: Channel) -> None:
         await channel.run()

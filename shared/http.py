@@ -6,6 +6,7 @@ import functools
 import hashlib
 import logging
 import secrets
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import msgspec
@@ -26,6 +27,7 @@ from litestar.static_files import create_static_files_router
 from litestar.typing import FieldDefinition
 from swagger_ui_bundle import swagger_ui_path
 
+from shared.collector import tune_collector
 from shared.settings import Settings
 
 if TYPE_CHECKING:
@@ -654,11 +656,20 @@ CONDITIONAL_READ: dict[str, Any] = {
 # --- composition -----------------------------------------------------------------------------
 
 
+STREAM_AFTER_LITESTAR = "playtable.stream_after_litestar"
+"""The ``scope`` key under which a long-lived stream (a live feed) leaves the rest of its body,
+``(receive, send) -> None``, for ``ServiceApp`` to send once Litestar has returned."""
+
+StreamRest = Callable[[Any, Any], Awaitable[None]]
+
+
 class ServiceApp(Litestar):
     """A Litestar app that answers HEAD wherever it answers GET (RFC 9110 requires it of
     every general-purpose server): the GET's status and headers without its body; whose
-    OPTIONS name every method of the path (Litestar 2's name one handler's only); and that
-    refuses a client over its rate limits before routing, so no request escapes them."""
+    OPTIONS name every method of the path (Litestar 2's name one handler's only); that
+    refuses a client over its rate limits before routing, so no request escapes them; and
+    that sends a live feed's events after Litestar has returned, so that thousands of open
+    feeds hold none of its frames and their events pass through no middleware."""
 
     def __init__(self, *, rate_limiter: RateLimiter | None = None, **config: Any) -> None:
         super().__init__(**config)
@@ -691,6 +702,7 @@ class ServiceApp(Litestar):
 
     async def _answer(self, scope: Any, receive: Any, send: Any) -> None:
         """Litestar's answer, or the rate limiter's 429 (as the exception handlers send it)."""
+        outer_send = send
         if scope["type"] == "http" and self.rate_limiter is not None:
             try:
                 send = await self.rate_limiter.admit(scope, send)
@@ -699,7 +711,11 @@ class ServiceApp(Litestar):
                 response = _respond(request, refused).to_asgi_response(None, request)
                 await response(scope, receive, send)
                 return
+        scope[STREAM_AFTER_LITESTAR] = None
         await super().__call__(scope, receive, send)
+        rest: StreamRest | None = scope.pop(STREAM_AFTER_LITESTAR)
+        if rest is not None:  # the status and headers went out through Litestar already
+            await rest(receive, outer_send)
 
     def _allowing(self, scope: Any, send: Any) -> Any:
         """``send`` with the ``Allow`` of an OPTIONS answer naming all the path's methods (the
@@ -742,6 +758,7 @@ def service_app(
     def provider(value: Any) -> Provide:
         return Provide(lambda: value, use_cache=True, sync_to_thread=False)
 
+    on_startup = [tune_collector, *on_startup]
     rate_limiter = None
     if settings is not None and settings.rate_limits:
         from shared.ratelimit import RateLimiter  # built on this module's problems

@@ -48,8 +48,8 @@ import logging
 import math
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, NamedTuple, TypeVar
+from collections.abc import AsyncIterator
+from typing import Any, NamedTuple
 
 import anyio
 import redis.asyncio as redis_async
@@ -65,7 +65,6 @@ from shared.settings import Settings
 
 log = logging.getLogger(__name__)
 
-T = TypeVar("T")
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 READ, WRITE, FEED = "read", "write", "feed"
@@ -567,21 +566,11 @@ async def feed_lease(connection: ASGIConnection[Any, Any, Any, Any]) -> AsyncIte
         yield
 
 
-async def with_feed_lease(
+async def held_feed_lease(
     connection: ASGIConnection[Any, Any, Any, Any],
-    open_events: Callable[[], Awaitable[AsyncIterator[T]]],
-) -> AsyncIterator[T]:
-    """The events ``open_events`` opens, holding a feed slot until they end, fail or the
-    client leaves: the slot is taken first (429 before any work), and freed if opening fails."""
-    async with contextlib.AsyncExitStack() as lease:
-        await lease.enter_async_context(feed_lease(connection))
-        events = await open_events()
-        return _releasing(events, lease.pop_all())
-
-
-async def _releasing(
-    events: AsyncIterator[T], lease: contextlib.AsyncExitStack
-) -> AsyncIterator[T]:
-    async with lease:
-        async for event in events:
-            yield event
+) -> contextlib.AsyncExitStack:
+    """One of the caller's live-feed slots (429 when all are taken), held until the returned
+    stack is closed: when the feed ends, fails to open, or its client leaves."""
+    lease = contextlib.AsyncExitStack()
+    await lease.enter_async_context(feed_lease(connection))
+    return lease

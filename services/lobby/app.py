@@ -12,14 +12,21 @@ from litestar.datastructures import ResponseHeader
 from litestar.di import NamedDependency
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import FromPath, FromQuery, JSONBody, PathParameter, QueryParameter
-from litestar.response import ServerSentEvent
 
 from services.lobby import schemas as s
 from services.lobby.feed import TableFeeds
 from services.lobby.tables import Tables, not_private
 from shared import apps, rules_api
 from shared.commands import CommandRedriver, CommandWatch, Waiter
-from shared.feed import FEED_ROUTE, FeedAfter, FeedHub, FeedToken, LastEventId, open_feed
+from shared.feed import (
+    FEED_ROUTE,
+    FeedAfter,
+    FeedHub,
+    FeedToken,
+    LastEventId,
+    LiveFeed,
+    open_feed,
+)
 from shared.http import (
     APP_KEY,
     APP_KEY_AND_INVITATION,
@@ -278,7 +285,7 @@ class TablesController(Controller):
         last_event_id: LastEventId = None,
         after: FeedAfter = None,
         token: FeedToken = None,
-    ) -> ServerSentEvent:
+    ) -> LiveFeed:
         follow = partial(table_feeds.follow, table_id)
         return await open_feed(follow, request, last_event_id, after, token)
 

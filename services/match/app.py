@@ -11,14 +11,21 @@ from litestar import Controller, Litestar, Request, Response, get, post
 from litestar.datastructures import ResponseHeader
 from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody, QueryParameter
-from litestar.response import ServerSentEvent
 
 from services.match import schemas as s
 from services.match.feed import MatchFeeds
 from services.match.matches import Matches
 from services.match.replays import Replays
 from shared import apps
-from shared.feed import FEED_ROUTE, FeedAfter, FeedHub, FeedToken, LastEventId, open_feed
+from shared.feed import (
+    FEED_ROUTE,
+    FeedAfter,
+    FeedHub,
+    FeedToken,
+    LastEventId,
+    LiveFeed,
+    open_feed,
+)
 from shared.http import (
     APP_KEY,
     CONDITIONAL_READ,
@@ -156,7 +163,7 @@ class MatchesController(Controller):
         last_event_id: LastEventId = None,
         after: FeedAfter = None,
         token: FeedToken = None,
-    ) -> ServerSentEvent:
+    ) -> LiveFeed:
         follow = partial(match_feeds.follow, match_id)
         return await open_feed(follow, request, last_event_id, after, token)
 

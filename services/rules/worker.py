@@ -11,6 +11,7 @@ from services.rules.engine import RulesEngine, UnknownGame
 from services.rules.games import load_games
 from shared import rpc
 from shared.bus import Bus, Consumer
+from shared.collector import tune_collector
 from shared.messages import now_ms
 from shared.rules_api import Rejected
 from shared.settings import Settings
@@ -47,6 +48,7 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
     """Bootstrap: connect, build the engine from the game catalogue, consume until stopped."""
     redis = redis_async.Redis.from_url(settings.redis_url)
     worker = RulesWorker(redis, RulesEngine(load_games()))
+    tune_collector()
     stream = settings.stream("rules:requests")
     await Bus(redis).ensure_group(stream, RULES_GROUP)
     consumer = Consumer(

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import re
 import socket
 import time
+import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, NamedTuple
 
@@ -20,17 +22,17 @@ import pytest_asyncio
 import redis.asyncio as redis_async
 import uvicorn
 from litestar import Litestar, Request, get, post
-from litestar.response import ServerSentEvent
 from litestar.response.sse import ServerSentEventMessage
 from litestar.testing import AsyncTestClient
 
+from shared.feed import LiveFeed
 from shared.http import PROBLEM_MEDIA_TYPE, PROBLEM_TYPE_BASE, Problem, service_app
 from shared.ratelimit import (
     RateLimiter,
     client_address,
     feed_lease,
+    held_feed_lease,
     trusted_networks,
-    with_feed_lease,
 )
 from shared.settings import Settings
 
@@ -40,9 +42,13 @@ CLIENT = "203.0.113.5"
 OTHER_CLIENT = "203.0.113.6"
 
 
-async def endless_events() -> AsyncIterator[ServerSentEventMessage]:
+FEEDS_SERVED: weakref.WeakSet[AsyncIterator[bytes]] = weakref.WeakSet()
+"""The event generators of the feeds served, while anything holds them."""
+
+
+async def endless_events() -> AsyncIterator[bytes]:
     while True:
-        yield ServerSentEventMessage(data="tick")
+        yield ServerSentEventMessage(data="tick").encode()
         await asyncio.sleep(0.05)
 
 
@@ -57,11 +63,10 @@ def add_thing() -> str:
 
 
 @get("/things/feed")
-async def follow_things(request: Request[Any, Any, Any]) -> ServerSentEvent:
-    async def open_events() -> AsyncIterator[ServerSentEventMessage]:
-        return endless_events()
-
-    return ServerSentEvent(await with_feed_lease(request, open_events))
+async def follow_things(request: Request[Any, Any, Any]) -> LiveFeed:
+    events = endless_events()
+    FEEDS_SERVED.add(events)
+    return LiveFeed(events, await held_feed_lease(request))
 
 
 AppMaker = Callable[..., Awaitable[Litestar]]
@@ -448,6 +453,25 @@ async def test_a_live_feed_holds_its_slot_until_the_client_leaves(
         assert await redis.zcard(leases) == 0
         async with client.stream("GET", "/things/feed") as feed:
             assert feed.status_code == 200
+
+
+@pytest.mark.asyncio
+async def test_a_feed_whose_client_left_is_freed_without_the_collector(
+    limited_app: AppMaker,
+) -> None:
+    """Thousands of feeds close at once when a client restarts: what they held must go back
+    then, not wait for a full collection (which rarely runs: ``shared/collector.py``)."""
+    app = await limited_app()
+    gc.disable()
+    try:
+        async with asyncio.timeout(10), serving(app) as url, httpx.AsyncClient() as client:
+            async with client.stream("GET", f"{url}/things/feed") as feed:
+                assert await anext(feed.aiter_lines()) == "data: tick"
+                assert len(FEEDS_SERVED) == 1
+            while FEEDS_SERVED:  # until the server notices the client left
+                await asyncio.sleep(0.02)
+    finally:
+        gc.enable()
 
 
 # --- tokens taken a few at a time (shared/ratelimit.py's allowances) ---------------------------

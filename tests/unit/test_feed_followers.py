@@ -1,7 +1,7 @@
 """The feed hub's channels: each viewer's events read once for all its followers, each follower
 sent exactly its viewer's events, once and in order, and nothing left behind when they go.
 
-Litestar ends a feed whose client disconnected by cancelling the task that iterates it, while
+A feed whose client disconnected ends by the cancelling of the task that iterates it, while
 the follower waits for news or reads its own backlog; that is what these feeds go through. The
 hub's tail never runs here: the tests wake the channels themselves.
 """
