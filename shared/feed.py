@@ -36,7 +36,7 @@ from litestar.response.base import ASGIResponse
 from litestar.response.sse import ServerSentEventMessage
 
 from shared.bus import PAYLOAD_FIELD, TRANSIENT_ERRORS, OutageLog
-from shared.collector import return_free_memory
+from shared.collector import MemoryReturn
 from shared.http import (
     OPTIONAL_SEAT_TOKEN,
     PG_INT_MAX,
@@ -45,7 +45,7 @@ from shared.http import (
     bearer_token,
     problem_responses,
 )
-from shared.ratelimit import held_feed_lease
+from shared.ratelimit import FeedSlot, take_feed_slot
 from shared.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -59,10 +59,9 @@ TAIL_BLOCK_MS = 2000
 TAIL_EVENTS = 256
 """Events a channel keeps encoded for its followers (up to twice as many, trimmed at once)."""
 
-TRIM_AFTER_CLOSED = 1000
-"""Feeds closed in a process before the memory they used is given back to the system."""
-TRIM_DELAY_S = 1.0
-"""How long after that the memory is given back: feeds close in bursts (a client's restart)."""
+FEEDS_CLOSED = MemoryReturn(after=1000, quiet_s=1.0)
+"""Once 1,000 feeds have closed in this process, and no more for a second (they close in
+bursts: a client's restart), the memory they used is given back to the system."""
 
 LastEventId = Annotated[
     str | None,
@@ -160,7 +159,7 @@ class LiveFeed(Stream):
     small listener cancels the sending when the client leaves.
     """
 
-    def __init__(self, messages: AsyncIterator[bytes], lease: contextlib.AsyncExitStack) -> None:
+    def __init__(self, messages: AsyncIterator[bytes], slot: FeedSlot) -> None:
         # headers as Litestar's ``ServerSentEvent``, whose iterators hold themselves in cycles
         # (each feed's memory then waited for a full collection once it closed)
         super().__init__(
@@ -169,38 +168,42 @@ class LiveFeed(Stream):
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
         self.messages = messages
-        self.lease = lease
+        self.slot = slot
 
     def to_asgi_response(self, *args: Any, **kwargs: Any) -> ASGIResponse:
         head = super().to_asgi_response(*args, **kwargs)
-        return cast(ASGIResponse, _LiveFeedBody(head, self.messages, self.lease))
+        return cast(ASGIResponse, _LiveFeedBody(head, self.messages, self.slot))
 
 
 class _LiveFeedBody:
     """The ASGI answer of a ``LiveFeed``: Litestar's status line and headers, then the events
     until they end or the client leaves; the feed slot is freed either way."""
 
-    def __init__(
-        self, head: ASGIResponse, messages: AsyncIterator[bytes], lease: contextlib.AsyncExitStack
-    ) -> None:
-        self.head = head
+    def __init__(self, head: ASGIResponse, messages: AsyncIterator[bytes], slot: FeedSlot) -> None:
+        self.head: ASGIResponse | None = head
         self.messages = messages
-        self.lease = lease
+        self.slot = slot
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        assert self.head is not None, "an answer is sent once"
         try:
             await self.head.start_response(send)
         except BaseException:
-            await self.lease.aclose()
+            await self.slot.release()
             raise
+        self.head = None  # not kept for as long as the feed lasts
         if STREAM_AFTER_LITESTAR in scope:
             scope[STREAM_AFTER_LITESTAR] = self.send_events
         else:  # not under a ServiceApp: from here
             await self.send_events(receive, send)
 
     async def send_events(self, receive: Any, send: Any) -> None:
-        async with self.lease, contextlib.aclosing(self.messages):  # type: ignore[type-var]
-            await _send_until_gone(self.messages, receive, send)
+        try:
+            async with contextlib.aclosing(self.messages):  # type: ignore[type-var]
+                await _send_until_gone(self.messages, receive, send)
+        finally:
+            await self.slot.release()
+            FEEDS_CLOSED.count()
 
 
 async def _send_until_gone(messages: AsyncIterator[bytes], receive: Any, send: Any) -> None:
@@ -245,13 +248,13 @@ async def open_feed(
     of the client's live-feed slots while it lasts (taken first: 429 before any work)."""
     resume = resume_point(last_event_id, after)
     token = feed_token(request, query_token)
-    lease = await held_feed_lease(request)
+    slot = await take_feed_slot(request)
     try:
         messages = await follow(token, resume)
     except BaseException:
-        await lease.aclose()
+        await slot.release()
         raise
-    return LiveFeed(messages, lease)
+    return LiveFeed(messages, slot)
 
 
 def feed_token(request: Request[Any, Any, Any], query_token: str | None) -> str | None:
@@ -387,8 +390,6 @@ class FeedHub:
         self.runtime = runtime
         self.topic = topic
         self._channels: dict[str, dict[Viewer, Channel]] = {}
-        self._closed_since_trim = 0
-        self._trim: asyncio.TimerHandle | None = None
 
     def start(self) -> None:
         """Run the tail for as long as the runtime (after ``runtime.start``)."""
@@ -451,15 +452,6 @@ class FeedHub:
             channel.followers -= 1
             if not channel.followers:
                 self._close(channel)
-            self._closed_since_trim += 1
-            if self._closed_since_trim >= TRIM_AFTER_CLOSED and self._trim is None:
-                loop = asyncio.get_running_loop()
-                self._trim = loop.call_later(TRIM_DELAY_S, self._return_memory)
-
-    def _return_memory(self) -> None:
-        """Once many feeds have closed, give their memory back (by then they are gone)."""
-        self._trim, self._closed_since_trim = None, 0
-        return_free_memory()
 
     async def _run(self, channel: Channel) -> None:
         await channel.run()

@@ -465,18 +465,16 @@ class RateLimiter:
             self._refusals[keys] = refusal
         return refusal
 
-    @contextlib.asynccontextmanager
-    async def feed_slot(self, scope: Scope) -> AsyncIterator[None]:
-        """Hold one of the client's live-feed slots (of its address, and of its app key) while
-        open; raise the 429 problem when every slot is taken."""
+    async def take_feed_slot(self, scope: Scope) -> FeedSlot:
+        """One of the client's live-feed slots (of its address, and of its app key), held
+        until released; raise the 429 problem when every slot is taken."""
         limit = self._settings.max_feeds_per_client
         keys = self._keys("live-feeds", scope)
         lease = uuid.uuid4().hex
         lease_ms = int(FEED_LEASE_S * 1000)
         taken = await self._run(self._take_feed_slot, keys, (limit, lease_ms, lease))
         if taken is None:
-            yield  # Redis is down: not counted
-            return
+            return FeedSlot()  # Redis is down: not counted
         if not taken:
             raise Problem(
                 429,
@@ -490,12 +488,13 @@ class RateLimiter:
                 },
             )
         self._leases[lease] = keys
-        try:
-            yield
-        finally:
-            del self._leases[lease]
-            with anyio.CancelScope(shield=True):  # freed even when the feed was cancelled
-                await self._release(keys, lease)
+        return FeedSlot(self, lease)
+
+    async def free_feed_slot(self, lease: str) -> None:
+        """Give a slot back (even while the feed's task is being cancelled)."""
+        keys = self._leases.pop(lease)
+        with anyio.CancelScope(shield=True):
+            await self._release(keys, lease)
 
     async def _renew_leases(self) -> None:
         lease_ms = int(FEED_LEASE_S * 1000)
@@ -554,23 +553,37 @@ def _adding_headers(send: Send, headers: list[tuple[bytes, bytes]]) -> Send:
     return send_with_headers
 
 
-@contextlib.asynccontextmanager
-async def feed_lease(connection: ASGIConnection[Any, Any, Any, Any]) -> AsyncIterator[None]:
-    """Hold one of the caller's live-feed slots while open (429 when all are taken); nothing
-    when the service has no limiter."""
+class FeedSlot:
+    """One of a client's live-feed slots, held until ``release`` (which frees it once). Small
+    on purpose: every open feed holds one."""
+
+    __slots__ = ("_lease", "_limiter")
+
+    def __init__(self, limiter: RateLimiter | None = None, lease: str = "") -> None:
+        self._limiter = limiter
+        self._lease = lease
+
+    async def release(self) -> None:
+        limiter, self._limiter = self._limiter, None
+        if limiter is not None:
+            await limiter.free_feed_slot(self._lease)
+
+
+async def take_feed_slot(connection: ASGIConnection[Any, Any, Any, Any]) -> FeedSlot:
+    """One of the caller's live-feed slots (429 when all are taken), to release when the feed
+    ends, fails to open, or its client leaves; nothing is counted when the service has no
+    limiter."""
     limiter: RateLimiter | None = getattr(connection.app, "rate_limiter", None)
     if limiter is None:
-        yield
-        return
-    async with limiter.feed_slot(connection.scope):
-        yield
+        return FeedSlot()
+    return await limiter.take_feed_slot(connection.scope)
 
 
-async def held_feed_lease(
-    connection: ASGIConnection[Any, Any, Any, Any],
-) -> contextlib.AsyncExitStack:
-    """One of the caller's live-feed slots (429 when all are taken), held until the returned
-    stack is closed: when the feed ends, fails to open, or its client leaves."""
-    lease = contextlib.AsyncExitStack()
-    await lease.enter_async_context(feed_lease(connection))
-    return lease
+@contextlib.asynccontextmanager
+async def feed_lease(connection: ASGIConnection[Any, Any, Any, Any]) -> AsyncIterator[None]:
+    """Hold one of the caller's live-feed slots while open (429 when all are taken)."""
+    slot = await take_feed_slot(connection)
+    try:
+        yield
+    finally:
+        await slot.release()

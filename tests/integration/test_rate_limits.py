@@ -31,7 +31,7 @@ from shared.ratelimit import (
     RateLimiter,
     client_address,
     feed_lease,
-    held_feed_lease,
+    take_feed_slot,
     trusted_networks,
 )
 from shared.settings import Settings
@@ -66,7 +66,7 @@ def add_thing() -> str:
 async def follow_things(request: Request[Any, Any, Any]) -> LiveFeed:
     events = endless_events()
     FEEDS_SERVED.add(events)
-    return LiveFeed(events, await held_feed_lease(request))
+    return LiveFeed(events, await take_feed_slot(request))
 
 
 AppMaker = Callable[..., Awaitable[Litestar]]

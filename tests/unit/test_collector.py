@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import gc
+import time
+
+import pytest
 
 from shared import collector
 
@@ -23,3 +27,28 @@ def test_tuning_sets_the_thresholds_once_and_freezes_what_exists() -> None:
 def test_free_memory_can_be_given_back_at_any_time() -> None:
     collector.return_free_memory()
     collector.return_free_memory()
+
+
+@pytest.mark.asyncio
+async def test_memory_goes_back_once_enough_closed_and_none_for_a_moment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    trims: list[float] = []
+    monkeypatch.setattr(collector, "return_free_memory", lambda: trims.append(time.monotonic()))
+    closes = collector.MemoryReturn(after=3, quiet_s=0.05)
+    closes.count()
+    closes.count()
+    await asyncio.sleep(0.1)
+    assert trims == []  # too few closed
+    closes.count()
+    await asyncio.sleep(0.03)
+    last_close = time.monotonic()
+    closes.count()  # still closing: the trim waits
+    await asyncio.sleep(0.03)
+    assert trims == []
+    await asyncio.sleep(0.1)
+    assert len(trims) == 1
+    assert trims[0] - last_close >= 0.05
+    closes.count()  # counting starts again
+    await asyncio.sleep(0.1)
+    assert len(trims) == 1
