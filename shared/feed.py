@@ -9,8 +9,10 @@ the newest events, encoded once, in a short tail that each follower sends from. 
 out in version order, none twice and none missed, whatever Redis did: a lost message, or a wiped
 Redis, only delays them until the channel looks again by itself, every ``RECHECK_S`` (its
 followers then send a comment, which also keeps proxies from closing an idle connection). A
-follower further back than the tail (resuming from long ago, or too slow to keep up) reads its
-own backlog the same way first, then sends from the tail again.
+follower that has caught up is sent to by its channel itself, in one pass over all of them, with
+no task woken per follower; one whose client stops reading is left to its own task, which
+finishes that send, then catches up again. A follower further back than the tail (resuming from
+long ago, or left behind) reads its own backlog the same way first, then sends from the tail.
 
 The SSE ``id`` of each event is its version in the stream, so a client that dropped resumes with
 ``Last-Event-ID`` (which browsers' EventSource sends by itself when it reconnects).
@@ -23,8 +25,8 @@ import contextlib
 import logging
 import re
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Iterable, Iterator
-from typing import Annotated, Any, cast
+from collections.abc import Awaitable, Callable, Coroutine, Hashable, Iterable, Iterator
+from typing import Annotated, Any, NamedTuple, cast
 
 import msgspec
 import psycopg
@@ -144,7 +146,14 @@ FEED_ROUTE: dict[str, Any] = {
 }
 """What every live feed route declares besides its path, operation id and texts."""
 
-Follow = Callable[[str | None, int], Awaitable[AsyncIterator[bytes]]]
+SendChunk = Callable[[bytes], Coroutine[Any, Any, None]]
+"""Sends the next chunk of a feed's body to its client."""
+
+Feed = Callable[[SendChunk], Awaitable[None]]
+"""Sends a feed's events through ``SendChunk`` until the stream ends (or the feed is cancelled:
+its client left)."""
+
+Follow = Callable[[str | None, int], Awaitable[Feed]]
 """Opens a feed for a caller's token after a version (checks first, so errors are problems)."""
 
 
@@ -155,33 +164,33 @@ class LiveFeed(Stream):
     Litestar streams a response from a task group with a second task listening for the client
     leaving, deep in its middleware's frames; with thousands of feeds that cost more than the
     events. A live feed sends its status and headers through Litestar, then leaves the rest to
-    ``ServiceApp``, which sends it once Litestar has returned, from the request's own task; one
-    small listener cancels the sending when the client leaves.
+    ``ServiceApp``, which runs it once Litestar has returned (the channel then sends to the feed
+    with the server's own ``send``); one small listener cancels it when the client leaves.
     """
 
-    def __init__(self, messages: AsyncIterator[bytes], slot: FeedSlot) -> None:
+    def __init__(self, feed: Feed, slot: FeedSlot) -> None:
         # headers as Litestar's ``ServerSentEvent``, whose iterators hold themselves in cycles
         # (each feed's memory then waited for a full collection once it closed)
         super().__init__(
-            messages,
+            (),
             media_type="text/event-stream",
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
-        self.messages = messages
+        self.feed = feed
         self.slot = slot
 
     def to_asgi_response(self, *args: Any, **kwargs: Any) -> ASGIResponse:
         head = super().to_asgi_response(*args, **kwargs)
-        return cast(ASGIResponse, _LiveFeedBody(head, self.messages, self.slot))
+        return cast(ASGIResponse, _LiveFeedBody(head, self.feed, self.slot))
 
 
 class _LiveFeedBody:
     """The ASGI answer of a ``LiveFeed``: Litestar's status line and headers, then the events
     until they end or the client leaves; the feed slot is freed either way."""
 
-    def __init__(self, head: ASGIResponse, messages: AsyncIterator[bytes], slot: FeedSlot) -> None:
+    def __init__(self, head: ASGIResponse, feed: Feed, slot: FeedSlot) -> None:
         self.head: ASGIResponse | None = head
-        self.messages = messages
+        self.feed = feed
         self.slot = slot
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
@@ -199,16 +208,19 @@ class _LiveFeedBody:
 
     async def send_events(self, receive: Any, send: Any) -> None:
         try:
-            async with contextlib.aclosing(self.messages):  # type: ignore[type-var]
-                await _send_until_gone(self.messages, receive, send)
+            await _send_until_gone(self.feed, receive, send)
         finally:
             await self.slot.release()
             FEEDS_CLOSED.count()
 
 
-async def _send_until_gone(messages: AsyncIterator[bytes], receive: Any, send: Any) -> None:
-    """Send each chunk as it comes, then the end of the body; a client that leaves ends it
-    early (its ``http.disconnect`` cancels the sending, which is then no error)."""
+async def _send_until_gone(feed: Feed, receive: Any, send: Any) -> None:
+    """Send the feed, then the end of the body; a client that leaves ends it early (its
+    ``http.disconnect`` cancels the sending, which is then no error)."""
+
+    def send_chunk(chunk: bytes) -> Coroutine[Any, Any, None]:
+        return send({"type": "http.response.body", "body": chunk, "more_body": True})
+
     sender = asyncio.current_task()
     assert sender is not None
     sending = True
@@ -220,8 +232,7 @@ async def _send_until_gone(messages: AsyncIterator[bytes], receive: Any, send: A
     listener = asyncio.ensure_future(_disconnect(receive))
     listener.add_done_callback(client_left)
     try:
-        async for chunk in messages:
-            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        await feed(send_chunk)
         await send({"type": "http.response.body", "body": b"", "more_body": False})
     except asyncio.CancelledError:
         if not listener.done() or listener.cancelled() or sender.uncancel():
@@ -250,11 +261,11 @@ async def open_feed(
     token = feed_token(request, query_token)
     slot = await take_feed_slot(request)
     try:
-        messages = await follow(token, resume)
+        feed = await follow(token, resume)
     except BaseException:
         await slot.release()
         raise
-    return LiveFeed(messages, slot)
+    return LiveFeed(feed, slot)
 
 
 def feed_token(request: Request[Any, Any, Any], query_token: str | None) -> str | None:
@@ -292,8 +303,69 @@ def check_resume_point(after: int, version: int) -> None:
         )
 
 
+class Follower:
+    """One feed of a channel: the version sent up to, and how to send it more."""
+
+    __slots__ = ("after", "released", "send", "stalled")
+
+    def __init__(self, send: SendChunk, after: int) -> None:
+        self.send = send
+        self.after = after
+        self.released: asyncio.Future[None] | None = None
+        """While the channel sends to it: done when its own task must act again."""
+        self.stalled: Stalled | None = None
+        """A send the channel started that had to wait for the client: its task finishes it."""
+
+
+class Stalled(NamedTuple):
+    """A send stopped at what it awaits (the client reading what was written before)."""
+
+    send: Coroutine[Any, Any, None]
+    awaiting: Any
+
+
+def send_at_once(send: Coroutine[Any, Any, None]) -> Stalled | None:
+    """Run a send as far as it goes without waiting: all the way while the client keeps up
+    (the server's send writes and returns); else where it stopped, for ``finish``."""
+    try:
+        awaiting = send.send(None)
+    except StopIteration:
+        return None
+    return Stalled(send, _taken(awaiting))
+
+
+def _taken(awaiting: Any) -> Any:
+    """What a send yielded, taken as a task takes it: a future is then awaited anew (it says
+    it is already being awaited until taken)."""
+    if getattr(awaiting, "_asyncio_future_blocking", False):
+        awaiting._asyncio_future_blocking = False
+    return awaiting
+
+
+async def finish(stalled: Stalled) -> None:
+    """Run a stalled send to its end, as the task awaiting it would have."""
+    send, awaiting = stalled
+    while True:
+        try:
+            if awaiting is None:  # a bare yield: one turn of the loop
+                await asyncio.sleep(0)
+            else:
+                await awaiting
+        except BaseException as error:  # cancelled included: the send hears of it
+            try:
+                awaiting = _taken(send.throw(error))
+            except StopIteration:
+                return
+            continue
+        try:
+            awaiting = _taken(send.send(None))
+        except StopIteration:
+            return
+
+
 class Channel:
-    """One viewer's events of one stream in this process: read once for all its followers.
+    """One viewer's events of one stream in this process: read once for all its followers,
+    and sent by the channel itself to those that have caught up (``live``).
 
     The tail holds the encoded events after version ``floor``, one per version (a stream's
     versions follow each other); ``end`` is the message ending the stream, once read.
@@ -308,8 +380,8 @@ class Channel:
         self.end: bytes | None = None
         self.failed = False
         self.followers = 0
+        self.live: dict[Follower, None] = {}  # in the order they joined
         self.woken = asyncio.Event()
-        self._waiting: set[asyncio.Future[None]] = set()
         self._joined: dict[int, bytes] = {}
         self.task: asyncio.Task[None] | None = None
 
@@ -317,10 +389,6 @@ class Channel:
     def version(self) -> int:
         """The last version read."""
         return self.floor + len(self.tail)
-
-    def has_more(self, after: int) -> bool:
-        """Whether a follower that sent up to ``after`` has anything left to do."""
-        return after < self.version or self.end is not None or self.failed
 
     def since(self, after: int) -> bytes:
         """The events after ``after`` (not below ``floor``) as one chunk, joined once for all
@@ -330,14 +398,19 @@ class Channel:
             chunk = self._joined[after] = b"".join(self.tail[after - self.floor :])
         return chunk
 
-    async def news(self) -> None:
-        """Until the channel read something, ended, failed or found nothing for a while."""
-        waiter = asyncio.get_running_loop().create_future()
-        self._waiting.add(waiter)  # a set: thousands of followers leave in no time
+    async def carry(self, follower: Follower) -> None:
+        """Send to a follower that has caught up as events come, from the channel's task,
+        until the follower must act itself: its client stopped reading, it fell behind the
+        tail, or the stream ended or failed."""
+        if self.end is not None or self.failed:
+            return
+        follower.released = asyncio.get_running_loop().create_future()
+        self.live[follower] = None
         try:
-            await waiter
+            await follower.released
         finally:
-            self._waiting.discard(waiter)
+            self.live.pop(follower, None)
+            follower.released = None
 
     async def run(self) -> None:
         """Read the stream when woken, and every ``RECHECK_S`` by itself, until it ends or a
@@ -350,14 +423,20 @@ class Channel:
             except Exception as error:  # any: its followers must hear of it
                 log.warning("feed of %s stopped: %r", self.stream_id, error)
                 self.failed = True
-                self._tell()
+                self._release_all()
                 return
             self._keep(batch)
-            if batch.messages or batch.end is not None:
-                told_at = self._tell()
+            if batch.end is not None:
+                self._release_all()
+                return
+            if batch.messages:
+                self._send_events()
+                self._trim()
+                told_at = time.monotonic()
                 continue  # there may be more: read on before waiting
             if time.monotonic() - told_at >= RECHECK_S:
-                told_at = self._tell()  # nothing new: the followers send a keep-alive
+                self._send_keep_alive()
+                told_at = time.monotonic()
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(RECHECK_S):
                     await self.woken.wait()
@@ -367,20 +446,50 @@ class Channel:
             if message.id != self.version + 1:  # never expected: restart the tail there
                 self.floor, self.tail = message.id - 1, []
             self.tail.append(message.encoded())
-        if len(self.tail) > 2 * TAIL_EVENTS:
-            dropped = len(self.tail) - TAIL_EVENTS
-            del self.tail[:dropped]
-            self.floor += dropped
         if batch.end is not None:
             self.end = batch.end.encoded()
         self._joined.clear()
 
-    def _tell(self) -> float:
-        for waiter in self._waiting:
-            if not waiter.done():
-                waiter.set_result(None)
-        self._waiting.clear()
-        return time.monotonic()
+    def _trim(self) -> None:
+        """Keep the newest ``TAIL_EVENTS`` once the tail holds twice as many (after sending
+        to the live followers, which never need what is dropped)."""
+        if len(self.tail) > 2 * TAIL_EVENTS:
+            dropped = len(self.tail) - TAIL_EVENTS
+            del self.tail[:dropped]
+            self.floor += dropped
+            self._joined.clear()
+
+    def _send_events(self) -> None:
+        """Send each live follower what it has not had: one pass, no task woken for it."""
+        version = self.version
+        for follower in list(self.live):
+            if follower.after >= version:  # it resumed from further on: not there yet
+                continue
+            if follower.after < self.floor:  # the tail moved past it: it reads its own
+                self._release(follower)
+                continue
+            chunk = self.since(follower.after)
+            follower.after = version
+            self._send(follower, chunk)
+
+    def _send_keep_alive(self) -> None:
+        for follower in list(self.live):
+            self._send(follower, KEEP_ALIVE)
+
+    def _send(self, follower: Follower, chunk: bytes) -> None:
+        stalled = send_at_once(follower.send(chunk))
+        if stalled is not None:  # its client is not reading: not to hold up the others
+            follower.stalled = stalled
+            self._release(follower)
+
+    def _release(self, follower: Follower) -> None:
+        del self.live[follower]
+        if follower.released is not None and not follower.released.done():
+            follower.released.set_result(None)
+
+    def _release_all(self) -> None:
+        for follower in list(self.live):
+            self._release(follower)
 
 
 class FeedHub:
@@ -396,43 +505,53 @@ class FeedHub:
         self.runtime.spawn(f"feed:{self.topic}", self._tail())
 
     async def follow(
-        self, stream_id: str, after: int, read: Reader, viewer: Viewer = None
-    ) -> AsyncIterator[bytes]:
-        """The stream's events after version ``after`` as ``read`` shows them to ``viewer``,
-        as they come: from the viewer's channel, or from ``read`` while behind its tail.
+        self, stream_id: str, after: int, read: Reader, send: SendChunk, viewer: Viewer = None
+    ) -> None:
+        """Send the stream's events after version ``after`` as ``read`` shows them to
+        ``viewer``, as they come, until it ends: from the viewer's channel (which sends to the
+        follower itself once it has caught up), or from ``read`` while behind its tail.
 
         A failed read (a database or rules outage) ends the feed: the client reconnects after
         ``RETRY_MS`` and resumes from its last event.
         """
-        yield RETRY
+        follower = Follower(send, after)
+        await send(RETRY)
         with self._joining(stream_id, viewer, read, after) as channel:
-            while True:
-                if after < channel.floor:
-                    try:
-                        batch = await read(after)
-                    except (Problem, psycopg.Error) as error:
-                        log.warning("feed of %s stopped: %r", stream_id, error)
-                        return
-                    if batch.messages:
-                        after = batch.messages[-1].id
-                        yield _encoded(batch.messages)
-                    if batch.end is not None:
-                        yield batch.end.encoded()
-                        return
-                    if batch.messages:
-                        continue
-                elif after < channel.version:
-                    chunk, after = channel.since(after), channel.version
-                    yield chunk
-                    continue
-                elif channel.end is not None:
-                    yield channel.end
+            try:
+                await self._send_until_end(channel, follower, read)
+            finally:
+                if follower.stalled is not None:  # cancelled before finishing it
+                    follower.stalled.send.close()
+
+    async def _send_until_end(self, channel: Channel, follower: Follower, read: Reader) -> None:
+        while True:
+            if follower.stalled is not None:
+                stalled, follower.stalled = follower.stalled, None
+                await finish(stalled)
+            elif follower.after < channel.floor:
+                try:
+                    batch = await read(follower.after)
+                except (Problem, psycopg.Error) as error:
+                    log.warning("feed of %s stopped: %r", channel.stream_id, error)
                     return
-                elif channel.failed:
+                if batch.messages:
+                    follower.after = batch.messages[-1].id
+                    await follower.send(_encoded(batch.messages))
+                if batch.end is not None:
+                    await follower.send(batch.end.encoded())
                     return
-                await channel.news()
-                if not channel.has_more(after):
-                    yield KEEP_ALIVE
+                if not batch.messages:  # the channel is not further yet: wait with it
+                    await channel.carry(follower)
+            elif follower.after < channel.version:
+                chunk, follower.after = channel.since(follower.after), channel.version
+                await follower.send(chunk)
+            elif channel.end is not None:
+                await follower.send(channel.end)
+                return
+            elif channel.failed:
+                return
+            else:
+                await channel.carry(follower)
 
     @contextlib.contextmanager
     def _joining(

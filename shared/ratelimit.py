@@ -84,8 +84,8 @@ FEED_LEASE_S = 30.0
 FEED_RETRY_AFTER_S = 5
 """What a client refused a feed slot is asked to wait: slots free only as feeds end."""
 RENEWED_AT_ONCE = 1000
-"""Leases renewed by one script call: a process's thousands of feeds in a few calls, none of
-which holds Redis up for long."""
+"""Leases renewed by one script call (or freed by one command): a process's thousands of feeds
+in a few calls, none of which holds Redis up for long."""
 REMEMBERED_REFUSALS = 10_000
 """Clients refused lately that are refused again without asking Redis until a token is back
 in their buckets (nothing brings it sooner): a flood costs Redis about twice the rate it is
@@ -354,6 +354,9 @@ class RateLimiter:
         self._leases: dict[str, tuple[str, ...]] = {}
         """The live feeds' leases of this process, and the sets each is in."""
         self._renewing: asyncio.Task[None] | None = None
+        self._freed: _FreedLeases | None = None
+        """Leases given back while others are being freed: freed next, in one round trip."""
+        self._freeing = False
 
     async def start(self) -> None:
         """Its own client (short timeouts and no retries, so a Redis outage never stalls) and
@@ -491,10 +494,29 @@ class RateLimiter:
         return FeedSlot(self, lease)
 
     async def free_feed_slot(self, lease: str) -> None:
-        """Give a slot back (even while the feed's task is being cancelled)."""
+        """Give a slot back (even while the feed's task is being cancelled). The slots freed
+        meanwhile go back with it in one round trip: thousands of feeds close at once when a
+        client restarts, and one call each ran the client's connections out."""
         keys = self._leases.pop(lease)
+        batch = self._freed
+        if batch is None:
+            batch = self._freed = _FreedLeases()
+        for key in keys:
+            batch.by_key.setdefault(key, []).append(lease)
         with anyio.CancelScope(shield=True):
-            await self._release(keys, lease)
+            if self._freeing:
+                await batch.done  # the call freeing the batch before takes this one too
+                return
+            self._freeing = True
+            try:
+                while self._freed is not None:
+                    taken, self._freed = self._freed, None
+                    try:
+                        await self._release(taken.by_key)
+                    finally:
+                        taken.done.set_result(None)
+            finally:
+                self._freeing = False
 
     async def _renew_leases(self) -> None:
         lease_ms = int(FEED_LEASE_S * 1000)
@@ -505,13 +527,14 @@ class RateLimiter:
                 keys, leases = zip(*held[first : first + RENEWED_AT_ONCE], strict=True)
                 await self._run(self._renew_feed_slots, keys, (lease_ms, *leases))
 
-    async def _release(self, keys: tuple[str, ...], lease: str) -> None:
+    async def _release(self, by_key: dict[str, list[str]]) -> None:
         if self._redis is None:
             return
         try:
             async with self._redis.pipeline(transaction=False) as pipe:
-                for key in keys:
-                    pipe.zrem(key, lease)
+                for key, leases in by_key.items():
+                    for first in range(0, len(leases), RENEWED_AT_ONCE):
+                        pipe.zrem(key, *leases[first : first + RENEWED_AT_ONCE])
                 await pipe.execute()
         except TRANSIENT_ERRORS as error:  # the lease lapses by itself
             self._failed(error)
@@ -551,6 +574,15 @@ def _adding_headers(send: Send, headers: list[tuple[bytes, bytes]]) -> Send:
         await send(message)
 
     return send_with_headers
+
+
+class _FreedLeases:
+    """Leases given back together, by the set each is in; ``done`` once Redis dropped them (or
+    failed to: they lapse by themselves)."""
+
+    def __init__(self) -> None:
+        self.by_key: dict[str, list[str]] = {}
+        self.done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
 
 class FeedSlot:

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from functools import partial
 
 import msgspec
 
 from services.lobby import schemas as s
 from services.lobby.tables import Tables, public_event, table_stream
 from shared.eventstore import StoredEvent
-from shared.feed import FeedBatch, FeedHub, FeedMessage, Reader, check_resume_point
+from shared.feed import Feed, FeedBatch, FeedHub, FeedMessage, Reader, check_resume_point
 
 FEED_PAGE = 100
 
@@ -26,14 +26,14 @@ class TableFeeds:
         self.tables = tables
         self.hub = hub
 
-    async def follow(self, table_id: str, token: str | None, after: int) -> AsyncIterator[bytes]:
+    async def follow(self, table_id: str, token: str | None, after: int) -> Feed:
         """Check the table, the caller and the resume point now (they may still get a
         problem), then the feed."""
         async with self.tables.runtime.pool.connection() as conn:
             table = await self.tables.seen_by(conn, table_id, token, secret_options={})
         check_resume_point(after, table.version)
         stream = table_stream(table_id)
-        return self.hub.follow(stream, after, self._reader(stream))
+        return partial(self.hub.follow, stream, after, self._reader(stream))
 
     def _reader(self, stream: str) -> Reader:
         async def read(after: int) -> FeedBatch:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from functools import partial
 
 import msgspec
 
 from services.match import schemas as s
 from services.match.matches import Matches, match_stream
-from shared.feed import FeedBatch, FeedHub, FeedMessage, Reader, check_resume_point
+from shared.feed import Feed, FeedBatch, FeedHub, FeedMessage, Reader, check_resume_point
 from shared.messages import MATCH_FINISHED
 
 FEED_PAGE = 100
@@ -25,7 +25,7 @@ class MatchFeeds:
         self.matches = matches
         self.hub = hub
 
-    async def follow(self, match_id: str, token: str | None, after: int) -> AsyncIterator[bytes]:
+    async def follow(self, match_id: str, token: str | None, after: int) -> Feed:
         """Check the match, the caller and the resume point now, while they can still be
         answered with a problem; then the feed.
 
@@ -39,7 +39,7 @@ class MatchFeeds:
             snapshot = await self.matches.load(match_id, fresh=True)
             check_resume_point(after, snapshot.version)
         reader = self._reader(match_id, token)
-        return self.hub.follow(match_stream(match_id), after, reader, viewer=seat)
+        return partial(self.hub.follow, match_stream(match_id), after, reader, viewer=seat)
 
     def _reader(self, match_id: str, token: str | None) -> Reader:
         async def read(after: int) -> FeedBatch:

@@ -311,6 +311,11 @@ class Player:
     async def move_quietly(self, rng: random.Random) -> tuple[dict[str, Any], float]:
         """A move that keeps the match running: the answer, and when it came."""
         info = await self.answer("GET", "")
+        if not info["to_move"]:
+            raise SystemExit(
+                f"the match ended at version {info['version']}: ask for fewer moves"
+                " (--moves per round, --rounds)"
+            )
         auth = {"Authorization": f"Bearer {self.tokens[info['to_move'][0]]}"}
         legal = await self.answer("GET", "/actions", headers=auth)
         move = {

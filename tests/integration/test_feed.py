@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -49,12 +48,33 @@ class Stream:
         )
 
 
+class Chunks:
+    """A feed run in its own task, its chunks as its client receives them."""
+
+    def __init__(self, hub: FeedHub, stream_id: str, read: Any) -> None:
+        self.received: asyncio.Queue[bytes] = asyncio.Queue()
+        self.task = asyncio.create_task(hub.follow(stream_id, 0, read, self._send))
+
+    async def _send(self, chunk: bytes) -> None:
+        self.received.put_nowait(chunk)
+
+    def __aiter__(self) -> Chunks:
+        return self
+
+    async def __anext__(self) -> bytes:
+        return await self.received.get()
+
+    async def aclose(self) -> None:
+        self.task.cancel()
+        await asyncio.gather(self.task, return_exceptions=True)
+
+
 def fields(chunk: bytes) -> dict[str, str]:
     """The fields of one encoded message (a comment's under "")."""
     return dict(line.decode().split(": ", 1) for line in chunk.strip().split(b"\r\n"))
 
 
-async def next_event(messages: AsyncIterator[bytes]) -> dict[str, str]:
+async def next_event(messages: Chunks) -> dict[str, str]:
     """The next message that is an event (skipping the retry hint and keep-alives)."""
     async for chunk in messages:
         if b"id: " in chunk:
@@ -73,7 +93,7 @@ async def test_a_follower_reads_again_by_itself_with_a_keep_alive(
     hub = FeedHub(FakeRuntime(redis), f"{key_prefix}topic")  # its tail never runs: no wake-up
     stream = Stream()
     stream.types.append("A")
-    messages = hub.follow("s-1", 0, stream.read)
+    messages = Chunks(hub, "s-1", stream.read)
     assert fields(await anext(messages)) == {"retry": str(feed.RETRY_MS)}
     assert (await next_event(messages))["id"] == "1"
     keep_alive = await asyncio.wait_for(anext(messages), 2)
@@ -96,8 +116,9 @@ async def test_the_tail_wakes_the_followers_of_the_announced_stream_even_after_a
     hub.start()
     watched, other = Stream(), Stream()
     watched.types.append("A")
-    messages = hub.follow("s-1", 0, watched.read)
-    idle = asyncio.create_task(next_event(hub.follow("s-2", 0, other.read)))
+    messages = Chunks(hub, "s-1", watched.read)
+    other_messages = Chunks(hub, "s-2", other.read)
+    idle = asyncio.create_task(next_event(other_messages))
     try:
         assert (await next_event(messages))["id"] == "1"
         await asyncio.sleep(0.1)  # the tail has started (and woken everyone once)
@@ -114,4 +135,5 @@ async def test_the_tail_wakes_the_followers_of_the_announced_stream_even_after_a
     finally:
         idle.cancel()
         await messages.aclose()
+        await other_messages.aclose()
         await runtime.close()

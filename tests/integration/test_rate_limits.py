@@ -25,7 +25,7 @@ from litestar import Litestar, Request, get, post
 from litestar.response.sse import ServerSentEventMessage
 from litestar.testing import AsyncTestClient
 
-from shared.feed import LiveFeed
+from shared.feed import LiveFeed, SendChunk
 from shared.http import PROBLEM_MEDIA_TYPE, PROBLEM_TYPE_BASE, Problem, service_app
 from shared.ratelimit import (
     RateLimiter,
@@ -42,14 +42,17 @@ CLIENT = "203.0.113.5"
 OTHER_CLIENT = "203.0.113.6"
 
 
-FEEDS_SERVED: weakref.WeakSet[AsyncIterator[bytes]] = weakref.WeakSet()
-"""The event generators of the feeds served, while anything holds them."""
+class Ticks:
+    """A feed that never ends: a tick every 50 ms."""
+
+    async def __call__(self, send: SendChunk) -> None:
+        while True:
+            await send(ServerSentEventMessage(data="tick").encode())
+            await asyncio.sleep(0.05)
 
 
-async def endless_events() -> AsyncIterator[bytes]:
-    while True:
-        yield ServerSentEventMessage(data="tick").encode()
-        await asyncio.sleep(0.05)
+FEEDS_SERVED: weakref.WeakSet[Ticks] = weakref.WeakSet()
+"""The feeds served, while anything holds them."""
 
 
 @get("/things", sync_to_thread=False)
@@ -64,9 +67,9 @@ def add_thing() -> str:
 
 @get("/things/feed")
 async def follow_things(request: Request[Any, Any, Any]) -> LiveFeed:
-    events = endless_events()
-    FEEDS_SERVED.add(events)
-    return LiveFeed(events, await take_feed_slot(request))
+    ticks = Ticks()
+    FEEDS_SERVED.add(ticks)
+    return LiveFeed(ticks, await take_feed_slot(request))
 
 
 AppMaker = Callable[..., Awaitable[Litestar]]
@@ -386,6 +389,35 @@ async def test_feed_leases_are_renewed_while_held_and_lapse_when_their_process_d
     await app.rate_limiter.start()
     async with feed_lease(request_from(app, CLIENT)):  # its slot is free again
         pass
+
+
+@pytest.mark.asyncio
+async def test_a_burst_of_closing_feeds_frees_every_slot_in_a_few_round_trips(
+    limited_app: AppMaker,
+    redis: redis_async.Redis,
+    key_prefix: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A client's restart closes thousands of feeds at once: one call per slot ran the
+    limiter's 32 connections out, and the slots stayed taken until their leases lapsed."""
+    app = await limited_app(max_feeds_per_client=5000)
+    limiter = app.rate_limiter
+    release = limiter._release
+    round_trips = 0
+
+    async def counted(*freed: Any) -> None:
+        nonlocal round_trips
+        round_trips += 1
+        await release(*freed)
+
+    monkeypatch.setattr(limiter, "_release", counted)
+    request = request_from(app, CLIENT)
+    slots = [await take_feed_slot(request) for _ in range(3000)]  # feeds open over time
+    leases = f"{key_prefix}ratelimit:live-feeds:addr:{CLIENT}"
+    assert await redis.zcard(leases) == 3000
+    await asyncio.gather(*(slot.release() for slot in slots))
+    assert await redis.zcard(leases) == 0
+    assert round_trips <= 3
 
 
 @pytest.mark.asyncio

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import Counter
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable, Coroutine
 from typing import Any, cast
 
 import pytest
@@ -82,17 +82,25 @@ class Received:
 
 
 class Follower(Received):
-    """One feed, sent to its end (or until cancelled) in its own task, as the server does."""
+    """One feed, sent to its end (or until cancelled) in its own task, as the server does.
+    Its client takes everything at once, unless it ``stalls``: then it stops reading after a
+    chunk (its send waits) until ``reading`` is set."""
 
     def __init__(self, hub: FeedHub, stream: Stream, viewer: Viewer, after: int = 0) -> None:
         super().__init__()
         self.ended = False
-        messages = hub.follow(STREAM, after, stream.reader(viewer), viewer)
-        self.task = asyncio.create_task(self._send(messages))
+        self.stalls = False
+        self.reading = asyncio.Event()
+        feed = hub.follow(STREAM, after, stream.reader(viewer), self._send, viewer)
+        self.task = asyncio.create_task(self._follow(feed))
 
-    async def _send(self, messages: AsyncIterator[bytes]) -> None:
-        async for chunk in messages:
-            self.note(chunk)
+    async def _send(self, chunk: bytes) -> None:
+        self.note(chunk)
+        if self.stalls:
+            await self.reading.wait()
+
+    async def _follow(self, feed: Coroutine[Any, Any, None]) -> None:
+        await feed
         self.ended = True
 
 
@@ -108,6 +116,12 @@ async def no_task_left() -> None:
     if others:
         _, pending = await asyncio.wait(others, timeout=1)
         assert not pending
+
+
+def live_followers(hub: FeedHub) -> list[feed.Follower]:
+    """The spectator channel's followers that it sends to itself."""
+    channel = hub._channels.get(STREAM, {}).get(None)
+    return [] if channel is None else list(channel.live)
 
 
 def hub() -> FeedHub:
@@ -144,26 +158,61 @@ async def test_followers_behind_the_tail_read_their_own_backlog_then_share_it(
     await until(lambda: first.ids == [8, 9, 10])
     resumed = Follower(feeds, stream, None, after=0)  # from further back
     await until(lambda: len(resumed.events) == 10)
+    assert stream.reads[None] == 2 + 3  # the channel's 8-10 and nothing; its own 1-3, 4-6, 7-9
 
-    slow = feeds.follow(STREAM, 10, stream.reader(None), None)  # takes nothing for a while
-    await anext(slow)  # its retry hint: it is now following
+    stream.events = 13
+    feeds._wake([STREAM])
+    await until(lambda: first.ids[-1:] == [13] and resumed.ids[-1:] == [13])
+    assert first.events == as_sent(None, range(8, 14))
+    assert resumed.events == as_sent(None, range(1, 14))
+    assert stream.reads[None] == 5 + 2  # 11-13 and nothing: the channel's, sent to both
+
+
+async def test_a_client_that_stops_reading_holds_up_no_one_and_gets_every_event_after(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(feed, "TAIL_EVENTS", 2)
+    feeds, stream = hub(), Stream(events=10)
+    keeping_up = [Follower(feeds, stream, None) for _ in range(3)]
+    stalled = Follower(feeds, stream, None, after=10)
+    await until(lambda: len(live_followers(feeds)) == 4)
+    stalled.stalls = True  # from now on
+
     stream.events = 30
     feeds._wake([STREAM])
-    await until(lambda: first.ids[-1:] == [30] and resumed.ids[-1:] == [30])
+    await until(lambda: all(f.ids[-1:] == [30] for f in keeping_up))
+    assert stalled.ids == [11, 12, 13]  # its first chunk, still being written
     channel = feeds._channels[STREAM][None]
-    assert channel.floor > 10  # the tail moved past the slow follower, which reads its own
-    behind = Received()
-    while behind.ids[-1:] != [30]:
-        behind.note(await anext(slow))
+    assert channel.floor > 13  # the tail moved past it
+    stalled.stalls = False
+    stalled.reading.set()
+    await until(lambda: stalled.ids[-1:] == [30])
 
-    assert first.events == as_sent(None, range(8, 31))
-    assert resumed.events == as_sent(None, range(1, 31))
-    assert behind.events == as_sent(None, range(11, 31))
-    await slow.aclose()
-    for follower in (first, resumed):
+    for follower in keeping_up:
+        assert follower.events == as_sent(None, range(1, 31))
+    assert stalled.events == as_sent(None, range(11, 31))
+    for follower in [*keeping_up, stalled]:
         follower.task.cancel()
     await no_task_left()
     assert feeds._channels == {}
+
+
+async def test_a_follower_cancelled_while_its_client_stalls_leaves_nothing() -> None:
+    feeds, stream = hub(), Stream(events=2)
+    stalled = Follower(feeds, stream, None, after=2)
+    other = Follower(feeds, stream, None, after=2)
+    await until(lambda: len(live_followers(feeds)) == 2)
+    stalled.stalls = True
+    stream.events = 3
+    feeds._wake([STREAM])
+    await until(lambda: other.ids == [3] and stalled.ids == [3])
+    channel = feeds._channels[STREAM][None]
+    assert list(channel.live) != []  # the other follower only
+    stalled.task.cancel()
+    other.task.cancel()
+    await no_task_left()
+    assert feeds._channels == {}
+    assert not channel.live
 
 
 async def test_the_end_comes_once_after_the_last_event_even_to_later_followers() -> None:
@@ -232,4 +281,4 @@ async def test_feeds_cancelled_while_waiting_or_reading_leave_no_channel_nor_tas
         follower.task.cancel()
     await no_task_left()
     assert feeds._channels == {}
-    assert all(not channel._waiting for channel in channels.values())
+    assert all(not channel.live for channel in channels.values())
