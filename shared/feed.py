@@ -306,7 +306,7 @@ def check_resume_point(after: int, version: int) -> None:
 class Follower:
     """One feed of a channel: the version sent up to, and how to send it more."""
 
-    __slots__ = ("after", "released", "send", "stalled")
+    __slots__ = ("after", "broken", "released", "send", "stalled")
 
     def __init__(self, send: SendChunk, after: int) -> None:
         self.send = send
@@ -315,6 +315,8 @@ class Follower:
         """While the channel sends to it: done when its own task must act again."""
         self.stalled: Stalled | None = None
         """A send the channel started that had to wait for the client: its task finishes it."""
+        self.broken: Exception | None = None
+        """What a send the channel started raised: the feed ends with it."""
 
 
 class Stalled(NamedTuple):
@@ -477,7 +479,12 @@ class Channel:
             self._send(follower, KEEP_ALIVE)
 
     def _send(self, follower: Follower, chunk: bytes) -> None:
-        stalled = send_at_once(follower.send(chunk))
+        try:
+            stalled = send_at_once(follower.send(chunk))
+        except Exception as error:  # that feed's connection failed: it ends, the others go on
+            follower.broken = error
+            self._release(follower)
+            return
         if stalled is not None:  # its client is not reading: not to hold up the others
             follower.stalled = stalled
             self._release(follower)
@@ -525,6 +532,8 @@ class FeedHub:
 
     async def _send_until_end(self, channel: Channel, follower: Follower, read: Reader) -> None:
         while True:
+            if follower.broken is not None:
+                raise follower.broken
             if follower.stalled is not None:
                 stalled, follower.stalled = follower.stalled, None
                 await finish(stalled)

@@ -6,7 +6,8 @@ to another worker once the broker's visibility timeout passes. The delivery row 
 its attempt runs and a task whose row is no longer pending (or gone with its deleted
 subscription) does nothing, so a task that arrives twice sends at most once at a time and never
 after success or deletion. Deliveries of one subscription and one stream go out in order: a
-delivery waits while an earlier one is still pending.
+delivery that finds an earlier one still pending is parked (no task, nothing polled) until the
+earlier one ends and wakes the next; a receiver that is down costs one attempt at a time.
 """
 
 from __future__ import annotations
@@ -47,24 +48,36 @@ celery_app.conf.update(
 )
 
 RETRYABLE_STATUSES = frozenset({408, 425, 429})
-SHORTEST_WAIT_S = 0.02
 
 _LOAD = """
-SELECT d.status, d.event_key, d.body, d.attempts, d.subscription_id, s.url, s.enabled,
-       s.secret, s.previous_secret, coalesce(s.previous_secret_until > now(), false),
-       (SELECT extract(epoch FROM min(e.due_at) - now())::float8
-        FROM webhook_deliveries e
-        WHERE e.subscription_id = d.subscription_id AND e.stream_id = d.stream_id
-          AND e.status = 'pending' AND e.id < d.id)
+SELECT d.status, d.event_key, d.body, d.attempts, d.subscription_id, d.stream_id, s.url,
+       s.enabled, s.secret, s.previous_secret, coalesce(s.previous_secret_until > now(), false),
+       EXISTS (SELECT FROM webhook_deliveries e
+               WHERE e.subscription_id = d.subscription_id AND e.stream_id = d.stream_id
+                 AND e.status = 'pending' AND e.id < d.id)
 FROM webhook_deliveries d JOIN webhook_subscriptions s ON s.id = d.subscription_id
 WHERE d.id = %s
 FOR UPDATE OF d SKIP LOCKED FOR KEY SHARE OF s SKIP LOCKED
 """
-"""The delivery, its subscription, and when the earliest earlier pending one is due (if any).
+"""The delivery, its subscription, and whether an earlier one of its stream is pending.
 
 Both rows are held for the attempt: a subscription being deleted is skipped, and its deletion
 waits for an attempt under way (which may disable the subscription: holding it from the start
 keeps the two from deadlocking)."""
+
+_WAKE_NEXT = """
+UPDATE webhook_deliveries SET due_at = now()
+WHERE status = 'pending' AND id = (
+    SELECT min(id) FROM webhook_deliveries
+    WHERE subscription_id = %s AND stream_id = %s AND status = 'pending' AND id > %s)
+RETURNING id
+"""
+"""The next pending delivery of a stream, once the one before it has ended.
+
+Run after that one's end is committed: a next delivery that parked in a transaction overlapping
+that commit still holds its row, so this waits for it and then wakes it; one that looks later
+sees the end and goes without waiting (and this wakes it once more, which does nothing). It
+is due from now on: if its task is lost, the redrive sweep sends it again."""
 
 _RECORD = """
 WITH attempt AS (
@@ -167,23 +180,36 @@ def backoff_s(settings: Settings, attempts: int, asked_s: float | None) -> float
 
 
 def attempt_delivery(ctx: _Context, delivery_id: int) -> float | None:
-    """Try the delivery once; return how long to wait before trying again, or None if done."""
+    """Try the delivery once; return how long to wait before trying again, or None if it is
+    done, or parked behind an earlier one (which wakes it when it ends)."""
+    wait_s, ended_stream = _attempt(ctx, delivery_id)
+    if ended_stream is not None:
+        with ctx.pool.connection() as conn:
+            woken = conn.execute(_WAKE_NEXT, (*ended_stream, delivery_id)).fetchone()
+        if woken is not None:
+            enqueue([woken[0]])
+    return wait_s
+
+
+def _attempt(ctx: _Context, delivery_id: int) -> tuple[float | None, tuple[str, str] | None]:
+    """The wait before the next attempt (None: none), and the delivery's subscription and
+    stream if it has ended (delivered, or failed for good)."""
     settings = ctx.settings
     with ctx.pool.connection() as conn, conn.transaction():
         row = conn.execute(_LOAD, (delivery_id,)).fetchone()
         if row is None:  # gone, or another task holds it right now
-            return None
-        status, key, body, attempts, subscription_id, url, enabled, *rest = row
-        secret, previous, previous_valid, earlier_due_s = rest
+            return None, None
+        status, key, body, attempts, subscription_id, stream_id, url, enabled, *rest = row
+        secret, previous, previous_valid, earlier_pending = rest
         if status != "pending":
-            return None
+            return None, None
+        if earlier_pending:  # keep the order: the earlier one wakes this one when it ends
+            return None, None
         if not enabled:
             conn.execute(
                 "UPDATE webhook_deliveries SET status = 'failed' WHERE id = %s", (delivery_id,)
             )
-            return None
-        if earlier_due_s is not None:  # keep the order: wait for the earlier one
-            return min(max(earlier_due_s + SHORTEST_WAIT_S, SHORTEST_WAIT_S), 60.0)
+            return None, (subscription_id, stream_id)
         signing = [secret, previous] if previous_valid else [secret]
         status_code, duration_ms, error, asked_s = _post(ctx, url, key, bytes(body), signing)
         attempts += 1
@@ -205,7 +231,9 @@ def attempt_delivery(ctx: _Context, delivery_id: int) -> float | None:
                 " WHERE id = %s",
                 ("the target answered 410 Gone", subscription_id),
             )
-        return wait_s if outcome == "pending" else None
+        if outcome == "pending":
+            return wait_s, None
+        return None, (subscription_id, stream_id)
 
 
 def _outcome(

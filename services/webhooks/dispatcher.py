@@ -131,10 +131,15 @@ per subscription). Locking the subscriptions skips one deleted meanwhile, where 
 would break the foreign key."""
 
 _REDRIVE = """
-UPDATE webhook_deliveries SET due_at = now()
+UPDATE webhook_deliveries d SET due_at = now()
 WHERE status = 'pending' AND due_at < now() - make_interval(secs => %s)
+  AND NOT EXISTS (SELECT FROM webhook_deliveries e
+                  WHERE e.subscription_id = d.subscription_id AND e.stream_id = d.stream_id
+                    AND e.status = 'pending' AND e.id < d.id)
 RETURNING id
 """
+"""Overdue deliveries that are first in their stream: those waiting behind an earlier pending
+one have no task on purpose (the earlier one wakes them when it ends)."""
 
 
 class Dispatcher:

@@ -197,6 +197,29 @@ async def test_a_client_that_stops_reading_holds_up_no_one_and_gets_every_event_
     assert feeds._channels == {}
 
 
+async def test_a_send_that_fails_ends_that_feed_only() -> None:
+    feeds, stream = hub(), Stream(events=2)
+    followers = [Follower(feeds, stream, None, after=2) for _ in range(3)]
+    await until(lambda: len(live_followers(feeds)) == 3)
+    broken = followers[1]
+
+    async def failing(chunk: bytes) -> None:
+        raise ConnectionResetError("the connection failed")
+
+    live_followers(feeds)[1].send = failing
+    stream.events = 4
+    feeds._wake([STREAM])
+    await until(lambda: broken.task.done())
+    assert isinstance(broken.task.exception(), ConnectionResetError)
+    stream.events = 5
+    feeds._wake([STREAM])
+    for follower in (followers[0], followers[2]):
+        await until(lambda follower=follower: follower.ids == [3, 4, 5])  # type: ignore[misc]
+        follower.task.cancel()
+    await no_task_left()
+    assert feeds._channels == {}
+
+
 async def test_a_follower_cancelled_while_its_client_stalls_leaves_nothing() -> None:
     feeds, stream = hub(), Stream(events=2)
     stalled = Follower(feeds, stream, None, after=2)
