@@ -354,6 +354,9 @@ class RateLimiter:
         self._leases: dict[str, tuple[str, ...]] = {}
         """The live feeds' leases of this process, and the sets each is in."""
         self._renewing: asyncio.Task[None] | None = None
+        self._calls: list[_ScriptCall] = []
+        """Script calls made while others are on their way: sent next, in one pipeline."""
+        self._calling = False
         self._freed: _FreedLeases | None = None
         """Leases given back while others are being freed: freed next, in one round trip."""
         self._freeing = False
@@ -475,7 +478,7 @@ class RateLimiter:
         keys = self._keys("live-feeds", scope)
         lease = uuid.uuid4().hex
         lease_ms = int(FEED_LEASE_S * 1000)
-        taken = await self._run(self._take_feed_slot, keys, (limit, lease_ms, lease))
+        taken = await self._run_together(self._take_feed_slot, keys, (limit, lease_ms, lease))
         if taken is None:
             return FeedSlot()  # Redis is down: not counted
         if not taken:
@@ -554,6 +557,45 @@ class RateLimiter:
         self._outage.succeeded()
         return answer
 
+    async def _run_together(
+        self, script: AsyncScript | None, keys: tuple[str, ...], args: tuple[Any, ...]
+    ) -> Any:
+        """``_run``, but calls made while others are on their way go together, in one pipeline:
+        a burst of feeds opening (a client's restart) is a few round trips, where one call each
+        ran the connections out and, failing open, counted none of them."""
+        if script is None or time.monotonic() < self._paused_until:
+            return None
+        call = _ScriptCall(keys, args)
+        self._calls.append(call)
+        with anyio.CancelScope(shield=True):  # the calls waiting on this one are answered
+            if self._calling:
+                return await call.answer
+            self._calling = True
+            try:
+                while self._calls:
+                    batch, self._calls = self._calls, []
+                    for waiting, answer in zip(
+                        batch, await self._pipelined(script, batch), strict=True
+                    ):
+                        waiting.answer.set_result(answer)
+            finally:
+                self._calling = False
+        return call.answer.result()
+
+    async def _pipelined(self, script: AsyncScript, calls: list[_ScriptCall]) -> list[Any]:
+        """Each call's answer, from one round trip (None for each while Redis fails)."""
+        assert self._redis is not None
+        try:
+            async with self._redis.pipeline(transaction=False) as pipe:
+                for call in calls:
+                    await script(keys=call.keys, args=call.args, client=pipe)
+                answers: list[Any] = await pipe.execute()
+        except TRANSIENT_ERRORS as error:
+            self._failed(error)
+            return [None] * len(calls)
+        self._outage.succeeded()
+        return answers
+
     def _failed(self, error: BaseException) -> None:
         self._outage.failed(error)
         self._paused_until = time.monotonic() + PAUSE_AFTER_ERROR_S
@@ -574,6 +616,15 @@ def _adding_headers(send: Send, headers: list[tuple[bytes, bytes]]) -> Send:
         await send(message)
 
     return send_with_headers
+
+
+class _ScriptCall:
+    """A script call waiting to go with others; ``answer`` once it went."""
+
+    def __init__(self, keys: tuple[str, ...], args: tuple[Any, ...]) -> None:
+        self.keys = keys
+        self.args = args
+        self.answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
 
 
 class _FreedLeases:

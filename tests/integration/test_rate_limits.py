@@ -421,6 +421,27 @@ async def test_a_burst_of_closing_feeds_frees_every_slot_in_a_few_round_trips(
 
 
 @pytest.mark.asyncio
+async def test_a_burst_of_feeds_opening_at_once_is_counted_and_held_to_the_limit(
+    limited_app: AppMaker, redis: redis_async.Redis, key_prefix: str
+) -> None:
+    """A client opening feeds by the thousand at once: one Redis call each ran the limiter's
+    connections out, and failing open, it counted none of those and refused none."""
+    app = await limited_app(max_feeds_per_client=100)
+    request = request_from(app, CLIENT)
+    await (await take_feed_slot(request)).release()  # connected, its script loaded: running
+    taken = await asyncio.gather(
+        *(take_feed_slot(request) for _ in range(5000)), return_exceptions=True
+    )
+    refused = [answer for answer in taken if isinstance(answer, Problem)]
+    assert len(refused) == 4900
+    assert all(problem.status == 429 for problem in refused)
+    leases = f"{key_prefix}ratelimit:live-feeds:addr:{CLIENT}"
+    assert await redis.zcard(leases) == 100
+    await asyncio.gather(*(slot.release() for slot in taken if not isinstance(slot, Problem)))
+    assert await redis.zcard(leases) == 0
+
+
+@pytest.mark.asyncio
 async def test_an_app_keys_feeds_are_limited_across_addresses(limited_app: AppMaker) -> None:
     app = await limited_app(max_feeds_per_client=1)
     async with feed_lease(request_from(app, "198.51.100.1", "pt_key")):
