@@ -574,9 +574,13 @@ class RateLimiter:
             try:
                 while self._calls:
                     batch, self._calls = self._calls, []
-                    for waiting, answer in zip(
-                        batch, await self._pipelined(script, batch), strict=True
-                    ):
+                    try:
+                        answers = await self._pipelined(script, batch)
+                    except Exception as error:  # each call hears of it: none waits forever
+                        for waiting in batch:
+                            waiting.answer.set_exception(error)
+                        continue
+                    for waiting, answer in zip(batch, answers, strict=True):
                         waiting.answer.set_result(answer)
             finally:
                 self._calling = False
