@@ -48,8 +48,8 @@ import logging
 import math
 import time
 import uuid
-from collections.abc import AsyncIterator
-from typing import Any, NamedTuple
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, Generic, NamedTuple, TypeVar
 
 import anyio
 import redis.asyncio as redis_async
@@ -64,6 +64,9 @@ from shared.http import DOCS_ASSETS, Problem
 from shared.settings import Settings
 
 log = logging.getLogger(__name__)
+
+Item = TypeVar("Item")
+Answer = TypeVar("Answer")
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
@@ -354,12 +357,8 @@ class RateLimiter:
         self._leases: dict[str, tuple[str, ...]] = {}
         """The live feeds' leases of this process, and the sets each is in."""
         self._renewing: asyncio.Task[None] | None = None
-        self._calls: list[_ScriptCall] = []
-        """Script calls made while others are on their way: sent next, in one pipeline."""
-        self._calling = False
-        self._freed: _FreedLeases | None = None
-        """Leases given back while others are being freed: freed next, in one round trip."""
-        self._freeing = False
+        self._slots_taken = Together(self._take_slots)
+        self._slots_freed = Together(self._free_slots)
 
     async def start(self) -> None:
         """Its own client (short timeouts and no retries, so a Redis outage never stalls) and
@@ -478,7 +477,7 @@ class RateLimiter:
         keys = self._keys("live-feeds", scope)
         lease = uuid.uuid4().hex
         lease_ms = int(FEED_LEASE_S * 1000)
-        taken = await self._run_together(self._take_feed_slot, keys, (limit, lease_ms, lease))
+        taken = await self._slots_taken((keys, (limit, lease_ms, lease)))
         if taken is None:
             return FeedSlot()  # Redis is down: not counted
         if not taken:
@@ -497,29 +496,27 @@ class RateLimiter:
         return FeedSlot(self, lease)
 
     async def free_feed_slot(self, lease: str) -> None:
-        """Give a slot back (even while the feed's task is being cancelled). The slots freed
-        meanwhile go back with it in one round trip: thousands of feeds close at once when a
-        client restarts, and one call each ran the client's connections out."""
-        keys = self._leases.pop(lease)
-        batch = self._freed
-        if batch is None:
-            batch = self._freed = _FreedLeases()
-        for key in keys:
-            batch.by_key.setdefault(key, []).append(lease)
-        with anyio.CancelScope(shield=True):
-            if self._freeing:
-                await batch.done  # the call freeing the batch before takes this one too
-                return
-            self._freeing = True
-            try:
-                while self._freed is not None:
-                    taken, self._freed = self._freed, None
-                    try:
-                        await self._release(taken.by_key)
-                    finally:
-                        taken.done.set_result(None)
-            finally:
-                self._freeing = False
+        """Give a slot back (even while the feed's task is being cancelled)."""
+        await self._slots_freed((self._leases.pop(lease), lease))
+
+    async def _take_slots(self, calls: list[ScriptCall]) -> list[Any]:
+        """Feed slots asked for together (a burst of feeds opening, a client's restart): one
+        round trip, where one call each ran the connections out and, failing open, counted
+        none of them. None for each while Redis fails."""
+        script = self._take_feed_slot
+        if script is None or time.monotonic() < self._paused_until:
+            return [None] * len(calls)
+        return await self._pipelined(script, calls)
+
+    async def _free_slots(self, freed: list[tuple[tuple[str, ...], str]]) -> list[None]:
+        """Slots given back together (thousands of feeds close at once when a client
+        restarts): one round trip."""
+        by_key: dict[str, list[str]] = {}
+        for keys, lease in freed:
+            for key in keys:
+                by_key.setdefault(key, []).append(lease)
+        await self._release(by_key)
+        return [None] * len(freed)
 
     async def _renew_leases(self) -> None:
         lease_ms = int(FEED_LEASE_S * 1000)
@@ -557,42 +554,13 @@ class RateLimiter:
         self._outage.succeeded()
         return answer
 
-    async def _run_together(
-        self, script: AsyncScript | None, keys: tuple[str, ...], args: tuple[Any, ...]
-    ) -> Any:
-        """``_run``, but calls made while others are on their way go together, in one pipeline:
-        a burst of feeds opening (a client's restart) is a few round trips, where one call each
-        ran the connections out and, failing open, counted none of them."""
-        if script is None or time.monotonic() < self._paused_until:
-            return None
-        call = _ScriptCall(keys, args)
-        self._calls.append(call)
-        with anyio.CancelScope(shield=True):  # the calls waiting on this one are answered
-            if self._calling:
-                return await call.answer
-            self._calling = True
-            try:
-                while self._calls:
-                    batch, self._calls = self._calls, []
-                    try:
-                        answers = await self._pipelined(script, batch)
-                    except Exception as error:  # each call hears of it: none waits forever
-                        for waiting in batch:
-                            waiting.answer.set_exception(error)
-                        continue
-                    for waiting, answer in zip(batch, answers, strict=True):
-                        waiting.answer.set_result(answer)
-            finally:
-                self._calling = False
-        return call.answer.result()
-
-    async def _pipelined(self, script: AsyncScript, calls: list[_ScriptCall]) -> list[Any]:
+    async def _pipelined(self, script: AsyncScript, calls: list[ScriptCall]) -> list[Any]:
         """Each call's answer, from one round trip (None for each while Redis fails)."""
         assert self._redis is not None
         try:
             async with self._redis.pipeline(transaction=False) as pipe:
-                for call in calls:
-                    await script(keys=call.keys, args=call.args, client=pipe)
+                for keys, args in calls:
+                    await script(keys=keys, args=args, client=pipe)
                 answers: list[Any] = await pipe.execute()
         except TRANSIENT_ERRORS as error:
             self._failed(error)
@@ -622,22 +590,39 @@ def _adding_headers(send: Send, headers: list[tuple[bytes, bytes]]) -> Send:
     return send_with_headers
 
 
-class _ScriptCall:
-    """A script call waiting to go with others; ``answer`` once it went."""
-
-    def __init__(self, keys: tuple[str, ...], args: tuple[Any, ...]) -> None:
-        self.keys = keys
-        self.args = args
-        self.answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+ScriptCall = tuple[tuple[str, ...], tuple[Any, ...]]
+"""A script call's keys and arguments."""
 
 
-class _FreedLeases:
-    """Leases given back together, by the set each is in; ``done`` once Redis dropped them (or
-    failed to: they lapse by themselves)."""
+class Together(Generic[Item, Answer]):
+    """Calls made while others are on their way go together, next, in one batch: the first
+    caller sends batch after batch until none is left, the others wait for theirs."""
 
-    def __init__(self) -> None:
-        self.by_key: dict[str, list[str]] = {}
-        self.done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    def __init__(self, send: Callable[[list[Item]], Awaitable[list[Answer]]]) -> None:
+        self._send = send
+        self._queued: list[tuple[Item, asyncio.Future[Answer]]] = []
+        self._sending = False
+
+    async def __call__(self, item: Item) -> Answer:
+        answer: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
+        self._queued.append((item, answer))
+        with anyio.CancelScope(shield=True):  # the calls waiting on this one are answered
+            if not self._sending:
+                self._sending = True
+                try:
+                    while self._queued:
+                        batch, self._queued = self._queued, []
+                        try:
+                            answers = await self._send([each for each, _ in batch])
+                        except Exception as error:  # each call hears of it: none waits forever
+                            for _, waiting in batch:
+                                waiting.set_exception(error)
+                            continue
+                        for (_, waiting), each_answer in zip(batch, answers, strict=True):
+                            waiting.set_result(each_answer)
+                finally:
+                    self._sending = False
+            return await answer
 
 
 class FeedSlot:
