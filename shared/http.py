@@ -5,8 +5,10 @@ from __future__ import annotations
 import functools
 import hashlib
 import logging
+import re
 import secrets
 from collections.abc import Awaitable, Callable
+from datetime import datetime
 from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import msgspec
@@ -267,14 +269,25 @@ def _body_error(message: str, key: str = "") -> dict[str, Any]:
     return {"message": message, "source": "body", **({"key": key} if key else {})}
 
 
+RFC3339 = re.compile(r"\d{4}-\d\d-\d\d[Tt]\d\d:\d\d:\d\d(\.\d+)?([Zz]|[+-]\d\d:\d\d)")
+"""An RFC 3339 date-time (with its offset: a server's time zone must not decide what it means)."""
+
+
 def _check_query(request: Request[Any, Any, Any]) -> None:
     """Refuse what Litestar would quietly misread: a parameter that takes one value given
-    twice (it keeps one), and ``null`` for an optional one that is not text (it reads
-    ``?status=null`` as no ``status``, though ``null`` is none of its values)."""
+    twice (it keeps one), ``null`` for an optional one that is not text (it reads
+    ``?status=null`` as no ``status``, though ``null`` is none of its values), and a date-time
+    that is not RFC 3339 (it takes a bare number as Unix time, and one without offset)."""
     given = request.query_params
     for field in request.route_handler.parsed_fn_signature.parameters.values():
         name = getattr(field.kwarg_definition, "query", None) or field.name
         values = given.getall(name, [])
+        if datetime in (field.annotation, *field.args) and values and values != ["null"]:
+            if not RFC3339.fullmatch(values[0]):
+                raise invalid_request(
+                    f"the query parameter {name!r} is not an RFC 3339 date-time",
+                    [{"message": "not an RFC 3339 date-time", "source": "query", "key": name}],
+                )
         if len(values) > 1 and not field.is_non_string_sequence:
             raise invalid_request(
                 f"the query parameter {name!r} is given more than once",
@@ -285,6 +298,16 @@ def _check_query(request: Request[Any, Any, Any]) -> None:
                 f"the query parameter {name!r} cannot be null: leave it out",
                 [{"message": "null is not one of its values", "source": "query", "key": name}],
             )
+
+
+def check_period(since: datetime | None, until: datetime | None) -> None:
+    """A 400 for a period (query parameters ``since`` and ``until``) that ends before it
+    begins."""
+    if since is not None and until is not None and since > until:
+        raise invalid_request(
+            "`since` is after `until`",
+            [{"message": "after until", "source": "query", "key": "since"}],
+        )
 
 
 def _whole_numbers(value: Any) -> tuple[Any, bool]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
@@ -28,9 +28,14 @@ def now_ms() -> int:
 
 
 TABLE_EVENT_TYPES = ("TableCreated", "SeatTaken", "SeatLeft", "TableStarted")
-"""A table's events (``services/lobby/schemas.py``), which webhooks deliver too."""
+"""A table's events (``TableEvent`` below), which webhooks deliver too."""
 MATCH_FINISHED = "MatchFinished"
-"""Published after a match's last event, with its result."""
+"""Published after a match's last event, with its result (``FinishedMatch``)."""
+
+
+def summary(struct: type) -> str:
+    """The first paragraph of a Struct's docstring on one line: how the API describes an event."""
+    return " ".join((struct.__doc__ or "").partition("\n\n")[0].split())
 
 
 class Actor(msgspec.Struct, frozen=True, omit_defaults=True):
@@ -150,3 +155,54 @@ class CreateMatch(msgspec.Struct, frozen=True):
     """The app the table belongs to, and so the match."""
     commitments: dict[str, Commitment] = {}
     """The table's commitments to its secret options, revealed by the match's export."""
+
+
+# --- events every service may show: a table's (the lobby's) and the end of a match ----------
+
+Visibility = Literal["public", "private"]
+
+
+class TableCreated(msgspec.Struct, tag=True):
+    """A table was created. Published (feeds, webhooks) without its ``options``; ``commitments``
+    binds the secret ones."""
+
+    table_id: str
+    game: str
+    name: str
+    seats: int
+    options: dict[str, Any]
+    seeded: bool
+    visibility: Visibility = "public"
+    commitments: dict[str, str] = {}
+    """The hash of each secret option set (see ``TableInfo.commitments``)."""
+
+
+class SeatTaken(msgspec.Struct, tag=True):
+    """A player took a seat."""
+
+    seat: int
+    player: str
+
+
+class SeatLeft(msgspec.Struct, tag=True):
+    """A player left a seat before the start."""
+
+    seat: int
+    player: str
+
+
+class TableStarted(msgspec.Struct, tag=True):
+    """The table started its match."""
+
+    match_id: str
+
+
+TableEvent = TableCreated | SeatTaken | SeatLeft | TableStarted
+"""The events of a ``table-<id>`` stream."""
+
+
+class FinishedMatch(msgspec.Struct, frozen=True):
+    """The match is over: its result (an ``Outcome``), published after its last event."""
+
+    match_id: str
+    result: dict[str, Any]

@@ -310,6 +310,14 @@ PROBLEM_TYPES = _types(
         " reach (private, loopback: unless the operator allowed its network).",
     ),
     ProblemType(
+        "subscription-disabled",
+        409,
+        "Subscription disabled",
+        "The subscription is disabled (through the API, after a long streak of failed"
+        " attempts, or by its target answering 410): enable it (`PATCH` with `enabled: true`)"
+        " before pinging it.",
+    ),
+    ProblemType(
         "delivery-pending",
         409,
         "Delivery pending",

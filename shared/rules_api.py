@@ -118,8 +118,14 @@ class ImportMatch(msgspec.Struct, frozen=True, tag=True):
     snapshot_every: int = 0
 
 
+class EventSamples(msgspec.Struct, frozen=True, tag=True):
+    """A sample of every event type of every game, as webhooks carry it (the spectator's
+    redaction): the webhooks API shows them, and holds no game code."""
+
+
 RulesRequest = (
     Catalogue
+    | EventSamples
     | ResolveOptions
     | SetUp
     | Decide
@@ -166,6 +172,27 @@ class Replayed(msgspec.Struct, frozen=True):
     result: dict[str, Any] | None
     state: msgspec.Raw = msgspec.Raw(b"null")
     """The complete state when asked for ``full``; JSON null otherwise."""
+
+
+class EventSample(msgspec.Struct, frozen=True):
+    """The first event of one type in seeded random matches of a game, as a spectator sees it."""
+
+    type: str
+    version: int
+    """Its version in the match it comes from."""
+    description: str
+    data: msgspec.Raw
+
+
+class GameSamples(msgspec.Struct, frozen=True):
+    """One game's ``EventSamples``: an event of each type, and how the first match ended."""
+
+    game: str
+    events: list[EventSample]
+    result: dict[str, Any]
+    """The first match's ``Outcome``."""
+    last_version: int
+    """The version of the first match's last event."""
 
 
 class Rejected(msgspec.Struct, frozen=True):

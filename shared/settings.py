@@ -62,7 +62,18 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     webhook_secret_overlap_s: int = 86_400
     """How long a rotated-out secret keeps signing beside the new one."""
     webhook_worker_concurrency: int = 4
-    """Delivery threads per worker process; more help against slow receivers, not the CPU."""
+    """Delivery tasks per worker process at once (each sends a batch of up to 100 webhooks
+    concurrently); more help against slow receivers, not the CPU."""
+    webhook_max_connections: int = 200
+    """Connections each worker process keeps to the receivers (kept alive and reused)."""
+    webhook_probe_every_s: float = 60.0
+    """A failing subscription whose retries all wait longer than this is tried again this
+    often (without using up an attempt), so a receiver that is back gets its backlog soon."""
+    webhook_disable_after_failures: int = 20
+    webhook_disable_after_s: float = 259_200.0
+    """A subscription is disabled once at least ``webhook_disable_after_failures`` attempts in a
+    row have failed over at least this long (3 days); enabling it again redelivers what it
+    missed."""
     webhook_visibility_timeout_s: int = 3600
     """A task a dead worker held is given to another worker after this long."""
     webhook_redrive_after_s: float = 300.0

@@ -1,4 +1,4 @@
-"""Request and response bodies of the lobby API, and the events of a table's stream."""
+"""Request and response bodies of the lobby API (a table's events are in ``shared.messages``)."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ from typing import Annotated, Any, Literal
 import msgspec
 
 from shared.http import PG_BIGINT_MAX, PG_INT_MAX, documented_as
+from shared.messages import Visibility
 from shared.rules_api import OptionType
 
 PlayerName = Annotated[str, msgspec.Meta(min_length=1, max_length=40)]
-Visibility = Literal["public", "private"]
 TableStatus = Literal["open", "started"]
 
 
@@ -122,35 +122,3 @@ class TableFeedEvent(msgspec.Struct):
     seat: int | None
     """The seat of the player who caused it, if any."""
     recorded_at: str
-
-
-# --- events of a table-<id> stream -----------------------------------------------------------
-
-
-class TableCreated(msgspec.Struct, tag=True):
-    table_id: str
-    game: str
-    name: str
-    seats: int
-    options: dict[str, Any]
-    seeded: bool
-    visibility: Visibility = "public"
-    commitments: dict[str, str] = {}
-    """The hash of each secret option set (see ``TableInfo.commitments``)."""
-
-
-class SeatTaken(msgspec.Struct, tag=True):
-    seat: int
-    player: str
-
-
-class SeatLeft(msgspec.Struct, tag=True):
-    seat: int
-    player: str
-
-
-class TableStarted(msgspec.Struct, tag=True):
-    match_id: str
-
-
-TableEvent = TableCreated | SeatTaken | SeatLeft | TableStarted

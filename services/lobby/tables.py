@@ -19,6 +19,10 @@ from shared.messages import (
     Actor,
     CreateMatch,
     EventEnvelope,
+    SeatLeft,
+    SeatTaken,
+    TableCreated,
+    TableStarted,
     command,
     metadata,
     new_id,
@@ -123,7 +127,7 @@ class Tables:
         invitation = new_token() if body.visibility == "private" else None
         seed = body.seed if body.seed is not None else secrets.randbits(63)
         committed = commit(options, secret)
-        created = s.TableCreated(
+        created = TableCreated(
             table_id=table_id,
             game=body.game,
             name=body.name or f"{body.game} table",
@@ -199,7 +203,7 @@ class Tables:
         )
         actor = Actor(kind="player", seat=seat, name=body.name)
         await self._record(
-            conn, table_id, row[9], [s.SeatTaken(seat=seat, player=body.name)], actor, row[12]
+            conn, table_id, row[9], [SeatTaken(seat=seat, player=body.name)], actor, row[12]
         )
         taken[seat] = (body.name, hash_token(token))
         return seat, token, _table_info(_at(row, version=version), taken, secret_options)
@@ -226,7 +230,7 @@ class Tables:
             (table_id, seat, version, table_id),
         )
         actor = Actor(kind="player", seat=seat, name=player)
-        left = s.SeatLeft(seat=seat, player=player)
+        left = SeatLeft(seat=seat, player=player)
         await self._record(conn, table_id, row[9], [left], actor, row[12])
         return _table_info(_at(row, version=version), holders, secret_options)
 
@@ -265,7 +269,7 @@ class Tables:
         )
         actor = Actor(kind="player", seat=seat, name=holders[seat][0])
         correlation = await self._record(
-            conn, table_id, row[9], [s.TableStarted(match_id=match_id)], actor, row[12]
+            conn, table_id, row[9], [TableStarted(match_id=match_id)], actor, row[12]
         )
         create = CreateMatch(
             match_id=match_id,
@@ -486,7 +490,7 @@ def public_event(event: NewEvent | StoredEvent) -> bytes:
     """Lobby events carry no secrets except a created table's secret options: drop them all."""
     if event.type != "TableCreated":
         return event.data
-    created = msgspec.json.decode(event.data, type=s.TableCreated)
+    created = msgspec.json.decode(event.data, type=TableCreated)
     return _json.encode(msgspec.structs.replace(created, options={}))
 
 

@@ -31,6 +31,7 @@ from shared.messages import (
     CreateMatch,
     EventEnvelope,
     EventMetadata,
+    FinishedMatch,
     decode_command,
     metadata,
     new_id,
@@ -343,7 +344,7 @@ class Matches:
             )
         ]
         if progress.result is not None:
-            finished = {"match_id": match_id, "result": progress.result}
+            finished = FinishedMatch(match_id=match_id, result=progress.result)
             envelopes.append(
                 EventEnvelope(
                     stream_id=stream,

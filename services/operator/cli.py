@@ -164,6 +164,9 @@ def main(argv: list[str] | None = None) -> int:
     hooks.add_argument("--events", type=int, default=100)
     hooks.add_argument("--rate", type=float, default=10.0, help="events published per second")
     hooks.add_argument("--workers", type=int, default=1, help="`playtable webhooks` processes")
+    hooks.add_argument(
+        "--outage", type=float, default=0.0, help="seconds half the subscribers answer 503"
+    )
     race = bench_kinds.add_parser("race", help="racing moves at one version (one may win)")
     race.add_argument("--rounds", type=int, default=1000)
     race.add_argument("--clients", type=int, default=20)

@@ -16,23 +16,29 @@ from shared.http import (
     component_ref,
     finalize_contract,
 )
+from shared.messages import MATCH_FINISHED, TABLE_EVENT_TYPES, FinishedMatch, TableEvent
+from shared.rules_api import GameSamples
 from shared.settings import Settings
 
 if TYPE_CHECKING:
     from litestar import Litestar
 
     from services.rules.games.contract import Game
+    from services.webhooks.schemas import EventTypeInfo
 
 
 def build_contract() -> dict[str, Any]:
     """Merge the public services' schemas into one OpenAPI 3.1 document."""
     from services.lobby.app import create_app as create_lobby
-    from services.lobby.schemas import TableEvent, TableFeedEvent
+    from services.lobby.schemas import TableFeedEvent
     from services.match.app import create_app as create_match
     from services.match.schemas import MatchFinished
     from services.operator.examples import add_examples
+    from services.rules.engine import RulesEngine
     from services.rules.games import load_games
     from services.webhooks.app import create_app as create_webhooks
+    from services.webhooks.dispatcher import WebhookBody
+    from services.webhooks.schemas import WebhookPing
 
     settings = Settings(instance_id="contract")
     merged: dict[str, Any] = {
@@ -75,12 +81,14 @@ def build_contract() -> dict[str, Any]:
     for app in apps:
         _exact_request_bodies(merged, app)
     add_links(merged)
-    add_components(merged, [MatchFinished, TableFeedEvent])
+    add_components(merged, [MatchFinished, TableFeedEvent, WebhookBody, WebhookPing])
     _add_union(merged["components"]["schemas"], "TableEvent", TableEvent)
     games = load_games()
     add_game_components(merged["components"]["schemas"], games)
     _document_feeds(merged, games)
-    _add_unique(merged["components"]["schemas"], {"WebhookEventType": webhook_event_type(games)})
+    samples = RulesEngine(games).event_samples
+    _add_unique(merged["components"]["schemas"], {"WebhookEventType": webhook_event_type(samples)})
+    merged["webhooks"] = document_webhooks(merged["components"]["schemas"], games, samples)
     merged["x-problem-types"] = problem_types(games)
     finalize_contract(merged)
     add_examples(merged)  # after finalize_contract, which sets every error's content
@@ -236,7 +244,6 @@ def _add_union(components: dict[str, Any], name: str, union: Any) -> None:
 def _document_feeds(contract: dict[str, Any], games: dict[str, Game]) -> None:
     """What each live feed sends: the SSE ``event`` names, each with its ``data`` schema
     (``x-sse-events``), since OpenAPI 3.1 cannot describe the items of a stream."""
-    from services.lobby.schemas import TableEvent
     from services.rules.engine import event_types
     from services.rules.games.contract import struct_tags
 
@@ -273,19 +280,112 @@ def _document_feeds(contract: dict[str, Any], games: dict[str, Game]) -> None:
         }
 
 
-def webhook_event_type(games: dict[str, Game]) -> dict[str, Any]:
+def webhook_event_type(samples: list[GameSamples]) -> dict[str, Any]:
     """Every event type a webhook subscription may name (the API refuses any other)."""
-    from services.rules.engine import event_types
-    from shared.messages import MATCH_FINISHED, TABLE_EVENT_TYPES
+    from services.webhooks.samples import event_types
 
-    names = {*TABLE_EVENT_TYPES, MATCH_FINISHED}
-    names.update(name for game in games.values() for name in event_types(game))
     return {
         "type": "string",
-        "enum": sorted(names),
+        "enum": [info.type for info in event_types(samples)],
         "description": "A table's event, a game's event (as `event_types` in the catalogue"
         " names them) or `MatchFinished`",
     }
+
+
+WEBHOOK_HEADERS = {
+    "webhook-id": (
+        "The webhook's id, the same on every attempt (`<stream_id>:<version>:<type>`; a ping's"
+        " `ping:<uuid>`): de-duplicate by it",
+        {"type": "string"},
+    ),
+    "webhook-timestamp": (
+        "When this attempt was signed, in Unix seconds: refuse one far from your clock (a replay)",
+        {"type": "string", "pattern": "^[0-9]+$"},
+    ),
+    "webhook-signature": (
+        "Space-separated `v1,<base64>` signatures: HMAC-SHA256 of `<webhook-id>.<webhook-"
+        "timestamp>.<body>` under each signing secret (the `whsec_` prefix removed, the rest"
+        " base64-decoded; during a rotation both secrets sign): accept if one matches",
+        {"type": "string"},
+    ),
+}
+"""The Standard Webhooks headers every webhook carries (``services/webhooks/signing.py``)."""
+
+WEBHOOK_RESPONSES = {
+    "2XX": "Accepted: the delivery is done",
+    "408": "Retried later (as are 425, 429 and 5XX), after the `Retry-After` asked for if any",
+    "410": "Gone: the subscription is disabled, and gets nothing more until it is enabled again",
+    "425": "Retried later",
+    "429": "Retried later, after the `Retry-After` asked for if any",
+    "5XX": "Retried later, with exponential backoff (so are timeouts and network errors)",
+    "default": "Failed for good: not retried (the delivery log shows it; redeliver it then)",
+}
+"""What a receiver's answer does (``services/webhooks/delivery.py``)."""
+
+
+def document_webhooks(
+    components: dict[str, Any], games: dict[str, Game], samples: list[GameSamples]
+) -> dict[str, Any]:
+    """The contract's ``webhooks``: what a subscriber's URL receives, one entry per event type
+    (and the test ping), each a signed POST of a ``WebhookBody`` whose ``data`` is that event
+    as a spectator sees it, with a sample as its example."""
+    from services.webhooks import samples as webhook_samples
+
+    data_refs: dict[str, list[str]] = {name: [name] for name in TABLE_EVENT_TYPES}
+    data_refs |= {MATCH_FINISHED: ["FinishedMatch"], webhook_samples.PING: ["WebhookPing"]}
+    for game_samples in samples:
+        game = games[game_samples.game]
+        shown = components[game_prefix(game) + "Event"]["discriminator"]["mapping"]
+        for event in game_samples.events:  # the tag of its spectator's redaction
+            tag = msgspec.json.decode(event.data)["type"]
+            data_refs.setdefault(event.type, []).append(shown[tag].rpartition("/")[2])
+    _add_unique(components, {"FinishedMatch": _finished_match()})
+    infos = [*webhook_samples.event_types(samples), webhook_samples.ping_info()]
+    return {
+        info.type: {"post": _webhook(components["WebhookBody"], info, data_refs[info.type])}
+        for info in sorted(infos, key=lambda info: info.type)
+    }
+
+
+def _webhook(body: dict[str, Any], info: EventTypeInfo, data_refs: list[str]) -> dict[str, Any]:
+    refs = [{"$ref": component_ref(name)} for name in data_refs]
+    schema = {key: value for key, value in body.items() if key not in ("title", "description")}
+    schema["properties"] = {
+        **body["properties"],
+        "type": {"type": "string", "const": info.type},
+        "data": refs[0] if len(refs) == 1 else {"anyOf": refs},
+    }
+    games = f" Recorded by {', '.join(info.games)} matches." if info.games else ""
+    return {
+        "summary": f"`{info.type}`: {info.description}" if info.description else f"`{info.type}`",
+        "description": f"{body['description']}{games}",
+        "parameters": [
+            {"name": name, "in": "header", "required": True, "description": text, "schema": kind}
+            for name, (text, kind) in WEBHOOK_HEADERS.items()
+        ],
+        "requestBody": {
+            "required": True,
+            "content": {
+                "application/json": {
+                    "schema": schema,
+                    "example": msgspec.json.decode(info.sample),
+                }
+            },
+        },
+        "responses": {
+            status: {"description": description}
+            for status, description in WEBHOOK_RESPONSES.items()
+        },
+    }
+
+
+def _finished_match() -> dict[str, Any]:
+    """``FinishedMatch`` with its ``result`` an ``Outcome`` (``shared.messages`` knows no
+    contract components)."""
+    _, named = msgspec.json.schema_components([FinishedMatch], ref_template=COMPONENT_REF)
+    schema = named["FinishedMatch"]
+    schema["properties"]["result"] = {"$ref": component_ref("Outcome")}
+    return schema
 
 
 def problem_types(games: dict[str, Game]) -> list[dict[str, Any]]:

@@ -25,11 +25,13 @@ from services.match.matches import MatchCreating
 from services.rules.engine import RulesEngine
 from services.rules.games import load_games
 from services.rules.games.hanabi import DiscardCard, GiveRankClue, PlayCard
+from services.webhooks import samples as webhook_samples
 from services.webhooks import schemas as webhooks_api
+from services.webhooks.app import subscription_disabled
 from services.webhooks.dispatcher import event_key
 from services.webhooks.signing import SECRET_PREFIX
 from services.webhooks.targets import TargetRefused, allowed_networks, check_target
-from shared import apps, rules_api
+from shared import apps, messages, rules_api
 from shared.commands import REFUSED
 from shared.eventstore import NewEvent
 from shared.feed import RETRY_MS, check_resume_point, resume_point
@@ -337,7 +339,7 @@ class _Story:
         options = self.engine.handle(
             rules_api.ResolveOptions(game=GAME, options=TABLE_OPTIONS, seats=len(PLAYERS))
         )
-        self.created = lobby_api.TableCreated(
+        self.created = messages.TableCreated(
             table_id=TABLE_ID,
             game=GAME,
             name=TABLE_NAME,
@@ -345,11 +347,11 @@ class _Story:
             options=options,
             seeded=True,
         )
-        self.table_events: list[tuple[lobby_api.TableEvent, int | None]] = [
+        self.table_events: list[tuple[messages.TableEvent, int | None]] = [
             (self.created, None),
-            (lobby_api.SeatTaken(seat=0, player=PLAYERS[0]), 0),
-            (lobby_api.SeatTaken(seat=1, player=PLAYERS[1]), 1),
-            (lobby_api.TableStarted(match_id=MATCH_ID), 0),
+            (messages.SeatTaken(seat=0, player=PLAYERS[0]), 0),
+            (messages.SeatTaken(seat=1, player=PLAYERS[1]), 1),
+            (messages.TableStarted(match_id=MATCH_ID), 0),
         ]
         self.match, self.turn = _play(self.engine, options)
         self.exported: dict[str, Any] = self.engine.handle(
@@ -363,15 +365,15 @@ class _Story:
         read model shows it: secret options as null."""
         history = [event for event, _ in self.table_events[:events]]
         if bob_left:
-            history.append(lobby_api.SeatLeft(seat=1, player=PLAYERS[1]))
+            history.append(messages.SeatLeft(seat=1, player=PLAYERS[1]))
         players: dict[int, str] = {}
         match_id = None
         for event in history:
-            if isinstance(event, lobby_api.SeatTaken):
+            if isinstance(event, messages.SeatTaken):
                 players[event.seat] = event.player
-            elif isinstance(event, lobby_api.SeatLeft):
+            elif isinstance(event, messages.SeatLeft):
                 del players[event.seat]
-            elif isinstance(event, lobby_api.TableStarted):
+            elif isinstance(event, messages.TableStarted):
                 match_id = event.match_id
         secret = {option.name for option in self.game.options if option.secret}
         created = self.created
@@ -519,6 +521,7 @@ def _subscription(*, enabled: bool = True) -> webhooks_api.SubscriptionInfo:
         disabled_reason=None if enabled else "disabled through the API",
         created_at=_at(SUBSCRIBED_AT_S),
         previous_secret_until=None,
+        failing_since=None,
     )
 
 
@@ -577,6 +580,23 @@ def _delivery(status: str) -> webhooks_api.DeliveryInfo:
             ),
         ],
     )
+
+
+def _ping() -> webhooks_api.DeliveryInfo:
+    """A ping just sent, its attempt not made yet."""
+    return webhooks_api.DeliveryInfo(
+        id=DELIVERY_ID + 1,
+        webhook_id="ping:0f8e6d4c2b0a4e9c8d7f6e5d4c3b2a19",
+        event_type=webhook_samples.PING,
+        stream_id=f"ping-{SUBSCRIPTION_ID}",
+        status="pending",
+        created_at=_at(SUBSCRIBED_AT_S + 1),
+        attempts=[],
+    )
+
+
+EVENT_TYPES_SHOWN = ("TableStarted", "ClueGiven", "MatchFinished")
+"""The event types ``listWebhookEventTypes``' example shows (of all of them)."""
 
 
 # --- the tables of examples ------------------------------------------------------------------
@@ -662,6 +682,12 @@ def _response_examples(story: _Story) -> dict[tuple[str, int], Any]:
             deliveries=[_delivery("delivered")], next_after=None
         ),
         ("redeliverWebhook", 202): _delivery("pending"),
+        ("pingWebhookSubscription", 202): _ping(),
+        ("listWebhookEventTypes", 200): [
+            info
+            for info in webhook_samples.event_types(story.engine.event_samples)
+            if info.type in EVENT_TYPES_SHOWN
+        ],
         ("createApp", 201): apps.CreatedApp(
             app=_app(200),
             key=apps.CreatedKey(
@@ -927,6 +953,8 @@ def _problem_examples(story: _Story) -> dict[tuple[str, int], Problem | ProblemD
         ("createApiKey", 404): missing_app,
         ("listApiKeys", 404): missing_app,
         ("revokeApiKey", 404): not_found("key", KEY_ID),
+        ("pingWebhookSubscription", 404): missing_subscription,
+        ("pingWebhookSubscription", 409): subscription_disabled("disabled through the API"),
         ("redeliverWebhook", 409): Problem(
             409, "delivery-pending", "Delivery pending", "it is being delivered already"
         ),

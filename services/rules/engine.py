@@ -9,19 +9,27 @@ from __future__ import annotations
 import importlib
 import random
 import time
+from collections.abc import Iterator
 from functools import cached_property
 from typing import Any, NamedTuple
 
 import msgspec
 
 from services.rules.games.contract import Game, Outcome, Rejection, struct_tags
+from services.rules.games.playout import option_variants, played_events
 from shared import rules_api as api
 from shared.match_file import FORMAT, MatchFile, MatchFileResult, is_match_file
+from shared.messages import summary
 
 
 def event_types(game: Game) -> list[str]:
     """The types of the events a game's matches record: what feeds and webhooks name them."""
     return sorted(struct_tags(game.event_type))
+
+
+SAMPLE_SEEDS = 64
+"""How many seeds the event samples try (each with every option variant and seat count)
+before a type no match produced is an error: every game meets all of its types in a few."""
 
 
 class UnknownGame(LookupError):
@@ -59,6 +67,36 @@ class GameCodec:
     def raw_actions(self, actions: list[Any]) -> list[msgspec.Raw]:
         """Actions as the JSON a ``ListLegalActions`` reply carries, one by one."""
         return [msgspec.Raw(self.json.encode(action)) for action in actions]
+
+    def samples(self) -> api.GameSamples:
+        """The spectator's redaction of the first event of each type in seeded random matches
+        (varying options and seat counts until every type occurred), and the first match's end.
+        Redacted as met: only what the published streams carry ever leaves."""
+        game = self.game
+        wanted = set(event_types(game))
+        found: dict[str, api.EventSample] = {}
+        ends: list[tuple[Any, int]] = []
+        for seats, seed, options in _sample_tables(game):
+            for version, played in enumerate(
+                played_events(game, seats, random.Random(seed), options), 1
+            ):
+                event, state = played
+                name = type(event).__name__
+                if name not in found:
+                    redacted = self.json.encode(game.redact(event, None))
+                    found[name] = api.EventSample(
+                        name, version, summary(type(event)), msgspec.Raw(redacted)
+                    )
+            ends.append((game.result(state), version))
+            if wanted <= found.keys():
+                outcome, last_version = ends[0]
+                return api.GameSamples(
+                    game=game.name,
+                    events=[found[name] for name in sorted(wanted)],
+                    result=msgspec.to_builtins(outcome),
+                    last_version=last_version,
+                )
+        raise RuntimeError(f"{game.name}: no sample of {sorted(wanted - found.keys())}")
 
     def progress(self, state: Any) -> api.Progress:
         outcome: Outcome | None = self.game.result(state)
@@ -119,10 +157,16 @@ class RulesEngine:
             for codec in self.codecs.values()
         ]
 
+    @cached_property
+    def event_samples(self) -> list[api.GameSamples]:
+        return [codec.samples() for codec in self.codecs.values()]
+
     def handle(self, request: api.RulesRequest) -> Any:
         """Answer one request: a reply Struct, a ``Rejected``, or plain builtins."""
         if isinstance(request, api.Catalogue):
             return self.catalogue
+        if isinstance(request, api.EventSamples):
+            return self.event_samples
         codec = self.codec(request.game)
         game = codec.game
         match request:
@@ -211,6 +255,16 @@ class RulesEngine:
         if isinstance(read, api.Rejected):
             return read
         return _imported(codec, read, snapshot_every)
+
+
+def _sample_tables(game: Game) -> Iterator[tuple[int, int, dict[str, Any]]]:
+    """The seat count, seed and options of each sample match, until ``SAMPLE_SEEDS`` run out:
+    every option variant and seat count the game takes, seed after seed."""
+    for seed in range(SAMPLE_SEEDS):
+        for options in option_variants(game):
+            for seats in range(game.min_players, game.max_players + 1):
+                if not isinstance(game.resolve_options(options, seats), Rejection):
+                    yield seats, seed, options
 
 
 class _ReadMatch(msgspec.Struct, frozen=True):

@@ -13,8 +13,9 @@ from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody, PathParameter, QueryParameter
 from psycopg_pool import AsyncConnectionPool
 
+from services.webhooks import samples
 from services.webhooks import schemas as s
-from services.webhooks.delivery import configure, enqueue
+from services.webhooks.delivery import configure, enqueue, in_stream_order
 from services.webhooks.signing import new_secret
 from services.webhooks.targets import TargetRefused, allowed_networks, check_target
 from shared import apps, rules_api
@@ -23,20 +24,59 @@ from shared.http import (
     APP_KEY,
     PG_BIGINT_MAX,
     Problem,
+    check_period,
     invalid_request,
     not_found,
     problem_responses,
     service_app,
 )
-from shared.messages import MATCH_FINISHED, TABLE_EVENT_TYPES, new_id
+from shared.messages import new_id, now_ms
 from shared.rpc import RulesClient
 from shared.runtime import ask_rules, rules_client
 from shared.settings import Settings
 
 _SUBSCRIPTION_COLUMNS = (
     "id, url, event_types, table_id, match_id, enabled, disabled_reason, created_at,"
-    " CASE WHEN previous_secret_until > now() THEN previous_secret_until END"
+    " CASE WHEN previous_secret_until > now() THEN previous_secret_until END, failing_since"
 )
+
+_DISABLE = """
+WITH disabled AS (
+    UPDATE webhook_subscriptions SET enabled = false, disabled_reason = 'disabled through the API'
+    WHERE id = %(id)s AND app_id IS NOT DISTINCT FROM %(app_id)s AND enabled
+    RETURNING id
+)
+UPDATE webhook_deliveries SET status = 'missed'
+WHERE id IN (
+    SELECT id FROM webhook_deliveries
+    WHERE subscription_id IN (SELECT id FROM disabled) AND status = 'pending'
+    ORDER BY id
+    FOR UPDATE)
+"""
+"""Disable an enabled subscription: its pending deliveries are missed (not sent) until it is
+enabled again. An attempt under way holds its delivery, so this waits for it to end."""
+
+_ENABLE = """
+WITH was_disabled AS (
+    SELECT id, failing_since FROM webhook_subscriptions
+    WHERE id = %(id)s AND app_id IS NOT DISTINCT FROM %(app_id)s AND NOT enabled
+    FOR NO KEY UPDATE
+), enabled AS (
+    UPDATE webhook_subscriptions s
+    SET enabled = true, disabled_reason = NULL, failure_streak = 0, failing_since = NULL
+    FROM was_disabled w WHERE s.id = w.id
+)
+UPDATE webhook_deliveries d SET status = 'pending', attempts = 0, due_at = now()
+FROM was_disabled w
+WHERE d.subscription_id = w.id
+  AND (d.status = 'missed'
+       OR (d.status = 'failed' AND EXISTS (
+               SELECT FROM webhook_attempts a
+               WHERE a.delivery_id = d.id AND a.attempted_at >= w.failing_since)))
+RETURNING d.id, d.subscription_id, d.stream_id
+"""
+"""Enable a disabled subscription and redeliver what it missed: the deliveries skipped while it
+was disabled, and those that failed during the failure streak that disabled it."""
 
 
 def _subscription(row: tuple[Any, ...]) -> s.SubscriptionInfo:
@@ -50,13 +90,41 @@ def _subscription(row: tuple[Any, ...]) -> s.SubscriptionInfo:
         disabled_reason=row[6],
         created_at=row[7].isoformat(),
         previous_secret_until=iso(row[8]),
+        failing_since=iso(row[9]),
     )
 
 
-class GameEventTypes(msgspec.Struct):
-    """What the webhooks API reads of a catalogue entry."""
+class DeliveryFilter(msgspec.Struct, frozen=True):
+    """Which deliveries of a subscription's log to list (each field left out: any)."""
 
-    event_types: list[str]
+    status: s.DeliveryStatus | None = None
+    event_type: str | None = None
+    since: datetime | None = None
+    """Created at or after."""
+    until: datetime | None = None
+    """Created before."""
+
+    def where(self) -> tuple[str, dict[str, Any]]:
+        """The SQL conditions on ``d`` (a delivery) and their parameters."""
+        columns = {
+            "status": "d.status = %(status)s",
+            "event_type": "d.event_type = %(event_type)s",
+            "since": "d.created_at >= %(since)s",
+            "until": "d.created_at < %(until)s",
+        }
+        chosen = msgspec.structs.asdict(self).items()
+        given = {name: value for name, value in chosen if value is not None}
+        return "".join(f" AND {columns[name]}" for name in given), given
+
+
+def subscription_disabled(reason: str | None) -> Problem:
+    """A disabled subscription is sent nothing, a ping included: say so, queueing nothing."""
+    return Problem(
+        409,
+        "subscription-disabled",
+        "Subscription disabled",
+        f"the subscription is disabled ({reason}): enable it to ping it",
+    )
 
 
 class Webhooks:
@@ -68,6 +136,7 @@ class Webhooks:
         self.pool: AsyncConnectionPool
         self.redis: redis_async.Redis
         self.rules: RulesClient
+        self._event_types: list[s.EventTypeInfo] | None = None
         configure(settings)
 
     async def start(self) -> None:
@@ -90,14 +159,22 @@ class Webhooks:
         caller = await apps.authenticate(self.pool, self.settings, request.headers, "webhooks")
         return caller.app_id
 
+    async def event_types(self) -> list[s.EventTypeInfo]:
+        """Every event type a subscription may name, with a sample: the games' samples come
+        from the rules service once (they never change while it runs)."""
+        if self._event_types is None:
+            games = await ask_rules(
+                self.rules, rules_api.EventSamples(), list[rules_api.GameSamples]
+            )
+            self._event_types = samples.event_types(games)
+        return self._event_types
+
     async def check_event_types(self, event_types: list[str]) -> None:
         """A 400 for a type no event has (a typo would otherwise never fire): the tables',
-        ``MatchFinished`` and each game's, as the rules service's catalogue names them."""
+        ``MatchFinished`` and each game's, as the rules service names them."""
         if not event_types:
             return
-        catalogue = await ask_rules(self.rules, rules_api.Catalogue(), list[GameEventTypes])
-        known = {*TABLE_EVENT_TYPES, MATCH_FINISHED}
-        known.update(name for game in catalogue for name in game.event_types)
+        known = {info.type for info in await self.event_types()}
         unknown = sorted(set(event_types) - known)
         if unknown:
             raise invalid_request(
@@ -140,19 +217,54 @@ class Webhooks:
         if await cursor.fetchone() is None:
             raise not_found("subscription", subscription_id)
 
+    async def ping(self, conn: Any, app_id: str | None, subscription_id: str) -> int:
+        """A new delivery of a ``WebhookPing`` to the subscription, through the usual path
+        (signed, attempted, logged). A disabled subscription gets a 409: nothing would be sent."""
+        at_ms = now_ms()
+        key, stream_id, body = samples.ping(subscription_id, at_ms)
+        cursor = await conn.execute(
+            "INSERT INTO webhook_deliveries"
+            " (subscription_id, event_key, stream_id, event_type, body, occurred_at_ms)"
+            " SELECT id, %s, %s, %s, %s, %s FROM webhook_subscriptions"
+            " WHERE id = %s AND app_id IS NOT DISTINCT FROM %s AND enabled"
+            " FOR KEY SHARE RETURNING id",
+            (key, stream_id, samples.PING, body, at_ms, subscription_id, app_id),
+        )
+        row = await cursor.fetchone()
+        if row is None:  # none of the app's, or disabled
+            subscription = await self.subscription(conn, app_id, subscription_id)
+            raise subscription_disabled(subscription.disabled_reason)
+        return row[0]
+
+    async def delivery(
+        self, conn: Any, app_id: str | None, subscription_id: str, delivery_id: int
+    ) -> s.DeliveryInfo:
+        """One delivery of the subscription, with its attempts so far."""
+        page = await self.deliveries(
+            conn, app_id, subscription_id, DeliveryFilter(), delivery_id - 1, 1
+        )
+        return page.deliveries[0]
+
     async def deliveries(
-        self, conn: Any, app_id: str | None, subscription_id: str, after: int, limit: int
+        self,
+        conn: Any,
+        app_id: str | None,
+        subscription_id: str,
+        chosen: DeliveryFilter,
+        after: int,
+        limit: int,
     ) -> s.DeliveryPage:
         await self.subscription(conn, app_id, subscription_id)
+        where, parameters = chosen.where()
         cursor = await conn.execute(
             "SELECT d.id, d.event_key, d.event_type, d.stream_id, d.status, d.created_at,"
             " coalesce(array_agg(array[a.attempted_at::text, a.status_code::text,"
             "   a.duration_ms::text, a.error] ORDER BY a.id) FILTER (WHERE a.id IS NOT NULL),"
             "   '{}')"
             " FROM webhook_deliveries d LEFT JOIN webhook_attempts a ON a.delivery_id = d.id"
-            " WHERE d.subscription_id = %s AND d.id > %s"
-            " GROUP BY d.id ORDER BY d.id LIMIT %s",
-            (subscription_id, after, limit + 1),
+            f" WHERE d.subscription_id = %(subscription)s AND d.id > %(after)s{where}"
+            " GROUP BY d.id ORDER BY d.id LIMIT %(limit)s",
+            {**parameters, "subscription": subscription_id, "after": after, "limit": limit + 1},
         )
         rows = await cursor.fetchall()
         page = [
@@ -276,18 +388,25 @@ class SubscriptionsController(Controller):
             await webhooks.check_event_types(data.event_types)
         if isinstance(data.url, str):
             await webhooks.check_target(data.url)
-        if changes.get("enabled") is True:
-            changes["disabled_reason"] = None
-        elif changes.get("enabled") is False:
-            changes["disabled_reason"] = "disabled through the API"
-        async with webhooks.pool.connection() as conn, conn.transaction():
-            if changes:  # gone meanwhile: nothing updated, and the read below answers 404
-                await conn.execute(
-                    f"UPDATE webhook_subscriptions SET {set_clause(changes)}"
-                    " WHERE id = %(id)s AND app_id IS NOT DISTINCT FROM %(app_id)s",
-                    {**changes, "id": subscription_id, "app_id": app_id},
-                )
-            return await webhooks.subscription(conn, app_id, subscription_id)
+        enabled = changes.pop("enabled", None)
+        key = {"id": subscription_id, "app_id": app_id}
+        async with webhooks.pool.connection() as conn:
+            async with conn.transaction():
+                if changes:  # gone meanwhile: nothing updated, and the read below answers 404
+                    await conn.execute(
+                        f"UPDATE webhook_subscriptions SET {set_clause(changes)}"
+                        " WHERE id = %(id)s AND app_id IS NOT DISTINCT FROM %(app_id)s",
+                        {**changes, **key},
+                    )
+                redelivered = []
+                if enabled is True:  # each does nothing if it is so already
+                    redelivered = await (await conn.execute(_ENABLE, key)).fetchall()
+                elif enabled is False:
+                    await conn.execute(_DISABLE, key)
+                info = await webhooks.subscription(conn, app_id, subscription_id)
+            if redelivered:
+                await asyncio.to_thread(enqueue, in_stream_order(redelivered))
+            return info
 
     @delete(
         "/{subscription_id:str}",
@@ -345,10 +464,66 @@ class SubscriptionsController(Controller):
         subscription_id: FromPath[str],
         after: Annotated[int, QueryParameter(ge=0, le=PG_BIGINT_MAX)] = 0,
         limit: Annotated[int, QueryParameter(ge=1, le=200)] = 50,
+        status: Annotated[
+            s.DeliveryStatus | None, QueryParameter(description="Only deliveries in this status")
+        ] = None,
+        event_type: Annotated[
+            str | None,
+            QueryParameter(max_length=200, description="Only deliveries of this event type"),
+        ] = None,
+        since: Annotated[
+            datetime | None,
+            QueryParameter(description="Only deliveries created at or after this time (RFC 3339)"),
+        ] = None,
+        until: Annotated[
+            datetime | None,
+            QueryParameter(description="Only deliveries created before this time (RFC 3339)"),
+        ] = None,
     ) -> s.DeliveryPage:
+        chosen = DeliveryFilter(status, event_type, since, until)
+        check_period(since, until)
         app_id = await webhooks.app_of(request)
         async with webhooks.pool.connection() as conn:
-            return await webhooks.deliveries(conn, app_id, subscription_id, after, limit)
+            return await webhooks.deliveries(conn, app_id, subscription_id, chosen, after, limit)
+
+    @post(
+        "/{subscription_id:str}/ping",
+        operation_id="pingWebhookSubscription",
+        status_code=202,
+        summary="Send the subscription a signed test webhook (`WebhookPing`), whatever its event"
+        " types; its attempts show in the delivery log",
+        responses=problem_responses(401, 403, 404, 409, 503),
+    )
+    async def ping(
+        self,
+        request: Request[Any, Any, Any],
+        webhooks: NamedDependency[Webhooks],
+        subscription_id: FromPath[str],
+    ) -> s.DeliveryInfo:
+        app_id = await webhooks.app_of(request)
+        async with webhooks.pool.connection() as conn:
+            delivery_id = await webhooks.ping(conn, app_id, subscription_id)
+            await asyncio.to_thread(enqueue, [delivery_id])
+            return await webhooks.delivery(conn, app_id, subscription_id, delivery_id)
+
+
+class EventTypesController(Controller):
+    path = "/webhooks/event-types"
+    tags = ["webhooks"]
+    security = APP_KEY
+
+    @get(
+        "/",
+        operation_id="listWebhookEventTypes",
+        summary="Every event type a subscription may name, each with a sample webhook as a"
+        " receiver gets it",
+        responses=problem_responses(401, 403, 503),
+    )
+    async def list_event_types(
+        self, request: Request[Any, Any, Any], webhooks: NamedDependency[Webhooks]
+    ) -> list[s.EventTypeInfo]:
+        await webhooks.app_of(request)
+        return await webhooks.event_types()
 
 
 class DeliveriesController(Controller):
@@ -392,8 +567,7 @@ class DeliveriesController(Controller):
                     409, "delivery-pending", "Delivery pending", "it is being delivered already"
                 )
             await asyncio.to_thread(enqueue, [delivery_id])
-            page = await webhooks.deliveries(conn, app_id, row[0], delivery_id - 1, 1)
-        return page.deliveries[0]
+            return await webhooks.delivery(conn, app_id, row[0], delivery_id)
 
 
 def create_app(settings: Settings | None = None) -> Litestar:
@@ -403,7 +577,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
     return service_app(
         "webhooks",
         settings.instance_id,
-        [SubscriptionsController, DeliveriesController],
+        [SubscriptionsController, DeliveriesController, EventTypesController],
         {"webhooks": webhooks},
         on_startup=[webhooks.start],
         on_shutdown=[webhooks.close],

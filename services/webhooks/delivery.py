@@ -1,26 +1,44 @@
-"""The Celery app and its delivery task: POST one signed webhook, record the attempt, then
-retry with exponential backoff, stop, or disable the subscription.
+"""The Celery app and its delivery task: POST a batch of signed webhooks at once, record the
+attempts, then retry with exponential backoff, stop, or disable the subscription.
 
-Tasks are acknowledged late and rejected when their worker dies, so a killed worker's task goes
-to another worker once the broker's visibility timeout passes. The delivery row is locked while
-its attempt runs and a task whose row is no longer pending (or gone with its deleted
-subscription) does nothing, so a task that arrives twice sends at most once at a time and never
-after success or deletion. Deliveries of one subscription and one stream go out in order: a
-delivery that finds an earlier one still pending is parked (no task, nothing polled) until the
-earlier one ends and wakes the next; a receiver that is down costs one attempt at a time.
+A task carries up to ``DELIVERY_BATCH`` deliveries. Its thread locks their rows, hands their
+POSTs to the worker process's event loop, which sends them concurrently over reused connections
+(``Sender``), and records every attempt in one statement. Tasks are acknowledged late and
+rejected when their worker dies, so a killed worker's task goes to another worker once the
+broker's visibility timeout passes. A row is locked while its attempt runs and a task whose row is
+no longer pending (or gone with its deleted subscription, or not due yet: a stale retry) does
+nothing with it, so a task that arrives twice sends at most once at a time and never after
+success or deletion.
+
+Deliveries of one subscription and one stream go out in order: within a batch they form a chain,
+sent one after the other; a delivery that finds an earlier one of its stream still pending
+elsewhere is parked (no task, nothing polled) until that one ends and wakes the next ones; a
+receiver that is down costs one attempt at a time per stream. When a receiver answers again, the
+deliveries of its other streams that wait for a retry are woken at once, so a backlog drains as
+soon as the receiver is back rather than at each stream's next backoff.
+
+A subscription whose deliveries keep failing for good (``webhook_disable_after_failures`` in a
+row, for at least ``webhook_disable_after_s``), or whose target answers 410, is disabled; its
+pending deliveries are then ``missed``, as are the events it gets while disabled, until it is
+enabled again (which redelivers them).
 """
 
 from __future__ import annotations
 
+import asyncio
 import email.utils
 import logging
 import ssl
 import threading
 import time
+from collections.abc import Coroutine, Iterable
 from dataclasses import dataclass
+from typing import Any, NamedTuple, TypeVar
 
-import httpx
+import aiohttp
+import yarl
 from celery import Celery
+from psycopg import Connection
 from psycopg_pool import ConnectionPool
 
 from services.webhooks.signing import signed_headers
@@ -40,64 +58,147 @@ celery_app.conf.update(
     task_acks_late=True,
     task_reject_on_worker_lost=True,
     task_ignore_result=True,
-    # Acknowledgements from the pool threads reach the broker on the event loop's next turn, so
-    # a deep prefetch keeps the threads busy meanwhile.
-    worker_prefetch_multiplier=32,
+    worker_prefetch_multiplier=4,
     worker_hijack_root_logger=False,
     broker_connection_retry_on_startup=True,
 )
 
+DELIVERY_BATCH = 100
+"""Deliveries per task: one event's to a hundred subscribers go out together."""
+WAKE_BATCH = 50
+"""Deliveries of a stream woken together when the one before them ends (sent as one chain)."""
+NOT_DUE_SLACK_S = 1.0
+"""A task may run this much before its delivery's ``due_at`` (the broker's and Postgres's clocks
+may differ); later than that it is a stale retry, superseded by a newer schedule."""
 RETRYABLE_STATUSES = frozenset({408, 425, 429})
 
 _LOAD = """
-SELECT d.status, d.event_key, d.body, d.attempts, d.subscription_id, d.stream_id, s.url,
-       s.enabled, s.secret, s.previous_secret, coalesce(s.previous_secret_until > now(), false),
-       EXISTS (SELECT FROM webhook_deliveries e
-               WHERE e.subscription_id = d.subscription_id AND e.stream_id = d.stream_id
-                 AND e.status = 'pending' AND e.id < d.id)
+SELECT d.id, d.event_key, d.body, d.attempts, d.subscription_id, d.stream_id, s.url, s.enabled,
+       s.secret, s.previous_secret, coalesce(s.previous_secret_until > now(), false),
+       (SELECT e.id FROM webhook_deliveries e
+        WHERE e.subscription_id = d.subscription_id AND e.stream_id = d.stream_id
+          AND e.status = 'pending' AND e.id < d.id
+        ORDER BY e.id DESC LIMIT 1)
 FROM webhook_deliveries d JOIN webhook_subscriptions s ON s.id = d.subscription_id
-WHERE d.id = %s
+WHERE d.id = ANY(%(ids)s) AND d.status = 'pending'
+  AND d.due_at <= now() + make_interval(secs => %(slack)s)
+ORDER BY d.id
 FOR UPDATE OF d SKIP LOCKED FOR KEY SHARE OF s SKIP LOCKED
 """
-"""The delivery, its subscription, and whether an earlier one of its stream is pending.
+"""The batch's pending deliveries that are due, each with its subscription and the pending
+delivery before it in its stream, if any.
 
-Both rows are held for the attempt: a subscription being deleted is skipped, and its deletion
-waits for an attempt under way (which may disable the subscription: holding it from the start
+The rows are held for the attempts: a subscription being deleted is skipped, and its deletion
+waits for attempts under way (which may disable the subscription: holding it from the start
 keeps the two from deadlocking)."""
 
-_WAKE_NEXT = """
-UPDATE webhook_deliveries SET due_at = now()
-WHERE status = 'pending' AND id = (
-    SELECT min(id) FROM webhook_deliveries
-    WHERE subscription_id = %s AND stream_id = %s AND status = 'pending' AND id > %s)
-RETURNING id
-"""
-"""The next pending delivery of a stream, once the one before it has ended.
-
-Run after that one's end is committed: a next delivery that parked in a transaction overlapping
-that commit still holds its row, so this waits for it and then wakes it; one that looks later
-sees the end and goes without waiting (and this wakes it once more, which does nothing). It
-is due from now on: if its task is lost, the redrive sweep sends it again."""
-
 _RECORD = """
-WITH attempt AS (
+WITH outcome AS (
+    SELECT * FROM unnest(%(ids)s::bigint[], %(codes)s::int[], %(durations)s::float8[],
+                         %(errors)s::text[], %(statuses)s::text[], %(waits)s::float8[])
+        AS o(id, status_code, duration_ms, error, status, wait_s)
+), attempt AS (
     INSERT INTO webhook_attempts (delivery_id, status_code, duration_ms, error)
-    VALUES (%(id)s, %(status_code)s, %(duration_ms)s, %(error)s)
+    SELECT id, status_code, duration_ms, error FROM outcome
 )
-UPDATE webhook_deliveries
-SET status = %(status)s, attempts = attempts + 1,
-    due_at = now() + make_interval(secs => %(wait_s)s)
-WHERE id = %(id)s
+UPDATE webhook_deliveries d
+SET status = o.status, attempts = d.attempts + 1,
+    due_at = now() + make_interval(secs => o.wait_s)
+FROM outcome o WHERE d.id = o.id
 """
-"""Log the attempt and set the outcome (pending: when the next attempt is due)."""
+"""Log each attempt and set its delivery's outcome (pending: when the next attempt is due)."""
+
+_TALLY = """
+WITH tally AS (
+    SELECT * FROM unnest(%(ids)s::text[], %(succeeded)s::bool[], %(failed)s::int[],
+                         %(gone)s::bool[])
+        AS t(id, succeeded, failed, gone)
+), locked AS (
+    SELECT s.id, s.enabled, s.failing_since IS NOT NULL AS was_failing,
+           CASE WHEN t.succeeded THEN 0 ELSE s.failure_streak + t.failed END AS streak,
+           CASE WHEN t.succeeded THEN NULL ELSE coalesce(s.failing_since, now()) END AS since,
+           t.gone
+    FROM webhook_subscriptions s JOIN tally t ON t.id = s.id
+    WHERE t.gone OR (t.succeeded AND s.failing_since IS NOT NULL) OR t.failed > 0
+    ORDER BY s.id
+    FOR NO KEY UPDATE OF s
+), verdict AS (
+    SELECT *, enabled AND (gone OR (streak >= %(streak)s
+                                    AND since <= now() - make_interval(secs => %(s)s)))
+              AS disable
+    FROM locked
+)
+UPDATE webhook_subscriptions s
+SET failure_streak = v.streak, failing_since = v.since, enabled = s.enabled AND NOT v.disable,
+    disabled_reason = CASE
+        WHEN NOT v.disable THEN s.disabled_reason
+        WHEN v.gone THEN 'the target answered 410 Gone'
+        ELSE format('%%s attempts in a row failed, the first at %%s',
+                    v.streak, date_trunc('second', v.since)) END
+FROM verdict v WHERE s.id = v.id
+RETURNING s.id, v.was_failing AND v.since IS NULL, v.disable
+"""
+"""Each subscription's failure streak after a batch: an attempt that succeeded ends it, each
+failed one lengthens it. A long one (``streak`` attempts at least, over ``s`` seconds at least)
+or a 410 disables the subscription. Only subscriptions that change are written (a healthy one
+costs nothing), locked in id order so that batches running side by side never deadlock.
+Answers which subscriptions recovered and which were disabled."""
+
+_MISS_PENDING = """
+UPDATE webhook_deliveries SET status = 'missed'
+WHERE id IN (
+    SELECT id FROM webhook_deliveries
+    WHERE subscription_id = ANY(%s) AND status = 'pending'
+    ORDER BY id
+    FOR UPDATE)
+"""
+"""A disabled subscription's pending deliveries: not sent, redelivered when it is enabled."""
+
+_MISS = "UPDATE webhook_deliveries SET status = 'missed' WHERE id = ANY(%s)"
+
+_WAKE_NEXT = f"""
+WITH ended AS (
+    SELECT * FROM unnest(%s::text[], %s::text[], %s::bigint[])
+        AS e(subscription_id, stream_id, after_id)
+), next AS (
+    SELECT n.id FROM ended e CROSS JOIN LATERAL (
+        SELECT x.id FROM webhook_deliveries x
+        WHERE x.subscription_id = e.subscription_id AND x.stream_id = e.stream_id
+          AND x.status = 'pending' AND x.id > e.after_id
+        ORDER BY x.id LIMIT {WAKE_BATCH}) n
+)
+UPDATE webhook_deliveries SET due_at = now()
+WHERE id IN (
+    SELECT d.id FROM webhook_deliveries d JOIN next ON next.id = d.id
+    WHERE d.status = 'pending'
+    ORDER BY d.id
+    FOR UPDATE OF d)
+RETURNING id, subscription_id, stream_id
+"""
+"""The next pending deliveries of each stream whose chain ended, sent on as a chain.
+
+Run after that end is committed: a next delivery that parked in a transaction overlapping that
+commit still holds its row, so this waits for it and then wakes it; one that looks later sees
+the end and goes without waiting (and this wakes it once more, which does nothing). They are due
+from now on: if their task is lost, the redrive sweep sends them again. Rows are locked in id
+order, as every statement that waits for delivery rows does, so two of these never deadlock."""
+
+_WAKE_WAITING = """
+UPDATE webhook_deliveries SET due_at = now()
+WHERE id IN (
+    SELECT id FROM webhook_deliveries
+    WHERE subscription_id = ANY(%s) AND status = 'pending' AND attempts > 0 AND due_at > now()
+    FOR UPDATE SKIP LOCKED)
+RETURNING id, subscription_id, stream_id
+"""
+"""The deliveries of subscriptions that just answered which wait for a retry: their receiver is
+back, so they go now (a stale retry task finds them not due and does nothing)."""
 
 
 def configure(settings: Settings) -> Celery:
     """Point the app at this deployment's Redis, under its key prefix, with its timeouts."""
     global _settings
     _settings = settings
-    # httpx logs every request's URL at INFO, credentials and query string included
-    logging.getLogger("httpx").setLevel(logging.WARNING)
     celery_app.conf.update(
         broker_url=settings.redis_url,
         task_default_queue=settings.stream("webhooks"),
@@ -113,51 +214,98 @@ def configure(settings: Settings) -> Celery:
 
 _settings: Settings | None = None
 _lock = threading.Lock()
+_T = TypeVar("_T")
+
+
+class Sender:
+    """The worker process's event loop, in a thread of its own, with one HTTP client session:
+    the task threads hand it their batches, whose POSTs then go out concurrently over
+    kept-alive connections instead of one synchronous POST per task thread."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(
+            target=self._loop.run_forever, name="webhook-sender", daemon=True
+        )
+        self._thread.start()
+        self.http = self.run(self._session(settings))
+
+    @staticmethod
+    async def _session(settings: Settings) -> aiohttp.ClientSession:
+        return aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(limit=settings.webhook_max_connections),
+            timeout=aiohttp.ClientTimeout(total=settings.webhook_timeout_s),
+            cookie_jar=aiohttp.DummyCookieJar(),  # no receiver's cookie reaches another
+            auto_decompress=False,
+        )
+
+    def run(self, coroutine: Coroutine[Any, Any, _T]) -> _T:
+        """Run on the loop and wait for the result (called from a task's thread)."""
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
+
+    def close(self) -> None:
+        self.run(self.http.close())
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=5)
 
 
 @dataclass
-class _Context:
+class Context:
     settings: Settings
     pool: ConnectionPool
-    http: httpx.Client
+    sender: Sender
     allowed: list[Network]
 
+    @classmethod
+    def open(cls, settings: Settings) -> Context:
+        size = settings.webhook_worker_concurrency + 2
+        return cls(
+            settings=settings,
+            pool=ConnectionPool(
+                settings.database_url,
+                min_size=1,
+                max_size=size,
+                kwargs={"autocommit": True},
+                open=True,
+            ),
+            sender=Sender(settings),
+            allowed=allowed_networks(settings.webhook_allowed_networks),
+        )
 
-_context: _Context | None = None
+    def close(self) -> None:
+        self.sender.close()
+        self.pool.close()
 
 
-def _shared_context() -> _Context:
+_context: Context | None = None
+
+
+def _shared_context() -> Context:
     """Opened on the first task of the worker process and kept for its life."""
     global _context
     with _lock:
         if _context is None:
-            settings = _settings or Settings.from_env()
-            size = settings.webhook_worker_concurrency + 2
-            _context = _Context(
-                settings=settings,
-                pool=ConnectionPool(
-                    settings.database_url, min_size=1, max_size=size, kwargs={"autocommit": True}
-                ),
-                http=httpx.Client(
-                    timeout=settings.webhook_timeout_s,
-                    follow_redirects=False,
-                    limits=httpx.Limits(max_connections=size),
-                ),
-                allowed=allowed_networks(settings.webhook_allowed_networks),
-            )
+            _context = Context.open(_settings or Settings.from_env())
         return _context
 
 
-@celery_app.task(bind=True, name="webhooks.deliver", max_retries=None)
-def deliver(self, delivery_id: int) -> None:  # type: ignore[no-untyped-def]
-    wait_s = attempt_delivery(_shared_context(), delivery_id)
-    if wait_s is not None:
-        raise self.retry(countdown=wait_s, max_retries=None)
+@celery_app.task(name="webhooks.deliver")
+def deliver(delivery_ids: list[int]) -> None:
+    deliver_batch(_shared_context(), delivery_ids)
 
 
-def enqueue(delivery_ids: list[int]) -> None:
-    for delivery_id in delivery_ids:
-        deliver.apply_async((delivery_id,))
+def enqueue(delivery_ids: Iterable[int], countdown_s: float | None = None) -> None:
+    """One task per ``DELIVERY_BATCH`` deliveries, kept in the order given."""
+    ids = list(delivery_ids)
+    for start in range(0, len(ids), DELIVERY_BATCH):
+        deliver.apply_async((ids[start : start + DELIVERY_BATCH],), countdown=countdown_s)
+
+
+def in_stream_order(rows: list[tuple[int, str, str]]) -> list[int]:
+    """The ids of ``(id, subscription, stream)`` rows with each stream's deliveries side by
+    side and in order, so that a task sends them as one chain (rather than each waiting for
+    the one before it in another task)."""
+    return [row[0] for row in sorted(rows, key=lambda row: (row[1], row[2], row[0]))]
 
 
 def retry_after_s(header: str | None) -> float | None:
@@ -179,61 +327,181 @@ def backoff_s(settings: Settings, attempts: int, asked_s: float | None) -> float
     return min(max(wait, asked_s or 0.0), settings.webhook_retry_max_s)
 
 
-def attempt_delivery(ctx: _Context, delivery_id: int) -> float | None:
-    """Try the delivery once; return how long to wait before trying again, or None if it is
-    done, or parked behind an earlier one (which wakes it when it ends)."""
-    wait_s, ended_stream = _attempt(ctx, delivery_id)
-    if ended_stream is not None:
-        with ctx.pool.connection() as conn:
-            woken = conn.execute(_WAKE_NEXT, (*ended_stream, delivery_id)).fetchone()
-        if woken is not None:
-            enqueue([woken[0]])
-    return wait_s
+class Delivery(NamedTuple):
+    id: int
+    key: str
+    body: bytes
+    attempts: int
+    subscription_id: str
+    stream_id: str
+    url: str
+    enabled: bool
+    secret: str
+    previous_secret: str | None
+    previous_valid: bool
+    pending_before: int | None
+    """The pending delivery before this one in its stream (None: this one is first)."""
+
+    @property
+    def signing(self) -> list[str]:
+        if self.previous_valid and self.previous_secret:
+            return [self.secret, self.previous_secret]
+        return [self.secret]
 
 
-def _attempt(ctx: _Context, delivery_id: int) -> tuple[float | None, tuple[str, str] | None]:
-    """The wait before the next attempt (None: none), and the delivery's subscription and
-    stream if it has ended (delivered, or failed for good)."""
-    settings = ctx.settings
+class Attempt(NamedTuple):
+    delivery: Delivery
+    status_code: int | None
+    duration_ms: float | None
+    error: str | None
+    status: str
+    """The delivery's status after it: delivered, failed (for good) or pending."""
+    wait_s: float
+
+
+def deliver_batch(ctx: Context, delivery_ids: list[int]) -> None:
+    """Send the batch's deliveries that may go now; once that is committed, tally their
+    subscriptions' failures, wake the deliveries waiting on them and schedule the retries."""
+    chains, missed = _attempt_batch(ctx, delivery_ids)
+    attempts = [attempt for chain in chains for attempt in chain]
+    ended = [chain[-1].delivery for chain in chains if chain[-1].status != "pending"] + missed
+    for attempt in attempts:  # first: nothing that fails after the commit may lose them
+        if attempt.status == "pending":
+            enqueue([attempt.delivery.id], countdown_s=attempt.wait_s)
+    woken: list[tuple[int, str, str]] = []
+    with ctx.pool.connection() as conn:
+        recovered = _tally(conn, ctx.settings, attempts) if attempts else []
+        if ended:
+            woken += conn.execute(
+                _WAKE_NEXT,
+                (
+                    [d.subscription_id for d in ended],
+                    [d.stream_id for d in ended],
+                    [d.id for d in ended],
+                ),
+            ).fetchall()
+        if recovered:
+            woken += conn.execute(_WAKE_WAITING, (recovered,)).fetchall()
+    enqueue(in_stream_order(woken))
+
+
+def _attempt_batch(
+    ctx: Context, delivery_ids: list[int]
+) -> tuple[list[list[Attempt]], list[Delivery]]:
+    """The attempts made, chain by chain, and the deliveries of disabled subscriptions (missed,
+    not sent), in one transaction holding their rows."""
     with ctx.pool.connection() as conn, conn.transaction():
-        row = conn.execute(_LOAD, (delivery_id,)).fetchone()
-        if row is None:  # gone, or another task holds it right now
-            return None, None
-        status, key, body, attempts, subscription_id, stream_id, url, enabled, *rest = row
-        secret, previous, previous_valid, earlier_pending = rest
-        if status != "pending":
-            return None, None
-        if earlier_pending:  # keep the order: the earlier one wakes this one when it ends
-            return None, None
-        if not enabled:
-            conn.execute(
-                "UPDATE webhook_deliveries SET status = 'failed' WHERE id = %s", (delivery_id,)
-            )
-            return None, (subscription_id, stream_id)
-        signing = [secret, previous] if previous_valid else [secret]
-        status_code, duration_ms, error, asked_s = _post(ctx, url, key, bytes(body), signing)
-        attempts += 1
-        outcome, wait_s = _outcome(settings, status_code, error, attempts, asked_s)
-        conn.execute(
-            _RECORD,
-            {
-                "id": delivery_id,
-                "status_code": status_code,
-                "duration_ms": duration_ms,
-                "error": error,
-                "status": outcome,
-                "wait_s": wait_s,
-            },
-        )
-        if status_code == 410:
-            conn.execute(
-                "UPDATE webhook_subscriptions SET enabled = false, disabled_reason = %s"
-                " WHERE id = %s",
-                ("the target answered 410 Gone", subscription_id),
-            )
-        if outcome == "pending":
-            return wait_s, None
-        return None, (subscription_id, stream_id)
+        loaded = [
+            Delivery(*row[:2], bytes(row[2]), *row[3:])
+            for row in conn.execute(_LOAD, {"ids": delivery_ids, "slack": NOT_DUE_SLACK_S})
+        ]
+        missed = [d for d in loaded if not d.enabled]
+        if missed:
+            conn.execute(_MISS, ([d.id for d in missed],))
+        chains = _chains(d for d in loaded if d.enabled)
+        targets = _targets(ctx, chains)
+        attempted = ctx.sender.run(_send_chains(ctx, chains, targets))
+        if attempted:
+            _record(conn, [attempt for chain in attempted for attempt in chain])
+    return attempted, missed
+
+
+def _chains(deliveries: Iterable[Delivery]) -> list[list[Delivery]]:
+    """The deliveries that may go, as chains sent one after the other: each starts with one
+    that is first in its stream and goes on with the one right behind it, if in the batch.
+    The others wait for a delivery sent elsewhere (it wakes them when it ends)."""
+    chains: list[list[Delivery]] = []
+    by_last: dict[int, list[Delivery]] = {}
+    for delivery in sorted(deliveries, key=lambda d: d.id):
+        if delivery.pending_before is None:
+            chain = [delivery]
+            chains.append(chain)
+        elif delivery.pending_before in by_last:
+            chain = by_last.pop(delivery.pending_before)
+            chain.append(delivery)
+        else:
+            continue
+        by_last[delivery.id] = chain
+    return chains
+
+
+def _targets(ctx: Context, chains: list[list[Delivery]]) -> dict[str, Target | TargetRefused]:
+    """Each URL of the batch resolved and checked once, here in the task's thread (resolving
+    may block, which the event loop must not)."""
+    targets: dict[str, Target | TargetRefused] = {}
+    for delivery in (delivery for chain in chains for delivery in chain):
+        if delivery.url not in targets:
+            try:
+                targets[delivery.url] = check_target(delivery.url, ctx.allowed)
+            except TargetRefused as refused:
+                targets[delivery.url] = refused
+    return targets
+
+
+async def _send_chains(
+    ctx: Context, chains: list[list[Delivery]], targets: dict[str, Target | TargetRefused]
+) -> list[list[Attempt]]:
+    """Every chain at once; within a chain, the next only once the one before has ended."""
+
+    async def send(chain: list[Delivery]) -> list[Attempt]:
+        attempts = []
+        for delivery in chain:
+            attempt = await _attempt(ctx, delivery, targets[delivery.url])
+            attempts.append(attempt)
+            if attempt.status == "pending":
+                break
+        return attempts
+
+    return list(await asyncio.gather(*(send(chain) for chain in chains)))
+
+
+async def _attempt(ctx: Context, delivery: Delivery, target: Target | TargetRefused) -> Attempt:
+    status_code, duration_ms, error, asked_s = await _post(ctx, delivery, target)
+    status, wait_s = _outcome(ctx.settings, status_code, error, delivery.attempts + 1, asked_s)
+    return Attempt(delivery, status_code, duration_ms, error, status, wait_s)
+
+
+def _record(conn: Connection[Any], attempts: list[Attempt]) -> None:
+    conn.execute(
+        _RECORD,
+        {
+            "ids": [a.delivery.id for a in attempts],
+            "codes": [a.status_code for a in attempts],
+            "durations": [a.duration_ms for a in attempts],
+            "errors": [a.error for a in attempts],
+            "statuses": [a.status for a in attempts],
+            "waits": [a.wait_s for a in attempts],
+        },
+    )
+
+
+def _tally(conn: Connection[Any], settings: Settings, attempts: list[Attempt]) -> list[str]:
+    """Update the failure streaks (disabling the subscriptions whose streak is long, whose
+    pending deliveries are then missed); answer the subscriptions that recovered."""
+    succeeded: dict[str, bool] = {}
+    failed: dict[str, int] = {}
+    gone: dict[str, bool] = {}
+    for a in attempts:
+        subscription = a.delivery.subscription_id
+        succeeded[subscription] = succeeded.get(subscription, False) or a.status == "delivered"
+        failed[subscription] = failed.get(subscription, 0) + (a.status != "delivered")
+        gone[subscription] = gone.get(subscription, False) or a.status_code == 410
+    ids = sorted(succeeded)
+    changed = conn.execute(
+        _TALLY,
+        {
+            "ids": ids,
+            "succeeded": [succeeded[i] for i in ids],
+            "failed": [failed[i] for i in ids],
+            "gone": [gone[i] for i in ids],
+            "streak": settings.webhook_disable_after_failures,
+            "s": settings.webhook_disable_after_s,
+        },
+    ).fetchall()
+    disabled = [subscription for subscription, _, disable in changed if disable]
+    if disabled:
+        conn.execute(_MISS_PENDING, (disabled,))
+    return [subscription for subscription, recovered, _ in changed if recovered]
 
 
 def _outcome(
@@ -249,58 +517,69 @@ def _outcome(
     retryable = status_code is None or status_code >= 500 or status_code in RETRYABLE_STATUSES
     refused = error == TARGET_REFUSED
     if not retryable or refused or attempts >= settings.webhook_max_attempts:
-        return "failed", 0.0  # 410 among them: the caller disables the subscription
+        return "failed", 0.0  # 410 among them: the subscription is disabled as well
     return "pending", backoff_s(settings, attempts, asked_s)
 
 
-def _post(
-    ctx: _Context, url: str, message_id: str, body: bytes, signing: list[str]
+async def _post(
+    ctx: Context, delivery: Delivery, target: Target | TargetRefused
 ) -> tuple[int | None, float | None, str | None, float | None]:
     """POST once: status code (None without an answer), duration (None without an answer:
     timings of failures would measure the network for whoever reads the log), a coarse
     error, Retry-After."""
-    started = time.perf_counter()
-    try:
-        target = check_target(url, ctx.allowed)
-        headers = signed_headers(signing, message_id, int(time.time()), body)
-        response = ctx.http.send(pinned_request(ctx.http, target, headers, body))
-    except TargetRefused:
+    if isinstance(target, TargetRefused):
         return None, None, TARGET_REFUSED, None
-    except httpx.HTTPError as error:
+    started = time.perf_counter()
+    headers = signed_headers(delivery.signing, delivery.key, int(time.time()), delivery.body)
+    post = pinned_post(target, headers)
+    try:
+        async with ctx.sender.http.post(
+            post.url,
+            data=delivery.body,
+            headers=post.headers,
+            server_hostname=post.server_hostname,
+            allow_redirects=False,
+        ) as response:
+            # what the receiver says is not kept; a short answer read to its end leaves the
+            # connection to be reused, a long one closes it
+            await response.content.read(ANSWER_READ_BYTES)
+    except (aiohttp.ClientError, TimeoutError) as error:
         return None, None, coarse_error(error), None
     elapsed = (time.perf_counter() - started) * 1000
-    error = None if response.is_success else f"HTTP {response.status_code}"
-    return response.status_code, elapsed, error, retry_after_s(response.headers.get("retry-after"))
+    error = None if 200 <= response.status < 300 else f"HTTP {response.status}"
+    return response.status, elapsed, error, retry_after_s(response.headers.get("retry-after"))
 
 
 TARGET_REFUSED = "refused: the target's address is not one webhooks may reach"
+ANSWER_READ_BYTES = 65_536
 
 
-def pinned_request(
-    http: httpx.Client, target: Target, headers: dict[str, str], body: bytes
-) -> httpx.Request:
+class PinnedPost(NamedTuple):
+    url: yarl.URL
+    headers: dict[str, str]
+    server_hostname: str | None
+
+
+def pinned_post(target: Target, headers: dict[str, str]) -> PinnedPost:
     """The POST to the address that was checked, naming the host as the URL does (``Host``,
     and TLS's SNI and certificate check), so no second DNS answer can redirect it."""
-    url = httpx.URL(target.url)
-    return http.build_request(
-        "POST",
-        url.copy_with(host=str(target.address)),
-        content=body,
-        headers={**headers, "Host": url.netloc.decode("ascii")},
-        extensions={"sni_hostname": target.host},
+    url = yarl.URL(target.url)
+    return PinnedPost(
+        url=url.with_host(str(target.address)),
+        headers={**headers, "Host": url.host_port_subcomponent or target.host},
+        server_hostname=target.host if url.scheme == "https" else None,
     )
 
 
-def coarse_error(error: httpx.HTTPError) -> str:
+def coarse_error(error: BaseException) -> str:
     """What went wrong, in a word: raw error text (addresses, resolver and TLS messages)
     would make the delivery log an oracle for probing networks."""
-    if isinstance(error, httpx.TimeoutException):
+    if isinstance(error, TimeoutError):
         return "timeout"
-    if isinstance(error, httpx.ConnectError):
-        causes = [error.__cause__, error.__context__]
-        if any(isinstance(cause, ssl.SSLError) for cause in causes) or "SSL" in str(error):
-            return "TLS error"
+    if isinstance(error, aiohttp.ClientSSLError | ssl.SSLError):
+        return "TLS error"
+    if isinstance(error, aiohttp.ClientConnectorError):
         return "could not connect"
-    if isinstance(error, httpx.RemoteProtocolError | httpx.ReadError | httpx.WriteError):
+    if isinstance(error, aiohttp.ServerDisconnectedError | aiohttp.ClientOSError):
         return "connection dropped"
     return "network error"

@@ -22,6 +22,7 @@ import msgspec
 import redis.asyncio as redis_async
 from psycopg_pool import AsyncConnectionPool
 
+from services.webhooks.delivery import in_stream_order
 from shared.bus import Bus, Consumer
 from shared.messages import EventEnvelope
 from shared.settings import Settings
@@ -95,12 +96,12 @@ WITH batch AS (
     ON CONFLICT DO NOTHING
 )
 INSERT INTO webhook_deliveries
-    (subscription_id, event_key, stream_id, event_type, body, occurred_at_ms)
-SELECT s.id, e.key, e.stream, e.type, e.body, e.occurred
+    (subscription_id, event_key, stream_id, event_type, body, occurred_at_ms, status)
+SELECT s.id, e.key, e.stream, e.type, e.body, e.occurred,
+       CASE WHEN s.enabled THEN 'pending' ELSE 'missed' END
 FROM fresh e
 JOIN webhook_subscriptions s ON s.app_id = e.app
-WHERE s.enabled
-  AND (cardinality(s.event_types) = 0 OR e.type = ANY (s.event_types))
+WHERE (cardinality(s.event_types) = 0 OR e.type = ANY (s.event_types))
   AND (s.match_id IS NULL OR s.match_id = e.match_id)
   AND (s.table_id IS NULL OR s.table_id = e.table_id
        OR EXISTS (
@@ -114,13 +115,14 @@ WHERE s.enabled
 ORDER BY e.ord, s.id
 FOR KEY SHARE OF s
 ON CONFLICT (subscription_id, event_key) DO NOTHING
-RETURNING id
+RETURNING id, subscription_id, stream_id, status = 'pending'
 """
 """One statement for a batch of events (in stream order), so one round trip and one commit:
 it records each event as handled and, only for those not handled before, remembers the match a
 table started (a table's filter also admits that match's events) and creates one delivery per
 matching subscription of the event's app (its metadata names it: no other app's subscription
-ever gets it); an event of an app without subscriptions costs an index probe and no more.
+ever gets it; a disabled subscription's is ``missed``, kept to be redelivered when it is
+enabled again); an event of an app without subscriptions costs an index probe and no more.
 
 The statement's parts all see the database as it was before it, not each other's rows, so the
 table a match started at is looked up both in ``webhook_match_tables`` and among the batch's
@@ -131,15 +133,41 @@ per subscription). Locking the subscriptions skips one deleted meanwhile, where 
 would break the foreign key."""
 
 _REDRIVE = """
-UPDATE webhook_deliveries d SET due_at = now()
-WHERE status = 'pending' AND due_at < now() - make_interval(secs => %s)
-  AND NOT EXISTS (SELECT FROM webhook_deliveries e
-                  WHERE e.subscription_id = d.subscription_id AND e.stream_id = d.stream_id
-                    AND e.status = 'pending' AND e.id < d.id)
-RETURNING id
+UPDATE webhook_deliveries SET due_at = now()
+WHERE id IN (
+    SELECT d.id FROM webhook_deliveries d
+    WHERE d.status = 'pending' AND d.due_at < now() - make_interval(secs => %s)
+      AND NOT EXISTS (SELECT FROM webhook_deliveries e
+                      WHERE e.subscription_id = d.subscription_id AND e.stream_id = d.stream_id
+                        AND e.status = 'pending' AND e.id < d.id)
+    ORDER BY d.id
+    FOR UPDATE SKIP LOCKED)
+RETURNING id, subscription_id, stream_id
 """
 """Overdue deliveries that are first in their stream: those waiting behind an earlier pending
-one have no task on purpose (the earlier one wakes them when it ends)."""
+one have no task on purpose (the earlier one wakes them when it ends). One being attempted
+right now is skipped (it has its task)."""
+
+
+_PROBE = """
+WITH first_due AS (
+    SELECT DISTINCT ON (w.subscription_id) w.id, w.due_at
+    FROM webhook_subscriptions s JOIN webhook_deliveries w ON w.subscription_id = s.id
+    WHERE s.enabled AND s.failing_since IS NOT NULL AND w.status = 'pending' AND w.attempts > 0
+    ORDER BY w.subscription_id, w.due_at
+)
+UPDATE webhook_deliveries SET due_at = now(), attempts = attempts - 1
+WHERE id IN (
+    SELECT d.id FROM webhook_deliveries d JOIN first_due f ON f.id = d.id
+    WHERE f.due_at > now() + make_interval(secs => %s) AND d.status = 'pending'
+    ORDER BY d.id
+    FOR UPDATE OF d SKIP LOCKED)
+RETURNING id, subscription_id, stream_id
+"""
+"""For each failing subscription none of whose retries is due within the probe interval, the
+retry due first, now, without using up one of its attempts: a receiver that is back gets its
+backlog within that interval (its success wakes the other waiting retries), not at the next
+step of a backoff that may have grown to ten minutes."""
 
 
 class Dispatcher:
@@ -201,19 +229,28 @@ class Dispatcher:
                     "started": started,
                 },
             )
-            delivery_ids = sorted(row[0] for row in await cursor.fetchall())
-        if delivery_ids:
-            self._enqueue(delivery_ids)
+            created = [row[:3] for row in await cursor.fetchall() if row[3]]
+        if created:
+            self._enqueue(in_stream_order(created))
+
+    async def probe(self, interval_s: float) -> int:
+        """Try a failing subscription's receiver again if nothing would for ``interval_s``."""
+        async with self._pool.connection() as conn:
+            cursor = await conn.execute(_PROBE, (interval_s,))
+            probes = in_stream_order(await cursor.fetchall())
+        if probes:
+            self._enqueue(probes)
+        return len(probes)
 
     async def redrive(self, overdue_s: float) -> int:
         """Enqueue again the pending deliveries overdue by ``overdue_s``: their task is lost."""
         async with self._pool.connection() as conn:
             cursor = await conn.execute(_REDRIVE, (overdue_s,))
-            delivery_ids = sorted(row[0] for row in await cursor.fetchall())
-        if delivery_ids:
-            log.warning("re-enqueueing %d overdue webhook deliveries", len(delivery_ids))
-            self._enqueue(delivery_ids)
-        return len(delivery_ids)
+            overdue = in_stream_order(await cursor.fetchall())
+        if overdue:
+            log.warning("re-enqueueing %d overdue webhook deliveries", len(overdue))
+            self._enqueue(overdue)
+        return len(overdue)
 
 
 def _started_match(envelope: EventEnvelope) -> str | None:
@@ -229,7 +266,8 @@ async def dispatch(
     enqueue: Callable[[list[int]], None],
     stop: asyncio.Event,
 ) -> None:
-    """Consume both published streams and sweep for lost deliveries until ``stop`` is set."""
+    """Consume both published streams, sweep for lost deliveries and probe failing receivers
+    until ``stop`` is set."""
     dispatcher = Dispatcher(pool, enqueue)
     redis = redis_async.Redis.from_url(settings.redis_url)
     bus = Bus(redis)
@@ -249,13 +287,15 @@ async def dispatch(
                 dead_after_ms=settings.dead_consumer_after_ms,
             )
             jobs.append(asyncio.create_task(consumer.run(stop)))
+        every_s = min(settings.webhook_redrive_after_s / 4, settings.webhook_probe_every_s)
         while not stop.is_set():
             try:
                 await dispatcher.redrive(settings.webhook_redrive_after_s)
+                await dispatcher.probe(settings.webhook_probe_every_s)
             except Exception:
                 log.exception("webhook redrive sweep failed; trying again later")
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), timeout=settings.webhook_redrive_after_s / 4)
+                await asyncio.wait_for(stop.wait(), timeout=every_s)
         await asyncio.gather(*jobs, return_exceptions=True)
     finally:
         await redis.aclose()

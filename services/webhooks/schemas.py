@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 import msgspec
 
@@ -21,6 +21,8 @@ TargetUrl = Annotated[
 EventType = Annotated[str, documented_as("WebhookEventType")]
 """A table's, a game's or ``MatchFinished``: the contract lists them, the API refuses others."""
 EventTypes = Annotated[list[EventType], msgspec.Meta(max_length=100)]
+DeliveryStatus = Literal["pending", "delivered", "failed", "missed"]
+"""Being attempted; delivered; failed for good; skipped while its subscription was disabled."""
 
 
 class CreateSubscription(msgspec.Struct, forbid_unknown_fields=True):
@@ -41,6 +43,8 @@ class UpdateSubscription(msgspec.Struct, forbid_unknown_fields=True, omit_defaul
     table_id: str | None | msgspec.UnsetType = msgspec.UNSET
     match_id: str | None | msgspec.UnsetType = msgspec.UNSET
     enabled: bool | msgspec.UnsetType = msgspec.UNSET
+    """false: nothing is sent, the deliveries meanwhile are ``missed``; true (if it was
+    disabled): they are redelivered, with those that failed while it kept failing."""
 
 
 class SubscriptionInfo(msgspec.Struct):
@@ -54,6 +58,10 @@ class SubscriptionInfo(msgspec.Struct):
     created_at: str
     previous_secret_until: str | None
     """While set, the rotated-out secret signs beside the current one until then."""
+    failing_since: str | None
+    """When the attempts to it started failing, every one since (null: the last succeeded).
+    Once they have failed long enough it is disabled, with the reason; enabling it again
+    redelivers what it missed."""
 
 
 class CreatedSubscription(msgspec.Struct):
@@ -84,8 +92,7 @@ class DeliveryInfo(msgspec.Struct):
     webhook_id: str
     event_type: str
     stream_id: str
-    status: str
-    """pending, delivered or failed."""
+    status: DeliveryStatus
     created_at: str
     attempts: list[AttemptInfo]
 
@@ -94,3 +101,21 @@ class DeliveryPage(msgspec.Struct):
     deliveries: list[DeliveryInfo]
     next_after: int | None
     """Pass as ``after`` for the next page; null on the last page."""
+
+
+class EventTypeInfo(msgspec.Struct):
+    type: EventType
+    games: list[str]
+    """The games whose matches record it; empty for a table's events and ``MatchFinished``."""
+    description: str
+    sample: Annotated[msgspec.Raw, documented_as("WebhookBody")]
+    """A webhook of this type exactly as a receiver gets it (a made-up table, or the first such
+    event of a seeded random match, as a spectator sees it)."""
+
+
+class WebhookPing(msgspec.Struct):
+    """A test webhook sent on request (``pingWebhookSubscription``), whatever the
+    subscription's event types: the URL receives and can verify webhooks."""
+
+    subscription_id: str
+    message: str

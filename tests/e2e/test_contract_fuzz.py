@@ -68,6 +68,7 @@ SEMANTIC_REFUSALS = [
         ("revokeInvitation", "422"),
         ("joinTable", "422"),  # a seat number the table does not have
         ("listTables", "400"),  # a cursor is opaque: only the API's own are valid
+        ("listWebhookDeliveries", "400"),  # a period whose `since` is after its `until`
         # where a URL leads (does its name resolve, to an address webhooks may reach?)
         ("createWebhookSubscription", "422"),
         ("updateWebhookSubscription", "422"),

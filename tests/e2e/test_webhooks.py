@@ -7,6 +7,7 @@ import contextlib
 import json
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -15,15 +16,21 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import timedelta, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import httpx
+import msgspec
 import psycopg
 import pytest
 from standardwebhooks import Webhook, WebhookVerificationError
 
+from services.rules.games import load_games
+from services.webhooks.signing import signature
 from shared.apps import API_KEY_HEADER
+from shared.messages import MATCH_FINISHED, TABLE_EVENT_TYPES, FinishedMatch, TableEvent
+from tests.conftest import new_app_key
 from tests.e2e.conftest import Stack, free_port, wait_healthy
 from tests.e2e.play import open_table, play_to_end
 
@@ -33,6 +40,8 @@ WEBHOOK_ENV = {
     "PLAYTABLE_WEBHOOK_ALLOWED_NETWORKS": "127.0.0.0/8",
     "PLAYTABLE_WEBHOOK_RETRY_BASE_S": "0.2",
     "PLAYTABLE_WEBHOOK_MAX_ATTEMPTS": "4",
+    "PLAYTABLE_WEBHOOK_DISABLE_AFTER_FAILURES": "8",
+    "PLAYTABLE_WEBHOOK_DISABLE_AFTER_S": "0",
     "PLAYTABLE_WEBHOOK_TIMEOUT_S": "30",
     "PLAYTABLE_WEBHOOK_VISIBILITY_TIMEOUT_S": "3",
     "PLAYTABLE_WEBHOOK_WORKER_CONCURRENCY": "4",
@@ -44,6 +53,8 @@ class Received:
     webhook_id: str
     body: dict[str, Any]
     signatures: int
+    raw: bytes = b""
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -82,7 +93,11 @@ def serve_receiver() -> tuple[Receiver, ThreadingHTTPServer]:
             status = receiver.answers.get(name, lambda _id, _n: 200)(webhook_id, count)
             if 200 <= status < 300:
                 received = Received(
-                    webhook_id, json.loads(body), len(headers["webhook-signature"].split())
+                    webhook_id,
+                    json.loads(body),
+                    len(headers["webhook-signature"].split()),
+                    body,
+                    headers,
                 )
                 with receiver.lock:
                     receiver.received.setdefault(name, []).append(received)
@@ -438,3 +453,228 @@ def test_deleting_waits_for_the_attempt_under_way_then_nothing_is_sent(
     time.sleep(2)  # a retry, 0.4 s after a 503, would have come by now
     assert hooks.receiver.requests[name] == sent
     assert len(sent) == 2
+
+
+def test_every_event_type_is_listed_once_with_its_sample(stack: Stack, hooks: Hooks) -> None:
+    """The types a subscription may name (a table's, each game's as the catalogue lists them,
+    ``MatchFinished``), each with a webhook body as a receiver gets it, its data decoding as
+    that event."""
+    listed = hooks.api.get("/webhooks/event-types")
+    assert listed.status_code == 200, listed.text
+    infos = listed.json()
+    names = [info["type"] for info in infos]
+    catalogue = {game["name"]: game["event_types"] for game in stack.lobby.get("/games").json()}
+    expected = {*TABLE_EVENT_TYPES, MATCH_FINISHED, *(t for ts in catalogue.values() for t in ts)}
+    assert sorted(names) == sorted(expected) and len(names) == len(set(names))
+    games = load_games()
+    for info in infos:
+        sample = info["sample"]
+        assert list(sample) == ["type", "timestamp", "stream_id", "version", "data"]
+        assert sample["type"] == info["type"] and sample["timestamp"].endswith("Z")
+        assert info["games"] == [name for name, types in catalogue.items() if info["type"] in types]
+        if info["games"]:
+            shown_as = games[info["games"][0]].redacted_event_type
+        else:
+            shown_as = FinishedMatch if info["type"] == MATCH_FINISHED else TableEvent
+        msgspec.convert(sample["data"], shown_as)
+    accepted = hooks.api.post(
+        "/webhooks/subscriptions",
+        json={"url": f"{hooks.receiver.url}/all-types", "event_types": names},
+    )
+    assert accepted.status_code == 201, accepted.text
+    created = accepted.json()["subscription"]["id"]
+    assert hooks.api.delete(f"/webhooks/subscriptions/{created}").status_code == 204
+
+
+def test_the_hanabi_samples_show_no_hidden_card(hooks: Hooks) -> None:
+    """A spectator sees no hand and no card drawn: neither does a sample."""
+    infos = {info["type"]: info for info in hooks.api.get("/webhooks/event-types").json()}
+    dealt = infos["GameStarted"]["sample"]["data"]
+    assert infos["GameStarted"]["games"][0] == "hanabi" and dealt["type"] == "CardsDealt"
+    assert "deck" not in dealt
+    cards = [card for hand in dealt["hands"] for card in hand]
+    assert cards and all(card["suit"] is None and card["rank"] is None for card in cards)
+    drawn = infos["CardDrawn"]["sample"]["data"]
+    assert drawn["suit"] is None and drawn["rank"] is None
+
+
+def test_a_ping_arrives_signed_and_is_logged(hooks: Hooks, database_url: str) -> None:
+    """Whatever the subscription's event types; a disabled one's ping is refused, another
+    app's subscription is not found, and neither creates a delivery."""
+    subscription = hooks.subscribe("ping", event_types=["TableStarted"])
+    path = f"/webhooks/subscriptions/{subscription['id']}"
+    pinged = hooks.api.post(f"{path}/ping")
+    assert pinged.status_code == 202, pinged.text
+    delivery = pinged.json()
+    assert delivery["event_type"] == "WebhookPing"
+    assert delivery["stream_id"] == f"ping-{subscription['id']}"
+    assert delivery["webhook_id"].startswith("ping:")
+    (received,) = eventually(lambda: hooks.receiver.verified("ping"), what="the ping")
+    assert received.webhook_id == delivery["webhook_id"]
+    secret = hooks.receiver.secrets["ping"][0]
+    signed = signature(
+        secret, received.webhook_id, int(received.headers["webhook-timestamp"]), received.raw
+    )
+    assert received.headers["webhook-signature"].split() == [signed]
+    assert received.body["type"] == "WebhookPing"
+    assert received.body["data"]["subscription_id"] == subscription["id"]
+
+    def logged() -> list[dict[str, Any]]:
+        found = hooks.deliveries(subscription["id"])
+        return found if found and found[0]["status"] == "delivered" else []
+
+    (entry,) = eventually(logged, what="the ping's attempt in the log")
+    assert entry["id"] == delivery["id"]
+    assert [attempt["status_code"] for attempt in entry["attempts"]] == [200]
+
+    other_key = new_app_key(database_url, "other-app", app="another app")
+    foreign = hooks.api.post(f"{path}/ping", headers={API_KEY_HEADER: other_key})
+    assert foreign.status_code == 404, foreign.text
+    assert foreign.json()["type"].endswith("/subscription-not-found")
+    assert hooks.api.patch(path, json={"enabled": False}).status_code == 200
+    refused = hooks.api.post(f"{path}/ping")
+    assert refused.status_code == 409, refused.text
+    assert refused.headers["content-type"] == "application/problem+json"
+    assert refused.json()["type"].endswith("/subscription-disabled")
+    assert "disabled through the API" in refused.json()["detail"]
+    assert [d["id"] for d in hooks.deliveries(subscription["id"])] == [delivery["id"]]
+
+
+def test_the_delivery_log_filters_and_pages(hooks: Hooks, database_url: str) -> None:
+    """Status, event type and a period narrow the log; paging a filtered log with ``after``
+    visits each match once; bad values get a 400 problem."""
+    subscription = hooks.subscribe("log", event_types=["TableCreated"])
+    types = ["TableCreated", "SeatTaken", "MatchFinished"]
+    statuses = ["delivered", "failed", "missed", "pending"]
+    with psycopg.connect(database_url) as conn:
+        start = conn.execute("SELECT date_trunc('second', now()) - interval '1 day'").fetchone()[0]
+        rows = [
+            (f"log-{n}", types[n % 3], statuses[n % 4], start + timedelta(minutes=n))
+            for n in range(30)
+        ]
+        ids = [
+            conn.execute(
+                "INSERT INTO webhook_deliveries (subscription_id, event_key, stream_id,"
+                " event_type, body, occurred_at_ms, status, created_at, due_at)"
+                " VALUES (%s, %s, 'table-x', %s, '{}', 0, %s, %s, now() + interval '1 day')"
+                " RETURNING id",
+                (subscription["id"], key, kind, status, at),
+            ).fetchone()[0]
+            for key, kind, status, at in rows
+        ]
+    logged = list(zip(ids, rows, strict=True))
+    url = f"/webhooks/subscriptions/{subscription['id']}/deliveries"
+
+    def paged(**query: str) -> list[int]:
+        seen: list[int] = []
+        after: int | None = 0
+        while after is not None:
+            page = hooks.api.get(url, params={**query, "after": after, "limit": 4})
+            assert page.status_code == 200, page.text
+            seen += [delivery["id"] for delivery in page.json()["deliveries"]]
+            after = page.json()["next_after"]
+        return seen
+
+    at = [row[3] for row in rows]
+    cases = [
+        ({"status": "missed"}, lambda row: row[2] == "missed"),
+        ({"status": "pending"}, lambda row: row[2] == "pending"),
+        ({"event_type": "SeatTaken"}, lambda row: row[1] == "SeatTaken"),
+        ({"since": at[10].isoformat()}, lambda row: row[3] >= at[10]),
+        ({"until": at[10].isoformat()}, lambda row: row[3] < at[10]),
+        (
+            {
+                "status": "failed",
+                "event_type": "TableCreated",
+                "since": at[5].isoformat(),
+                "until": at[25].astimezone(timezone(timedelta(hours=2))).isoformat(),
+            },
+            lambda row: (
+                row[2] == "failed" and row[1] == "TableCreated" and at[5] <= row[3] < at[25]
+            ),
+        ),
+        ({"since": at[7].isoformat(), "until": at[7].isoformat()}, lambda row: False),
+    ]
+    assert paged() == ids
+    for query, matches in cases:
+        expected = [delivery_id for delivery_id, row in logged if matches(row)]
+        assert paged(**query) == expected, query
+    assert expected == [] and paged(event_type="TableStarted") == []
+
+    for bad in [
+        {"status": "lost"},
+        {"since": "yesterday"},
+        {"since": "2025-06-06"},
+        {"since": "1749238200"},
+        {"until": "2025-06-06T19:30:00"},
+        {"since": at[2].isoformat(), "until": at[1].isoformat()},
+        {"event_type": "x" * 201},
+    ]:
+        refused = hooks.api.get(url, params=bad)
+        assert refused.status_code == 400, (bad, refused.text)
+        assert refused.headers["content-type"] == "application/problem+json"
+        assert refused.json()["type"].endswith("/invalid-request")
+        assert refused.json()["errors"][0]["key"] in bad, refused.json()
+    assert paged() == ids
+
+
+def test_a_subscription_that_keeps_failing_is_disabled_and_enabling_it_redelivers(
+    stack: Stack, hooks: Hooks
+) -> None:
+    """Eight attempts in a row fail (PLAYTABLE_WEBHOOK_DISABLE_AFTER_FAILURES): disabled, with
+    the reason; what comes while it is disabled is missed; enabled again, the receiver gets
+    all of it: the deliveries that failed and those it missed."""
+    answer = {"status": 503}
+    hooks.receiver.answers["down"] = lambda _id, _count: answer["status"]
+    subscription = hooks.subscribe("down", event_types=["TableCreated"])
+    path = f"/webhooks/subscriptions/{subscription['id']}"
+    streams = [table_created(stack) for _ in range(3)]
+
+    def disabled() -> dict[str, Any] | None:
+        info = hooks.api.get(path).json()
+        return None if info["enabled"] else info
+
+    info = eventually(disabled, what="the subscription disabled")
+    streak = re.match(r"(\d+) attempts in a row failed, the first at ", info["disabled_reason"])
+    assert streak is not None and int(streak[1]) >= 8, info["disabled_reason"]
+    assert info["failing_since"] is not None
+    streams.append(table_created(stack))
+    eventually(lambda: len(hooks.deliveries(subscription["id"])) == 4, what="the missed delivery")
+    before = {d["stream_id"]: d["status"] for d in hooks.deliveries(subscription["id"])}
+    assert before[streams[-1]] == "missed"
+    assert set(before.values()) <= {"failed", "missed"}
+    sent = len(hooks.receiver.requests["down"])
+    time.sleep(1.0)  # retries that were due meanwhile find their deliveries missed
+    assert len(hooks.receiver.requests["down"]) == sent  # nothing is sent while disabled
+
+    answer["status"] = 200
+    enabled = hooks.api.patch(path, json={"enabled": True})
+    assert enabled.status_code == 200, enabled.text
+    assert enabled.json()["enabled"] and enabled.json()["failing_since"] is None
+    received = eventually(
+        lambda: len(hooks.receiver.verified("down")) == 4 and hooks.receiver.verified("down"),
+        what="everything redelivered",
+    )
+    assert sorted(r.body["stream_id"] for r in received) == sorted(streams)
+    eventually(
+        lambda: all(d["status"] == "delivered" for d in hooks.deliveries(subscription["id"])),
+        what="the log settled",
+    )
+    again = hooks.api.patch(path, json={"enabled": True})  # enabled already: nothing is resent
+    assert again.status_code == 200
+    time.sleep(0.5)
+    assert len(hooks.receiver.verified("down")) == 4
+
+
+def test_disabling_through_the_api_misses_what_comes_meanwhile(stack: Stack, hooks: Hooks) -> None:
+    subscription = hooks.subscribe("paused", event_types=["TableCreated"])
+    path = f"/webhooks/subscriptions/{subscription['id']}"
+    paused = hooks.api.patch(path, json={"enabled": False})
+    assert paused.json()["disabled_reason"] == "disabled through the API"
+    stream = table_created(stack)
+    (missed,) = eventually(lambda: hooks.deliveries(subscription["id"]), what="a delivery")
+    assert missed["status"] == "missed" and missed["attempts"] == []
+    assert hooks.receiver.verified("paused") == []
+    hooks.api.patch(path, json={"enabled": True})
+    (received,) = eventually(lambda: hooks.receiver.verified("paused"), what="the redelivery")
+    assert received.body["stream_id"] == stream

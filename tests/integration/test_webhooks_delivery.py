@@ -9,33 +9,54 @@ import asyncio
 import heapq
 import http.server
 import itertools
+import queue
+import random
 import threading
 import time
 import uuid
-from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
-import httpx
 import pytest
-from psycopg_pool import AsyncConnectionPool, ConnectionPool
+from psycopg_pool import AsyncConnectionPool
 
 from services.webhooks import delivery
 from services.webhooks.dispatcher import Dispatcher
-from services.webhooks.targets import allowed_networks
 from shared.settings import Settings
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio]
 
 
-class FailingReceiver(http.server.BaseHTTPRequestHandler):
-    """Answers every delivery 503, counting them."""
+class Receiver(http.server.ThreadingHTTPServer):
+    """A loopback receiver answering every delivery with ``status`` after ``delay_s``; it
+    keeps what it received (``webhook-id``s, in order) and the most requests it had at once."""
 
-    requests = 0
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), ReceiverHandler)
+        self.status = 503
+        self.delay_s = 0.0
+        self.received: list[str] = []
+        self.in_flight = self.most_in_flight = 0
+        self.counting = threading.Lock()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}/hook"
+
+
+class ReceiverHandler(http.server.BaseHTTPRequestHandler):
+    server: Receiver
 
     def do_POST(self) -> None:
+        receiver = self.server
         self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        type(self).requests += 1
-        self.send_response(503)
+        with receiver.counting:
+            receiver.in_flight += 1
+            receiver.most_in_flight = max(receiver.most_in_flight, receiver.in_flight)
+        time.sleep(receiver.delay_s)
+        with receiver.counting:
+            receiver.in_flight -= 1
+            receiver.received.append(self.headers["webhook-id"])
+        self.send_response(receiver.status)
         self.send_header("Content-Length", "0")
         self.end_headers()
 
@@ -44,88 +65,72 @@ class FailingReceiver(http.server.BaseHTTPRequestHandler):
 
 
 @pytest.fixture
-def failing_receiver() -> Iterator[str]:
-    FailingReceiver.requests = 0
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), FailingReceiver)
+def receiver() -> Iterator[Receiver]:
+    server = Receiver()
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/hook"
+        yield server
     finally:
         server.shutdown()
         server.server_close()
 
 
-class Scheduler:
-    """Celery's part: runs each enqueued delivery when due and again after the countdown its
-    run asks for, one at a time, counting the runs."""
+def loopback(database_url: str, **overrides: float) -> Settings:
+    """The settings of a worker whose receivers are on loopback."""
+    return Settings(database_url=database_url, webhook_allowed_networks="127.0.0.0/8", **overrides)
 
-    def __init__(self, context: delivery._Context) -> None:
+
+class Scheduler:
+    """Celery's part: runs each enqueued task (a batch of deliveries) when due, one at a time,
+    counting the runs."""
+
+    def __init__(self, context: delivery.Context) -> None:
         self.context = context
-        self.due: list[tuple[float, int, int]] = []
-        self.runs: Counter[int] = Counter()
+        self.due: list[tuple[float, int, list[int]]] = []
+        self.runs = 0
         self._order = itertools.count()
 
-    def enqueue(self, delivery_ids: list[int]) -> None:
-        for delivery_id in delivery_ids:
-            self.after(0.0, delivery_id)
-
-    def after(self, wait_s: float, delivery_id: int) -> None:
-        heapq.heappush(self.due, (time.monotonic() + wait_s, next(self._order), delivery_id))
+    def enqueue(self, delivery_ids: Iterable[int], countdown_s: float | None = None) -> None:
+        ids = list(delivery_ids)
+        for start in range(0, len(ids), delivery.DELIVERY_BATCH):
+            batch = ids[start : start + delivery.DELIVERY_BATCH]
+            when = time.monotonic() + (countdown_s or 0.0)
+            heapq.heappush(self.due, (when, next(self._order), batch))
 
     async def run(self, timeout_s: float) -> None:
-        """Until no task is left (all settled, or parked with nothing to wake them)."""
+        """Until no task is due before ``timeout_s`` (all settled, parked with nothing to wake
+        them, or retries later than that)."""
         deadline = time.monotonic() + timeout_s
-        while self.due and time.monotonic() < deadline:
-            when, _, delivery_id = heapq.heappop(self.due)
+        while self.due and self.due[0][0] < deadline:
+            when, _, batch = heapq.heappop(self.due)
             await asyncio.sleep(max(0.0, when - time.monotonic()))
-            self.runs[delivery_id] += 1
-            wait_s = await asyncio.to_thread(delivery.attempt_delivery, self.context, delivery_id)
-            if wait_s is not None:
-                self.after(wait_s, delivery_id)
+            self.runs += 1
+            await asyncio.to_thread(delivery.deliver_batch, self.context, batch)
 
 
 async def test_deliveries_behind_a_failing_one_wait_without_runs_and_keep_their_order(
     pool: AsyncConnectionPool,
     database_url: str,
-    failing_receiver: str,
+    receiver: Receiver,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    settings = Settings(
-        database_url=database_url,
-        webhook_allowed_networks="127.0.0.0/8",
+    settings = loopback(
+        database_url,
         webhook_retry_base_s=0.05,
         webhook_max_attempts=3,
         webhook_timeout_s=2.0,
     )
-    subscription = f"down-{uuid.uuid4().hex[:8]}"
     streams = {"match-a": 10, "match-b": 3}
-    async with pool.connection() as conn:
-        await conn.execute(
-            "INSERT INTO webhook_subscriptions (id, url, event_types, secret)"
-            " VALUES (%s, %s, '{}', 'whsec_AAAA')",
-            (subscription, failing_receiver),
-        )
-        for stream, events in streams.items():
-            for version in range(1, events + 1):
-                await conn.execute(
-                    "INSERT INTO webhook_deliveries (subscription_id, event_key, stream_id,"
-                    " event_type, body, occurred_at_ms) VALUES (%s, %s, %s, 'Moved', '{}', 0)",
-                    (subscription, f"{stream}:{version}:Moved", stream),
-                )
-        cursor = await conn.execute(
-            "SELECT id FROM webhook_deliveries WHERE subscription_id = %s ORDER BY id",
-            (subscription,),
-        )
-        delivery_ids = [row[0] for row in await cursor.fetchall()]
-    with (
-        ConnectionPool(database_url, min_size=1, max_size=2, kwargs={"autocommit": True}) as sync,
-        httpx.Client(timeout=settings.webhook_timeout_s) as http,
-    ):
-        context = delivery._Context(settings, sync, http, allowed_networks("127.0.0.0/8"))
+    subscription, delivery_ids = await subscribe(pool, receiver.url, streams)
+    context = delivery.Context.open(settings)
+    try:
         scheduler = Scheduler(context)
         monkeypatch.setattr(delivery, "enqueue", scheduler.enqueue)
-        scheduler.enqueue(delivery_ids)  # as the dispatcher does: every one at once
+        for delivery_id in delivery_ids:  # each in a task of its own: the worst case
+            scheduler.enqueue([delivery_id])
         await scheduler.run(timeout_s=30)
+    finally:
+        context.close()
 
     async with pool.connection() as conn:
         cursor = await conn.execute(
@@ -147,13 +152,13 @@ async def test_deliveries_behind_a_failing_one_wait_without_runs_and_keep_their_
     total = sum(streams.values())
     assert [status for _, status, _ in outcomes] == ["failed"] * total
     assert [count for _, _, count in outcomes] == [3] * total  # every one tried to the end
-    assert FailingReceiver.requests == 3 * total
+    assert len(receiver.received) == 3 * total
     for stream in streams:  # one delivery after the other, never interleaved
         order = [delivery_id for of, delivery_id in attempted if of == stream]
         assert order == sorted(order)
     # each: its first run (sent, or parked behind an earlier one), being woken, two retries;
     # polling while parked made it hundreds
-    assert sum(scheduler.runs.values()) <= 4 * total
+    assert scheduler.runs <= 4 * total
 
 
 async def test_the_redrive_sweep_resends_only_the_first_pending_delivery_of_each_stream(
@@ -197,3 +202,267 @@ async def test_the_redrive_sweep_resends_only_the_first_pending_delivery_of_each
             await conn.execute("DELETE FROM webhook_subscriptions WHERE id = %s", (subscription,))
     mine = [[i for i in batch if i in (first, second)] for batch in enqueued]
     assert [batch for batch in mine if batch] == [[first], [second]]
+
+
+async def subscribe(
+    pool: AsyncConnectionPool, url: str, streams: dict[str, int], interleaved: bool = False
+) -> tuple[str, list[int]]:
+    """A subscription to ``url`` with deliveries of ``streams`` (name: events), each stream's
+    in order, the streams one after the other (``interleaved``: their events taken in turns,
+    as a busy dispatcher creates them); answers its id and the deliveries' ids."""
+    subscription = f"sub-{uuid.uuid4().hex[:8]}"
+    order = "version, stream" if interleaved else "stream, version"
+    async with pool.connection() as conn:
+        await conn.execute(
+            "INSERT INTO webhook_subscriptions (id, url, event_types, secret)"
+            " VALUES (%s, %s, '{}', 'whsec_AAAA')",
+            (subscription, url),
+        )
+        cursor = await conn.execute(
+            "INSERT INTO webhook_deliveries (subscription_id, event_key, stream_id, event_type,"
+            " body, occurred_at_ms)"
+            " SELECT %s, stream || ':' || version || ':Moved', stream, 'Moved', '{}', 0"
+            " FROM unnest(%s::text[], %s::int[]) AS s(stream, events),"
+            f" generate_series(1, events) AS version ORDER BY {order} RETURNING id",
+            (subscription, list(streams), list(streams.values())),
+        )
+        ids = sorted(row[0] for row in await cursor.fetchall())
+    return subscription, ids
+
+
+async def statuses(pool: AsyncConnectionPool, subscription: str) -> list[str]:
+    async with pool.connection() as conn:
+        cursor = await conn.execute(
+            "SELECT status FROM webhook_deliveries WHERE subscription_id = %s ORDER BY id",
+            (subscription,),
+        )
+        return [row[0] for row in await cursor.fetchall()]
+
+
+def in_stream_order(received: list[str]) -> bool:
+    """Each stream's webhook-ids arrived in version order."""
+    by_stream: dict[str, list[int]] = {}
+    for webhook_id in received:
+        stream, version, _ = webhook_id.split(":")
+        by_stream.setdefault(stream, []).append(int(version))
+    return all(versions == sorted(versions) for versions in by_stream.values())
+
+
+async def test_a_batch_goes_to_its_receivers_at_once_and_each_stream_in_order(
+    pool: AsyncConnectionPool, database_url: str, receiver: Receiver
+) -> None:
+    """One task, 40 streams of 3 events: the streams' POSTs overlap, each stream's go one
+    after the other (as a chain: nothing is left parked)."""
+    receiver.status, receiver.delay_s = 204, 0.05
+    streams = {f"match-{n}": 3 for n in range(40)}
+    subscription, ids = await subscribe(pool, receiver.url, streams)
+    context = delivery.Context.open(loopback(database_url))
+    try:
+        await asyncio.to_thread(delivery.deliver_batch, context, ids)
+    finally:
+        context.close()
+    assert await statuses(pool, subscription) == ["delivered"] * len(ids)
+    assert len(receiver.received) == len(ids)
+    assert in_stream_order(receiver.received)
+    assert receiver.most_in_flight >= 10  # one at a time would be 1
+
+
+async def test_a_receiver_that_answers_again_gets_its_backlog_at_once_and_in_order(
+    pool: AsyncConnectionPool,
+    database_url: str,
+    receiver: Receiver,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Down: each stream's first delivery fails and waits a minute for its retry, the rest
+    wait behind it. Back: the first delivery that succeeds (a new stream's) wakes the waiting
+    ones, whose streams then drain in order, long before their retries were due."""
+    settings = loopback(
+        database_url,
+        webhook_retry_base_s=60.0,
+    )
+    subscription, backlog = await subscribe(pool, receiver.url, {"match-a": 5, "match-b": 5})
+    context = delivery.Context.open(settings)
+    try:
+        scheduler = Scheduler(context)
+        monkeypatch.setattr(delivery, "enqueue", scheduler.enqueue)
+        for delivery_id in backlog:
+            scheduler.enqueue([delivery_id])
+        await scheduler.run(timeout_s=5)
+        assert receiver.received == ["match-a:1:Moved", "match-b:1:Moved"]  # heads tried once
+        receiver.status = 204
+        async with pool.connection() as conn:
+            cursor = await conn.execute(
+                "INSERT INTO webhook_deliveries (subscription_id, event_key, stream_id,"
+                " event_type, body, occurred_at_ms)"
+                " VALUES (%s, 'match-c:1:Moved', 'match-c', 'Moved', '{}', 0) RETURNING id",
+                (subscription,),
+            )
+            (fresh,) = await cursor.fetchone() or ()
+        scheduler.enqueue([fresh])
+        await scheduler.run(timeout_s=5)  # the retries are due in a minute: not waited for
+    finally:
+        context.close()
+    assert await statuses(pool, subscription) == ["delivered"] * 11
+    delivered = receiver.received[2:]
+    assert sorted(delivered) == sorted(
+        [f"match-{s}:{v}:Moved" for s in "ab" for v in range(1, 6)] + ["match-c:1:Moved"]
+    )
+    assert in_stream_order(receiver.received)
+    async with pool.connection() as conn:
+        cursor = await conn.execute(
+            "SELECT failure_streak, failing_since FROM webhook_subscriptions WHERE id = %s",
+            (subscription,),
+        )
+        assert await cursor.fetchone() == (0, None)
+
+
+async def test_a_long_failure_streak_disables_the_subscription_and_the_rest_is_missed(
+    pool: AsyncConnectionPool,
+    database_url: str,
+    receiver: Receiver,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    settings = loopback(
+        database_url,
+        webhook_retry_base_s=0.05,
+        webhook_max_attempts=2,
+        webhook_disable_after_failures=3,
+        webhook_disable_after_s=0.0,
+    )
+    subscription, ids = await subscribe(pool, receiver.url, {"match-a": 6})
+    context = delivery.Context.open(settings)
+    try:
+        scheduler = Scheduler(context)
+        monkeypatch.setattr(delivery, "enqueue", scheduler.enqueue)
+        scheduler.enqueue(ids)
+        await scheduler.run(timeout_s=10)
+    finally:
+        context.close()
+    # the first failed twice (its last try), the second once: three in a row
+    assert receiver.received == ["match-a:1:Moved", "match-a:1:Moved", "match-a:2:Moved"]
+    assert await statuses(pool, subscription) == ["failed"] + ["missed"] * 5
+    async with pool.connection() as conn:
+        cursor = await conn.execute(
+            "SELECT enabled, disabled_reason FROM webhook_subscriptions WHERE id = %s",
+            (subscription,),
+        )
+        enabled, reason = await cursor.fetchone() or (None, None)
+    assert enabled is False
+    assert reason.startswith("3 attempts in a row failed, the first at ")
+
+
+async def test_a_task_that_comes_before_its_delivery_is_due_sends_nothing(
+    pool: AsyncConnectionPool, database_url: str, receiver: Receiver
+) -> None:
+    """A stale retry (the delivery was sent meanwhile and rescheduled) must not add an attempt."""
+    receiver.status = 204
+    subscription, ids = await subscribe(pool, receiver.url, {"match-a": 1})
+    async with pool.connection() as conn:
+        await conn.execute(
+            "UPDATE webhook_deliveries SET due_at = now() + interval '1 minute' WHERE id = %s",
+            (ids[0],),
+        )
+    context = delivery.Context.open(loopback(database_url))
+    try:
+        await asyncio.to_thread(delivery.deliver_batch, context, ids)
+    finally:
+        context.close()
+    assert receiver.received == []
+    assert await statuses(pool, subscription) == ["pending"]
+
+
+async def test_a_probe_finds_the_receiver_back_without_using_up_an_attempt(
+    pool: AsyncConnectionPool,
+    database_url: str,
+    receiver: Receiver,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every retry waits a minute; the probe tries the first due now, once per subscription;
+    its success wakes the rest, and the streams drain in order."""
+    settings = loopback(
+        database_url,
+        webhook_retry_base_s=60.0,
+    )
+    subscription, backlog = await subscribe(pool, receiver.url, {"match-a": 3, "match-b": 3})
+    context = delivery.Context.open(settings)
+    try:
+        scheduler = Scheduler(context)
+        monkeypatch.setattr(delivery, "enqueue", scheduler.enqueue)
+        scheduler.enqueue(backlog)
+        await scheduler.run(timeout_s=5)
+        dispatcher = Dispatcher(pool, scheduler.enqueue)
+        assert await dispatcher.probe(5.0) == 1  # down still: one attempt, used up or not
+        await scheduler.run(timeout_s=5)
+        assert len(receiver.received) == 3
+        receiver.status = 204
+        assert await dispatcher.probe(5.0) == 1
+        await scheduler.run(timeout_s=5)
+        assert await dispatcher.probe(5.0) == 0  # it is not failing any more
+    finally:
+        context.close()
+    assert await statuses(pool, subscription) == ["delivered"] * 6
+    assert in_stream_order(receiver.received)
+    async with pool.connection() as conn:
+        cursor = await conn.execute(
+            "SELECT sum(d.attempts), (SELECT count(*) FROM webhook_attempts a"
+            "   JOIN webhook_deliveries e ON e.id = a.delivery_id WHERE e.subscription_id = %s)"
+            " FROM webhook_deliveries d WHERE d.subscription_id = %s",
+            (subscription, subscription),
+        )
+        counted, made = await cursor.fetchone() or (0, 0)
+    # the two heads failed, one was probed while down (failed) and one once back (delivered),
+    # the other woken; then the rest: 9 attempts made, of which the 2 probes are not counted
+    assert (made, counted) == (9, 7)
+
+
+async def test_tasks_running_side_by_side_deliver_everything_in_order_without_deadlock(
+    pool: AsyncConnectionPool,
+    database_url: str,
+    receiver: Receiver,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Eight task threads, as a Celery worker runs them, over a backlog handed out in small
+    shuffled tasks: chains end side by side and wake overlapping rows of the same streams, and
+    still every delivery goes once, each stream in order, and no task fails. (Wake-ups lock
+    rows in id order: two that did not deadlocked under ``bench webhooks`` at saturation, which
+    this test did not reproduce.)"""
+    receiver.status, receiver.delay_s = 204, 0.002
+    streams = {f"match-{n}": 25 for n in range(16)}
+    subscription, ids = await subscribe(pool, receiver.url, streams, interleaved=True)
+    settings = loopback(database_url)
+    context = delivery.Context.open(settings)
+    tasks: queue.Queue[list[int]] = queue.Queue()
+    failures: list[BaseException] = []
+
+    def enqueue(delivery_ids: Iterable[int], countdown_s: float | None = None) -> None:
+        batch = list(delivery_ids)
+        shuffle(batch)  # tasks that span streams: their wake-ups overlap
+        for start in range(0, len(batch), 7):
+            tasks.put(batch[start : start + 7])
+
+    def worker() -> None:
+        while True:
+            try:
+                batch = tasks.get(timeout=2.0)
+            except queue.Empty:
+                return
+            try:
+                delivery.deliver_batch(context, batch)
+            except BaseException as error:  # noqa: BLE001 (a task that fails is the finding)
+                failures.append(error)
+
+    monkeypatch.setattr(delivery, "enqueue", enqueue)
+    shuffle = random.Random(7).shuffle
+    enqueue(ids)
+    threads = [threading.Thread(target=worker) for _ in range(8)]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            await asyncio.to_thread(thread.join, 60)
+    finally:
+        context.close()
+    assert failures == []
+    assert await statuses(pool, subscription) == ["delivered"] * len(ids)
+    assert len(receiver.received) == len(ids)
+    assert in_stream_order(receiver.received)

@@ -119,14 +119,15 @@ async def unsubscribe(pool: AsyncConnectionPool, subscriptions: Subscriptions) -
 
 
 async def deliveries(
-    pool: AsyncConnectionPool, subscriptions: Subscriptions
+    pool: AsyncConnectionPool, subscriptions: Subscriptions, status: str = "pending"
 ) -> list[tuple[int, str, str]]:
-    """``(id, subscription, event key)`` of the subscriptions' deliveries, oldest first."""
+    """``(id, subscription, event key)`` of the subscriptions' deliveries to be sent (those
+    of a disabled subscription are ``missed``), oldest first."""
     async with pool.connection() as conn:
         cursor = await conn.execute(
             "SELECT id, subscription_id, event_key FROM webhook_deliveries"
-            " WHERE subscription_id = ANY(%s) ORDER BY id",
-            (list(subscriptions),),
+            " WHERE subscription_id = ANY(%s) AND status = %s ORDER BY id",
+            (list(subscriptions), status),
         )
         return [(row[0], row[1], row[2]) for row in await cursor.fetchall()]
 
@@ -203,6 +204,13 @@ def in_creation_order(rows: list[tuple[int, str, str]]) -> list[tuple[str, str]]
     return [(subscription, key) for _, subscription, key in rows]
 
 
+def in_stream_order(batch: list[int], rows: list[tuple[int, str, str]]) -> bool:
+    """Each subscription's deliveries of one stream come in a batch side by side, in order."""
+    streams = {id_: (subscription, key.split(":")[0]) for id_, subscription, key in rows}
+    mine = [(streams[id_], id_) for id_ in batch if id_ in streams]
+    return mine == sorted(mine)
+
+
 def by_event(pairs: list[tuple[str, str]], events: list[str]) -> list[tuple[str, str]]:
     return sorted(pairs, key=lambda pair: (events.index(pair[1]), pair[0]))
 
@@ -221,6 +229,7 @@ async def test_a_batch_makes_the_deliveries_of_its_events_handled_one_by_one(
         for start in range(0, len(entries), batch_size):
             await dispatcher.handle_batch(entries[start : start + batch_size])
         rows = await deliveries(pool, subscriptions)
+        missed = await deliveries(pool, subscriptions, "missed")
         for start in range(0, len(entries), batch_size):  # redelivered after a restart
             await dispatcher.handle_batch(entries[start : start + batch_size])
         assert await deliveries(pool, subscriptions) == rows
@@ -232,9 +241,20 @@ async def test_a_batch_makes_the_deliveries_of_its_events_handled_one_by_one(
     assert in_creation_order(rows) == expected_deliveries(run)  # ids in event order
     assert len(await handled(pool, run)) == len(events) - 1  # the copy shares its key
     handed_over = [id_ for batch in enqueued for id_ in batch]
-    assert all(batch == sorted(batch) for batch in enqueued)
     assert len(handed_over) == len(set(handed_over))
     assert {row[0] for row in rows} <= set(handed_over)
+    assert all(in_stream_order(batch, rows) for batch in enqueued)
+    # the disabled subscription's are kept, as missed, one per event of its app; none is sent
+    assert [key for _, _, key in missed] == [
+        f"table-t{run}:1:TableCreated",
+        f"match-m{run}:1:MatchCreated",
+        f"table-t{run}:2:TableStarted",
+        f"match-m{run}:2:CardPlayed",
+        f"table-l{run}:1:TableStarted",
+        f"match-m{run}:3:CardPlayed",
+        f"match-m{run}:3:MatchFinished",
+    ]
+    assert not {row[0] for row in missed} & set(handed_over)
 
 
 async def test_consumed_batches_deliver_once_and_a_redelivered_stream_nothing(
@@ -278,7 +298,7 @@ async def test_consumed_batches_deliver_once_and_a_redelivered_stream_nothing(
     assert batches == [len(events), len(events)]
     assert in_creation_order(rows) == expected_deliveries(run)
     assert enqueued == first_enqueued  # the redelivered stream enqueued nothing
-    assert len(enqueued) == 1 and enqueued[0] == sorted(enqueued[0])
+    assert len(enqueued) == 1 and in_stream_order(enqueued[0], rows)
     assert {row[0] for row in rows} <= set(enqueued[0])
 
 

@@ -16,11 +16,11 @@ from jsonschema.exceptions import best_match
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
-from services.lobby import schemas as lobby_api
 from services.operator.contract import GAME_DATA, build_contract, game_prefix
 from services.operator.examples import MissingExample, add_examples
 from services.rules.games import load_games
 from services.rules.games.contract import struct_tags
+from shared.messages import TableEvent
 
 CONTRACT_URI = "urn:contract"
 EVENT_STREAM = "text/event-stream"
@@ -193,7 +193,7 @@ def feed_messages(text: str) -> list[dict[str, str]]:
 
 FEED_EVENTS = {
     "followMatch": STORED_EVENT_NAMES | {"MatchFinished"},
-    "followTable": set(struct_tags(lobby_api.TableEvent)),
+    "followTable": set(struct_tags(TableEvent)),
 }
 """What each feed's ``event:`` may name: a game's stored event (its ``data`` redacted) or the
 match's end; a table event of the lobby."""

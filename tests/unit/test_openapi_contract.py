@@ -231,9 +231,8 @@ def test_feeds_document_their_events(contract: dict[str, Any]) -> None:
 
 
 def test_the_shared_table_event_names_are_the_lobbys() -> None:
-    from services.lobby.schemas import TableEvent
     from services.rules.games.contract import struct_tags
-    from shared.messages import TABLE_EVENT_TYPES
+    from shared.messages import TABLE_EVENT_TYPES, TableEvent
 
     assert tuple(struct_tags(TableEvent)) == TABLE_EVENT_TYPES
 

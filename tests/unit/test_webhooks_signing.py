@@ -3,19 +3,19 @@ how deliveries reach them and log failures; backoff."""
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
-import logging
+import socket
 import time
 
-import httpx
+import aiohttp
 import pytest
 from standardwebhooks import Webhook, WebhookVerificationError
 
 from services.webhooks.delivery import (
     backoff_s,
     coarse_error,
-    configure,
-    pinned_request,
+    pinned_post,
     retry_after_s,
 )
 from services.webhooks.signing import new_secret, signed_headers
@@ -114,24 +114,29 @@ def test_a_delivery_connects_to_the_checked_address_naming_the_host() -> None:
     target = Target(
         "https://hooks.example:8443/in?x=1", "hooks.example", ipaddress.ip_address("8.8.4.4")
     )
-    with httpx.Client() as http:
-        request = pinned_request(http, target, {"webhook-id": "m1"}, b"{}")
-    assert request.url.host == "8.8.4.4" and request.url.port == 8443
-    assert request.url.path == "/in" and request.url.query == b"x=1"
-    assert request.headers["host"] == "hooks.example:8443"
-    assert request.extensions["sni_hostname"] == "hooks.example"
+    post = pinned_post(target, {"webhook-id": "m1"})
+    assert post.url.host == "8.8.4.4" and post.url.port == 8443
+    assert post.url.path == "/in" and post.url.query_string == "x=1"
+    assert post.headers == {"webhook-id": "m1", "Host": "hooks.example:8443"}
+    assert post.server_hostname == "hooks.example"  # TLS's SNI and certificate check
+    plain = Target("http://hooks.example/in", "hooks.example", ipaddress.ip_address("8.8.4.4"))
+    assert pinned_post(plain, {}).headers["Host"] == "hooks.example"
+    assert pinned_post(plain, {}).server_hostname is None
 
 
 def test_failures_are_logged_coarsely() -> None:
-    request = httpx.Request("POST", "http://8.8.8.8/")
-    assert coarse_error(httpx.ConnectTimeout("10.0.0.9 timed out", request=request)) == "timeout"
-    refused = httpx.ConnectError("[Errno 111] Connection refused to 10.0.0.9", request=request)
-    assert coarse_error(refused) == "could not connect"
-    assert coarse_error(httpx.RemoteProtocolError("peer closed", request=request)) == (
-        "connection dropped"
-    )
+    with socket.socket() as closed:  # a loopback port nobody listens on
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
 
+    async def refused() -> BaseException:
+        async with aiohttp.ClientSession() as session:
+            with pytest.raises(aiohttp.ClientError) as raised:
+                await session.post(f"http://127.0.0.1:{port}/")
+        return raised.value
 
-def test_httpx_does_not_log_delivery_urls() -> None:
-    configure(Settings())
-    assert not logging.getLogger("httpx").isEnabledFor(logging.INFO)
+    assert coarse_error(asyncio.run(refused())) == "could not connect"
+    assert coarse_error(TimeoutError()) == "timeout"
+    assert coarse_error(aiohttp.ServerTimeoutError("10.0.0.9 timed out")) == "timeout"
+    assert coarse_error(aiohttp.ServerDisconnectedError()) == "connection dropped"
+    assert coarse_error(aiohttp.ClientPayloadError("10.0.0.9 cut it short")) == "network error"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from services.rules.games.contract import Game, Outcome, Rejection
@@ -69,3 +69,37 @@ def play_until(
             raise AssertionError(f"{game.name}: legal action rejected: {events}")
         state = game.fold(events, state)
     return state
+
+
+def played_events(
+    game: Game, seats: int, rng: random.Random, options: dict[str, Any] | None = None
+) -> Iterator[tuple[Any, Any]]:
+    """Each event of one seeded random game to its end (set-up first) with the state it led
+    to, yielded before the next event is applied (``evolve`` may change a state in place)."""
+    resolved = game.resolve_options(options or {}, seats)
+    if isinstance(resolved, Rejection):
+        raise ValueError(resolved.detail)
+    state = None
+    events = game.setup(resolved, seats, rng)
+    while True:
+        for event in events:
+            state = game.evolve(state, event)
+            yield event, state
+        if game.result(state) is not None:
+            return
+        seat = rng.choice(game.to_move(state))
+        events = game.decide(state, seat, rng.choice(game.legal_actions(state, seat)))
+        if isinstance(events, Rejection):
+            raise AssertionError(f"{game.name}: legal action rejected: {events}")
+
+
+def option_variants(game: Game) -> list[dict[str, Any]]:
+    """The default options, then each switch flipped and each other choice of an enum, one at
+    a time: the tables a game's rarer events need (The Messengers, a stopwatch)."""
+    variants: list[dict[str, Any]] = [{}]
+    for spec in game.options:
+        if spec.type == "bool":
+            variants.append({spec.name: not spec.default})
+        elif spec.type == "enum":
+            variants += [{spec.name: c} for c in spec.choices or [] if c != spec.default]
+    return variants
