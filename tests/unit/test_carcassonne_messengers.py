@@ -430,6 +430,7 @@ def test_message_4_plays_a_full_extra_turn_that_can_draw_its_own_message():
     state, events = act(state, CarryOutMessage())
     assert events == [MessageResolved(0, 4, False, 0), TileDrawn(0, "H")]
     assert GAME.to_move(state) == [0] and GAME.view(state, None).messengers.phase == "place_tile"
+    assert state.messengers.stack == [6, 1, 2, 3, 5, 7, 8]  # 4 stays out: its action goes on
     put_figures(state, 0, 5, 1)
     state, _ = act(state, CLOSE_BOTH_CITIES)
     state, _ = act(state, ChooseFigure(1))
@@ -438,6 +439,35 @@ def test_message_4_plays_a_full_extra_turn_that_can_draw_its_own_message():
     state, events = act(state, CarryOutMessage(0))  # message 6: no knight left, 0 points
     assert events[0] == MessageResolved(0, 6, False, 0)
     assert events[-1] == TileDrawn(1, "U") and GAME.to_move(state) == [1]
+    # the extra turn is over: 4 goes under the stack, below the 6 drawn during it
+    assert state.messengers.stack == [1, 2, 3, 5, 7, 8, 6, 4]
+
+
+def test_message_4_goes_under_the_stack_after_the_messages_of_its_extra_turn():
+    """RULES.md's example: message 8, drawn during message 4's extra turn, goes under the
+    stack when resolved ([5, 6, 3, 2, 1, 7, 8], 4 still out); 4 follows once the turn is
+    over, when the next seat draws (the old reading left [5, 6, 3, 2, 1, 7, 4, 8])."""
+    messages = [4, 8, 5, 6, 3, 2, 1, 7]
+    state, _ = draw_message(two_cities(messages=messages), CLOSE_START_CITY)
+    state, _ = act(state, CarryOutMessage())
+    put_figures(state, 0, 5, 1)
+    state, _ = act(state, CLOSE_BOTH_CITIES)
+    state, _ = act(state, ChooseFigure(1))
+    state, events = act(state, ChooseFigure(0))
+    assert events[-1] == MessageDrawn(0, 8)
+    events = GAME.decide(state, 0, TakeMessagePoints(1))
+    assert events[0] == MessageResolved(0, 8, True, 2) and events[-1] == TileDrawn(1, "U")
+    during = GAME.fold(events[:-1], state)
+    assert during.messengers.stack == [5, 6, 3, 2, 1, 7, 8] and during.messengers.held == 4
+    after = GAME.fold(events[-1:], during)
+    assert after.messengers.stack == [5, 6, 3, 2, 1, 7, 8, 4] and after.messengers.held == 0
+
+
+def test_message_4_taken_as_points_goes_under_the_stack_at_once():
+    state, _ = draw_message(two_cities(messages=[4, 6, 1, 2, 3, 5, 7, 8]), CLOSE_START_CITY)
+    state, events = act(state, TakeMessagePoints(1))
+    assert events[0] == MessageResolved(0, 4, True, 2)
+    assert state.messengers.stack[-1] == 4 and state.messengers.held == 0
 
 
 def test_message_5_counts_each_pennant_of_a_city_with_your_knight_once():

@@ -118,8 +118,10 @@ class TrackInvariants:
             assert state.scores[seat] == figures[2 * seat] + figures[2 * seat + 1]
         if not self.summed:
             assert figures == self.figures
-        held = list(expansion.stack) + ([expansion.message] if expansion.message else [])
-        assert sorted(held) == sorted(MESSAGES), "every message is in the stack or drawn"
+        out = [message for message in (expansion.message, expansion.held) if message]
+        assert sorted([*expansion.stack, *out]) == sorted(MESSAGES), (
+            "every message is in the stack, drawn, or message 4 during its extra turn"
+        )
         on_board = Counter(holder & 7 for held in state.holders if held for holder in held)
         for seat in range(self.seats):
             assert state.supply[seat] + on_board[seat] == FOLLOWERS_PER_PLAYER

@@ -183,6 +183,21 @@ def test_tile_that_fits_nowhere_is_discarded_at_setup_and_after_a_move():
     assert isinstance(events[-1], GameOver) and GAME.result(state) is not None
 
 
+def test_several_discards_in_a_row_then_a_draw_and_discards_to_the_end():
+    """Tiles that fit nowhere (roads, beside a start tile that is city on all four sides) are
+    discarded one after the other until one fits; when none fits to the end, it is over."""
+    state, events = start(["C", "U", "V", "E"])
+    assert events[1:] == [TileDiscarded(0, "U"), TileDiscarded(0, "V"), TileDrawn(0, "E")]
+    assert state.drawn == 3 and GAME.to_move(state) == [0]
+    state, events = start(["C", "U", "V"])  # nothing fits to the end: over at once
+    assert events[1:] == [
+        TileDiscarded(0, "U"),
+        TileDiscarded(0, "V"),
+        GameOver(scores=[0, 0], winners=[0, 1]),
+    ]
+    assert GAME.result(state) is not None
+
+
 def test_legal_actions_are_exactly_what_decide_accepts():
     state, _ = play(["D", "U", "K", "E", "V"], [PlaceTile(1, 0, 1, 0), PlaceTile(0, 1, 2, 0)])
     legal = set(GAME.legal_actions(state, 0))

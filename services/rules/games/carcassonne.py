@@ -444,6 +444,8 @@ def _evolve_started(state: CarcassonneState | None, event: StackShuffled) -> Car
 
 
 def _evolve_drawn(state: CarcassonneState, event: TileDrawn) -> CarcassonneState:
+    if event.seat != state.seat:
+        _turn_passed(state)
     state.drawn += 1
     state.seat = event.seat
     state.tile = TILE_INDEX[event.tile]
@@ -451,9 +453,20 @@ def _evolve_drawn(state: CarcassonneState, event: TileDrawn) -> CarcassonneState
 
 
 def _evolve_discarded(state: CarcassonneState, event: TileDiscarded) -> CarcassonneState:
+    if event.seat != state.seat:
+        _turn_passed(state)
     state.drawn += 1
     state.seat = event.seat
     return state
+
+
+def _turn_passed(state: CarcassonneState) -> None:
+    """Another seat draws: an extra turn of message 4 is over, and message 4 goes under the
+    message stack only now, below every message drawn during that turn."""
+    expansion = state.messengers
+    if expansion is not None and expansion.held:
+        expansion.stack.append(expansion.held)
+        expansion.held = 0
 
 
 def _evolve_placed(state: CarcassonneState, event: TilePlaced) -> CarcassonneState:
@@ -549,9 +562,13 @@ def _evolve_message_drawn(state: CarcassonneState, event: MessageDrawn) -> Carca
 
 
 def _evolve_message_resolved(state: CarcassonneState, event: MessageResolved) -> CarcassonneState:
-    """The message goes under the stack; message 8's follower goes home."""
+    """The message goes under the stack (message 4, carried out, once its extra turn is over:
+    that turn is its action); message 8's follower goes home."""
     expansion = _expansion(state)
-    expansion.stack.append(event.message)
+    if MESSAGES[event.message].effect == EXTRA_TURN and not event.took_points:
+        expansion.held = event.message
+    else:
+        expansion.stack.append(event.message)
     expansion.message = 0
     returned = event.returned
     if returned is not None:

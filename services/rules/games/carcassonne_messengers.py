@@ -139,7 +139,8 @@ class MessageDrawn(msgspec.Struct, frozen=True, gc=False, tag_field="type"):
 
 class MessageResolved(msgspec.Struct, frozen=True, tag_field="type"):
     """The drawn message is done (its action, or its points when ``took_points``) and goes
-    face down under the stack. ``points`` is what it gave (a FigureAdvanced follows when
+    face down under the stack (message 4 carried out: once its extra turn is over, below the
+    messages drawn during it). ``points`` is what it gave (a FigureAdvanced follows when
     positive); ``returned`` is the follower message 8 gave back to ``seat``."""
 
     seat: int
@@ -169,6 +170,8 @@ class MessengersState(msgspec.Struct):
     pending: list[tuple[int, int]]
     moved: int = 0
     message: int = 0
+    held: int = 0
+    """Message 4 while its extra turn lasts (0: none): it goes under the stack after it."""
     summed: bool = False
 
 
