@@ -312,6 +312,9 @@ def _replay_exchange_document(codec: GameCodec, document: Any) -> _ReadMatch | a
         events.extend(decided)
         actors.extend([seat] * len(decided))
         state = game.fold(decided, state)
+    check = getattr(exchange.module, "disagreement", None)
+    if check is not None and (found := check(document, events)):
+        return _invalid(f"the document does not agree with its replay: {found}")
     return _ReadMatch(resolved, imported.players, events, actors, set_up)
 
 
@@ -407,7 +410,9 @@ class ExchangeFormat(NamedTuple):
 
     Such a module offers ``export_events(events, players) -> dict`` and
     ``import_game(document) -> (players, options, actions)`` raising ``ValueError`` when the
-    document is not one it reads.
+    document is not one it reads; and, if the format declares outcomes (points, scores) beside
+    the actions, ``disagreement(document, events) -> str | None``: the first one its replay
+    contradicts.
     """
 
     name: str

@@ -333,6 +333,48 @@ def test_export_turns_replays_move_by_move():
     assert GAME.result(state).scores == events[-1].scores
 
 
+def test_a_turn_list_without_its_start_tile_is_refused_saying_so():
+    document = game.export_events(random_game(2, 3), ["Ann", "Bo"])
+    assert game.import_game(document).options["tile_order"][0] == document["turns"][0]["tile"]
+    for turns in (document["turns"][1:], []):
+        with pytest.raises(ValueError, match="begins with the start tile"):
+            game.import_game({**document, "turns": turns})
+
+
+def test_a_follower_is_named_by_the_edges_or_half_edges_its_feature_reaches():
+    """Exported with its spot and where its feature meets the tile's edges on the board; an
+    outside tool may give the latter alone (no tile data needed), and gets the same match."""
+    events = random_game(2, 8)
+    document = game.export_events(events, ["Ann", "Bo"])
+    placed = [t for t in document["turns"] if t["kind"] == "placement" and t["follower"]]
+    assert placed and all(
+        {"edges", "halves"} & set(t["follower"])
+        for t in placed
+        if t["follower"]["feature"] != "cloister"
+    )
+    named = [
+        {**t, "follower": {k: v for k, v in t["follower"].items() if k != "spot"}}
+        if t["kind"] == "placement" and t["follower"]
+        else t
+        for t in document["turns"]
+    ]
+    assert game.replay_from_turns(named) == game.replay_from_turns(document["turns"])
+    d = game.TILE_INDEX["D"]  # city north, road west-east, a field between them
+    assert game.feature_reach(d, 0, 0) == {"edges": ["N"]}
+    assert game.feature_reach(d, 1, 2) == {"halves": ["NNE", "SSE"]}  # turned: city east
+    assert game.spot_reaching(d, 0, "field", {"halves": ["WNW"]}) == 2
+    assert game.spot_reaching(d, 1, "road", {"edges": ["N", "S"]}) == 1
+    with pytest.raises(ValueError, match="no city of tile D turned 0 reaches edges"):
+        game.spot_reaching(d, 0, "city", {"edges": ["S"]})
+    with pytest.raises(ValueError, match="more than one field"):
+        game.spot_reaching(d, 0, "field", {})
+    broken = [dict(t) for t in named]
+    first = next(n for n, t in enumerate(broken) if t["kind"] == "placement" and t["follower"])
+    broken[first]["follower"] = {"kind": "city", "edges": ["N", "E", "S", "W"]}
+    with pytest.raises(ValueError, match=f"turn {first + 1}'s follower: no city"):
+        game.replay_from_turns(broken)
+
+
 def export_and_check(events, seats):
     turns = game.export_turns(events)
     assert turns[0] == {"kind": "start", "tile": "D", "x": 0, "y": 0, "rotation": 0}

@@ -158,6 +158,45 @@ def test_carcassonne_turn_list_round_trip_and_refusals() -> None:
         assert isinstance(refused, api.Rejected) and refused.code == "invalid_document"
 
 
+def test_a_carcassonne_turn_list_must_agree_with_its_replay_where_it_declares() -> None:
+    """Declared seats, points and final figures are checked against the replay: the first
+    that differs is named; left out, nothing is checked."""
+    game = load_games()["carcassonne"]
+    events = game.setup(game.resolve_options({}, 2), 2, random.Random(5))
+    state = game.fold(events)
+    rng = random.Random(5)
+    while game.result(state) is None:
+        seat = game.to_move(state)[0]
+        decided = game.decide(state, seat, rng.choice(game.legal_actions(state, seat)))
+        events += decided
+        state = game.fold(decided, state)
+    raws = [msgspec.Raw(msgspec.json.encode(event)) for event in events]
+    document = ENGINE.handle(api.ExportMatch(game="carcassonne", events=raws, players=["a", "b"]))
+    turns = document["turns"]
+    scoring = next(n for n, t in enumerate(turns) if t["kind"] == "placement" and any(t["points"]))
+
+    def imported(changed: list[dict]) -> object:
+        forged = msgspec.json.encode({**document, "turns": changed})
+        return ENGINE.handle(api.ImportMatch(game="carcassonne", document=msgspec.Raw(forged)))
+
+    inflated = [dict(t) for t in turns]
+    inflated[scoring]["points"] = [999, 0]
+    refused = imported(inflated)
+    assert isinstance(refused, api.Rejected) and refused.code == "invalid_document"
+    assert f"turn {scoring + 1} (placement) declares points [999, 0]" in refused.detail
+    final = [*turns[:-1], {**turns[-1], "scores": [0, 0]}]
+    assert "declares scores [0, 0]" in imported(final).detail
+    other_seat = [dict(t) for t in turns]
+    other_seat[1]["seat"] = 1 - other_seat[1]["seat"]
+    assert "turn 2 (placement) declares seat" in imported(other_seat).detail
+    bare = [
+        {k: v for k, v in t.items() if k not in ("points", "seat", "scores")}
+        for t in turns
+        if t["kind"] != "final"
+    ]
+    assert isinstance(imported(bare), api.Imported)  # nothing declared, nothing to disagree
+
+
 def test_a_decision_carries_the_legal_actions_every_seat_to_move_would_be_listed() -> None:
     """What the match service answers ``GET /actions`` with after a move must be exactly what
     asking the rules would give, in every game, all along random matches."""

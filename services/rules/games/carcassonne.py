@@ -77,6 +77,8 @@ from services.rules.games.carcassonne_tiles import (
     SEG_SIDES,
     START_TILE,
     TILE_INDEX,
+    feature_reach,
+    spot_reaching,
 )
 from services.rules.games.contract import Game, OptionSpec, Outcome, Rejection
 
@@ -1350,8 +1352,10 @@ def export_turns(events: list[Any]) -> list[dict[str, Any]]:
         elif kind is TilePlaced:
             follower = None
             if event.follower is not None:
-                feature = KIND_NAMES[SEG_KIND[TILE_INDEX[event.tile]][event.follower]]
-                follower = {"spot": event.follower, "feature": feature}
+                tile = TILE_INDEX[event.tile]
+                feature = KIND_NAMES[SEG_KIND[tile][event.follower]]
+                reach = feature_reach(tile, event.rotation, event.follower)
+                follower = {"spot": event.follower, "feature": feature, **reach}
             current = {
                 "kind": "placement",
                 "seat": event.seat,
@@ -1385,19 +1389,57 @@ def export_turns(events: list[Any]) -> list[dict[str, Any]]:
     return turns
 
 
-def replay_from_turns(turns: list[dict[str, Any]]) -> tuple[list[str], list[tuple[int, PlaceTile]]]:
-    """The ``tile_order`` option and the (seat, action) list that replay exported turns."""
+def replay_from_turns(
+    turns: list[dict[str, Any]],
+) -> tuple[list[str], list[tuple[int | None, PlaceTile]]]:
+    """The ``tile_order`` option and the (seat, action) list that replay exported turns (a
+    placement's seat may be left out: the turn order gives it)."""
     order = []
     actions = []
-    for turn in turns:
+    for number, turn in enumerate(turns, start=1):
         if turn["kind"] in ("start", "placement", "discard"):
             order.append(turn["tile"])
         if turn["kind"] == "placement":
-            follower = turn["follower"]
-            spot = None if follower is None else follower["spot"]
+            try:
+                spot = _follower_spot(turn)
+            except ValueError as error:
+                raise ValueError(f"turn {number}'s follower: {error}") from None
             action = PlaceTile(turn["x"], turn["y"], turn["rotation"], spot)
-            actions.append((turn["seat"], action))
+            actions.append((turn.get("seat"), action))
     return order, actions
+
+
+DECLARED = {"placement": ("seat", "points"), "discard": ("seat",), "final": ("points", "scores")}
+"""What a turn list's entries may declare that its replay must give too (when present)."""
+
+
+def disagreement(document: dict[str, Any], events: list[Any]) -> str | None:
+    """The first entry of an imported turn list that its replay (``events``) contradicts: a
+    different kind, or a declared seat, points or final figure; None when all agree."""
+    replayed = export_turns(events)
+    for number, given in enumerate(document["turns"], start=1):
+        if number > len(replayed):
+            return f"turn {number} ({given.get('kind')}) is past the end of the replay"
+        actual = replayed[number - 1]
+        if given.get("kind") != actual["kind"]:
+            return f"turn {number} is a {given.get('kind')}, the replay's is a {actual['kind']}"
+        for field in DECLARED.get(actual["kind"], ()):
+            if field in given and given[field] != actual[field]:
+                return (
+                    f"turn {number} ({actual['kind']}) declares {field} {given[field]!r},"
+                    f" its replay gives {actual[field]!r}"
+                )
+    return None
+
+
+def _follower_spot(turn: dict[str, Any]) -> int | None:
+    """A placement's follower: its ``spot`` (an index into the tile's features), or its
+    ``feature`` (or ``kind``) with the ``edges`` or ``halves`` it reaches on the board."""
+    follower = turn["follower"]
+    if follower is None or "spot" in follower:
+        return None if follower is None else follower["spot"]
+    kind = follower.get("kind", follower.get("feature"))
+    return spot_reaching(TILE_INDEX[turn["tile"]], turn["rotation"], kind, follower)
 
 
 class ImportedTurns(msgspec.Struct, frozen=True):
@@ -1428,7 +1470,13 @@ def import_game(document: dict[str, Any]) -> ImportedTurns:
     players = document.get("players")
     if not isinstance(players, list) or not all(isinstance(name, str) for name in players):
         raise ValueError("players must be a list of names")
-    order, actions = replay_from_turns(document["turns"])
+    turns = document["turns"]
+    if not turns or not isinstance(turns[0], dict) or turns[0].get("kind") != "start":
+        raise ValueError(
+            'the turn list begins with the start tile, {"kind": "start", "tile": ...},'
+            " which this one lacks"
+        )
+    order, actions = replay_from_turns(turns)
     return ImportedTurns(players, {"tile_order": order}, [action for _, action in actions])
 
 

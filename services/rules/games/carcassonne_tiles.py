@@ -134,3 +134,47 @@ that side shows, or NO_EDGE."""
 
 OPEN_KEY = 255
 """Requirement key of a square with no neighbours yet."""
+
+
+# ---------------------------------------------------------------------------- naming features
+
+SIDE_NAMES = ("N", "E", "S", "W")
+HALF_NAMES = {0: "NNW", 2: "NNE", 3: "ENE", 5: "ESE", 6: "SSE", 8: "SSW", 9: "WSW", 11: "WNW"}
+"""A field's half-edges on the board: the edge, then the half of it (``NNW``: the north
+edge's western half)."""
+
+
+def feature_reach(tile: int, rotation: int, spot: int) -> dict[str, list[str]]:
+    """Where a tile's feature meets the tile's edges on the board, turned by ``rotation``: a
+    city's or road's sides (``edges``), a field's half-edges (``halves``); a cloister none.
+    What an outside tool names a follower's feature by, without the tile data."""
+    owner = _BASE_PORT_SEG[tile]
+    ports = sorted((port + 3 * rotation) % 12 for port in range(12) if owner[port] == spot)
+    kind = SEG_KIND[tile][spot]
+    if kind in (CITY, ROAD):
+        return {"edges": [SIDE_NAMES[port // 3] for port in ports if port % 3 == 1]}
+    if kind == FIELD:
+        return {"halves": [HALF_NAMES[port] for port in ports if port % 3 != 1]}
+    return {}
+
+
+def spot_reaching(tile: int, rotation: int, kind: str, named: dict[str, list[str]]) -> int:
+    """The feature (spot) of ``kind`` on the turned tile that reaches every edge or half-edge
+    ``named`` (a cloister needs none); ValueError when none or several do."""
+    wanted = {key: set(values) for key, values in named.items() if key in ("edges", "halves")}
+    found = [
+        spot
+        for spot, seg_kind in enumerate(SEG_KIND[tile])
+        if KIND_NAMES[seg_kind] == kind
+        and all(
+            values <= set(feature_reach(tile, rotation, spot).get(key, ()))
+            for key, values in wanted.items()
+        )
+    ]
+    if len(found) != 1:
+        reach = ", ".join(f"{key} {sorted(values)}" for key, values in wanted.items())
+        which = "no" if not found else "more than one"
+        raise ValueError(
+            f"{which} {kind} of tile {LETTERS[tile]} turned {rotation} reaches {reach or 'it'}"
+        )
+    return found[0]
