@@ -26,6 +26,9 @@ ReplyT = TypeVar("ReplyT")
 REPLY_STREAM_TTL_S = 3600
 REPLY_STREAM_MAXLEN = 10_000
 RESEND_AFTER_S = 1.0
+READ_BLOCK_S = 0.25
+"""How long the reply reader's read waits for a reply: also how long stopping waits for it."""
+STOP_GRACE_S = 2.0
 """An unanswered rules request is sent again after this long (until the call's timeout)."""
 WRITE_TIMEOUT_S = 2.0
 """A batch of stream writes that has no answer from Redis by then is given up (its callers
@@ -89,16 +92,22 @@ class RulesClient:
         self._writer = StreamWriter(redis)
         self._waiting: dict[str, asyncio.Future[api.RulesReply]] = {}
         self._reader: asyncio.Task[None] | None = None
+        self._stopping = asyncio.Event()
 
     async def start(self) -> None:
         self._reader = asyncio.create_task(self._read_replies(), name="rules-replies")
 
     async def stop(self) -> None:
+        """Let the reply reader end after its current read rather than cancel it: a task
+        cancelled inside a redis-py read can be left waiting forever on its connection's close
+        (seen with redis-py 8.1), and a service stopping would hang with it."""
         if self._reader is not None:
-            self._reader.cancel()
-            await asyncio.gather(self._reader, return_exceptions=True)
-        with contextlib.suppress(*TRANSIENT_ERRORS):  # unreachable: the stream expires anyway
-            await self.redis.delete(self.reply_stream)
+            self._stopping.set()
+            done, _ = await asyncio.wait({self._reader}, timeout=READ_BLOCK_S + STOP_GRACE_S)
+            if not done:  # Redis does not answer: give up on the reader, without waiting
+                self._reader.cancel()
+        with contextlib.suppress(*TRANSIENT_ERRORS, TimeoutError):  # the stream expires anyway
+            await asyncio.wait_for(self.redis.delete(self.reply_stream), STOP_GRACE_S)
 
     async def call(
         self, request: api.RulesRequest, reply_type: type[ReplyT]
@@ -147,10 +156,10 @@ class RulesClient:
     async def _read_replies(self) -> None:
         last_id = "0"  # the stream is this process's own: every entry in it is for us
         outage = OutageLog(log, f"rules reply reader of {self.reply_stream}")
-        while True:
+        while not self._stopping.is_set():
             try:
                 batches = await self.redis.xread(
-                    {self.reply_stream: last_id}, block=1000, count=512
+                    {self.reply_stream: last_id}, block=int(READ_BLOCK_S * 1000), count=512
                 )
             except TRANSIENT_ERRORS as error:
                 outage.failed(error)

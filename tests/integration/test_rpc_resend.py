@@ -14,12 +14,13 @@ pytestmark = [pytest.mark.integration, pytest.mark.asyncio]
 
 
 async def answer_requests(
-    redis: redis_async.Redis, stream: str, lose_first: int, seen: list[str]
+    redis: redis_async.Redis, stream: str, lose_first: int, seen: list[str], stop: asyncio.Event
 ) -> None:
     """A stand-in rules worker: the first ``lose_first`` requests vanish (Redis wiped before it
-    read them), every later one is answered with an empty catalogue."""
+    read them), every later one is answered with an empty catalogue. It ends after its read
+    once ``stop`` is set (cancelled inside a redis-py read, it may never end)."""
     last_id = "0"
-    while True:
+    while not stop.is_set():
         for _, entries in await redis.xread({stream: last_id}, block=100) or ():
             for entry_id, fields in entries:
                 last_id = entry_id
@@ -47,15 +48,17 @@ async def test_a_request_lost_with_redis_is_sent_again_and_answered(
 ) -> None:
     client = await started_client(redis, key_prefix, timeout_s=5)
     seen: list[str] = []
-    worker = asyncio.create_task(answer_requests(redis, f"{key_prefix}requests", 1, seen))
+    stop = asyncio.Event()
+    worker = asyncio.create_task(answer_requests(redis, f"{key_prefix}requests", 1, seen, stop))
     try:
         loop = asyncio.get_running_loop()
         began = loop.time()
         assert await client.call(api.Catalogue(), list) == []
         took = loop.time() - began
     finally:
-        worker.cancel()
-        await client.stop()
+        stop.set()
+        await asyncio.wait_for(worker, 5)
+        await asyncio.wait_for(client.stop(), 5)
     assert len(seen) == 2 and seen[0] == seen[1]  # the same request, sent twice
     assert rpc.RESEND_AFTER_S <= took < 2 * rpc.RESEND_AFTER_S
 
@@ -69,7 +72,8 @@ async def test_a_call_nobody_answers_still_ends_at_its_timeout(
     try:
         with pytest.raises(rpc.RulesUnavailable):
             await client.call(api.Catalogue(), list)
+        took = loop.time() - began
     finally:
-        await client.stop()
-    assert 2.5 <= loop.time() - began < 3.0
+        await asyncio.wait_for(client.stop(), 5)
+    assert 2.5 <= took < 3.0
     assert await redis.xlen(f"{key_prefix}requests") == 3  # at 0 s, 1 s and 2 s
