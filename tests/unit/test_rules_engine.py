@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import msgspec
 
@@ -133,11 +134,13 @@ def test_timed_actions_carry_the_server_clock_not_the_clients() -> None:
     assert _stamp_server_time(api.Catalogue()) == api.Catalogue()
 
 
-def test_carcassonne_turn_list_round_trip_and_refusals() -> None:
+def exported_carcassonne(seed: int) -> tuple[dict[str, Any], Any]:
+    """A random two-player Carcassonne match played to the end and exported as its turn list
+    by the engine, with its result."""
     game = load_games()["carcassonne"]
-    events = game.setup(game.resolve_options({}, 2), 2, random.Random(12))
+    events = game.setup(game.resolve_options({}, 2), 2, random.Random(seed))
     state = game.fold(events)
-    rng = random.Random(12)
+    rng = random.Random(seed)
     while game.result(state) is None:
         seat = game.to_move(state)[0]
         decided = game.decide(state, seat, rng.choice(game.legal_actions(state, seat)))
@@ -145,12 +148,17 @@ def test_carcassonne_turn_list_round_trip_and_refusals() -> None:
         state = game.fold(decided, state)
     raws = [msgspec.Raw(msgspec.json.encode(event)) for event in events]
     document = ENGINE.handle(api.ExportMatch(game="carcassonne", events=raws, players=["a", "b"]))
+    return document, msgspec.to_builtins(game.result(state))
+
+
+def test_carcassonne_turn_list_round_trip_and_refusals() -> None:
+    document, outcome = exported_carcassonne(seed=12)
     assert document["messengers"] is False and document["turns"][0]["tile"] == "D"
     imported = ENGINE.handle(
         api.ImportMatch(game="carcassonne", document=msgspec.Raw(msgspec.json.encode(document)))
     )
     assert isinstance(imported, api.Imported)
-    assert imported.progress.result == msgspec.to_builtins(game.result(state))
+    assert imported.progress.result == outcome
     for broken in ({"game": "chess"}, {**document, "messengers": True}, {**document, "players": 3}):
         refused = ENGINE.handle(
             api.ImportMatch(game="carcassonne", document=msgspec.Raw(msgspec.json.encode(broken)))
@@ -161,17 +169,7 @@ def test_carcassonne_turn_list_round_trip_and_refusals() -> None:
 def test_a_carcassonne_turn_list_must_agree_with_its_replay_where_it_declares() -> None:
     """Declared seats, points and final figures are checked against the replay: the first
     that differs is named; left out, nothing is checked."""
-    game = load_games()["carcassonne"]
-    events = game.setup(game.resolve_options({}, 2), 2, random.Random(5))
-    state = game.fold(events)
-    rng = random.Random(5)
-    while game.result(state) is None:
-        seat = game.to_move(state)[0]
-        decided = game.decide(state, seat, rng.choice(game.legal_actions(state, seat)))
-        events += decided
-        state = game.fold(decided, state)
-    raws = [msgspec.Raw(msgspec.json.encode(event)) for event in events]
-    document = ENGINE.handle(api.ExportMatch(game="carcassonne", events=raws, players=["a", "b"]))
+    document, _ = exported_carcassonne(seed=5)
     turns = document["turns"]
     scoring = next(n for n, t in enumerate(turns) if t["kind"] == "placement" and any(t["points"]))
 
