@@ -67,7 +67,7 @@ def build_contract() -> dict[str, Any]:
     for app in apps:
         schema = app.openapi_schema.to_schema()
         for path, item in schema.get("paths", {}).items():
-            if path == "/health":
+            if path in {"/health", "/ready"}:
                 continue  # each service has its own; not part of the public contract
             merged["paths"][path] = item
         components = schema.get("components", {})
@@ -560,13 +560,20 @@ MATCH_FILE_SCHEMA = "playtable-match.schema.json"
 """Beside the contract: the JSON Schema of the playtable match file (``shared/match_file.py``)."""
 
 
+CARCASSONNE_TURNS_SCHEMA = "carcassonne-turns.schema.json"
+"""Beside it: the JSON Schema of the Carcassonne turn list (``carcassonne_turns.py``)."""
+
+
 def generated_files(contract_path: Path) -> dict[Path, str]:
-    """Every committed file generated from the code, by path: the contract and the schema."""
-    from shared.match_file import json_schema
+    """Every committed file generated from the code, by path: the contract and the schemas
+    of the file formats."""
+    from services.rules.games import carcassonne_turns
+    from shared import match_file
 
     return {
         contract_path: render(build_contract()),
-        contract_path.parent / MATCH_FILE_SCHEMA: render(json_schema()),
+        contract_path.parent / MATCH_FILE_SCHEMA: render(match_file.json_schema()),
+        contract_path.parent / CARCASSONNE_TURNS_SCHEMA: render(carcassonne_turns.json_schema()),
     }
 
 

@@ -259,12 +259,15 @@ class RulesEngine:
 
 def _sample_tables(game: Game) -> Iterator[tuple[int, int, dict[str, Any]]]:
     """The seat count, seed and options of each sample match, until ``SAMPLE_SEEDS`` run out:
-    every option variant and seat count the game takes, seed after seed."""
+    every option variant and seat count the game takes, then the game's own sample tables,
+    seed after seed."""
     for seed in range(SAMPLE_SEEDS):
         for options in option_variants(game):
             for seats in range(game.min_players, game.max_players + 1):
                 if not isinstance(game.resolve_options(options, seats), Rejection):
                     yield seats, seed, options
+        for seats, options in game.sample_tables:
+            yield seats, seed, dict(options)
 
 
 class _ReadMatch(msgspec.Struct, frozen=True):
@@ -304,8 +307,10 @@ def _replay_exchange_document(codec: GameCodec, document: Any) -> _ReadMatch | a
     actors: list[int | None] = [None] * len(events)
     set_up = len(events)
     state = game.fold(events)
-    for number, action in enumerate(imported.actions, start=1):
-        seat = game.to_move(state)[0] if game.to_move(state) else -1
+    acting = getattr(imported, "actors", None) or [None] * len(imported.actions)
+    for number, (action, actor) in enumerate(zip(imported.actions, acting, strict=True), 1):
+        to_move = game.to_move(state)
+        seat = actor if actor is not None else to_move[0] if to_move else -1
         decided = game.decide(state, seat, action)
         if isinstance(decided, Rejection):
             return _invalid(f"action {number} cannot be replayed: {decided.detail}")
@@ -410,9 +415,10 @@ class ExchangeFormat(NamedTuple):
 
     Such a module offers ``export_events(events, players) -> dict`` and
     ``import_game(document) -> (players, options, actions)`` raising ``ValueError`` when the
-    document is not one it reads; and, if the format declares outcomes (points, scores) beside
-    the actions, ``disagreement(document, events) -> str | None``: the first one its replay
-    contradicts.
+    document is not one it reads (its result may add ``actors``: the seat of each action, None
+    for the seat to move, for actions any seat may take); and, if the format declares outcomes
+    (points, scores) beside the actions, ``disagreement(document, events) -> str | None``: the
+    first one its replay contradicts.
     """
 
     name: str
@@ -425,6 +431,6 @@ class ExchangeFormat(NamedTuple):
 
 EXCHANGE_FORMATS = {
     "hanabi": ExchangeFormat("hanab.live", "services.rules.games.hanabi_live"),
-    "carcassonne": ExchangeFormat("carcassonne-turns", "services.rules.games.carcassonne"),
+    "carcassonne": ExchangeFormat("carcassonne-turns", "services.rules.games.carcassonne_turns"),
 }
 """The games that have a community file format."""

@@ -67,8 +67,12 @@ def test_match_with_the_messengers_plays_to_the_end(stack: Stack, database_url: 
     replayed = CARCASSONNE.fold([decoder.decode(bytes(row[1])) for row in rows])
     assert CARCASSONNE.result(replayed).scores == final["result"]["scores"]
     exported = stack.match.get(f"/matches/{match_id}/export").json()
-    assert exported["messengers"] is True
-    refused = stack.match.post(
+    assert exported["messengers"] is True and exported["format_version"] == 2
+    imported = stack.match.post(
         "/matches/import", json={"game": "carcassonne", "document": exported}
     )
-    assert refused.status_code == 422 and "Messengers" in refused.json()["detail"]
+    assert imported.status_code == 201, imported.text
+    copy = imported.json()["match"]
+    assert copy["result"] == final["result"]
+    again = stack.match.get(f"/matches/{imported.json()['match_id']}/export").json()
+    assert again["turns"] == exported["turns"]

@@ -95,7 +95,7 @@ def two_cities(trigger="E", messages=None, seat_one_knight=False, after=("H", "U
 
 
 CLOSE_START_CITY = PlaceTile(0, 1, 2, 0)
-CLOSE_BOTH_CITIES = PlaceTile(0, -1, 0, None)
+CLOSE_BOTH_CITIES = PlaceTile(0, -1, 1, None)
 
 
 def shared_city(messages=None):
@@ -545,7 +545,7 @@ def test_message_8_counts_a_tie_as_the_majority_and_returns_a_monk():
 def test_last_placements_messages_come_before_final_scoring_which_draws_none():
     state = two_cities("H", messages=[4, 1, 2, 3, 5, 6, 7, 8], after=())
     put_figures(state, 0, 1, 2)
-    state, _ = act(state, PlaceTile(0, -1, 0, 2))  # H closes both cities; a farmer on H
+    state, _ = act(state, PlaceTile(0, -1, 1, 2))  # H closes both cities; a farmer on H
     state, _ = act(state, ChooseFigure(0))
     state, events = act(state, ChooseFigure(1))
     assert events[-1] == MessageDrawn(0, 4) and GAME.result(state) is None

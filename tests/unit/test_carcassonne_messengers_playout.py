@@ -15,6 +15,7 @@ import msgspec
 import pytest
 
 from services.rules.games import carcassonne as game
+from services.rules.games import carcassonne_turns
 from services.rules.games.carcassonne import (
     FOLLOWERS_PER_PLAYER,
     GAME,
@@ -211,7 +212,7 @@ def test_state_and_events_survive_encoding_and_redaction(seats):
         redacted = [GAME.redact(event, seat) for event in events]
         assert b'"order":null' in msgspec.json.encode(GAME.redact(shuffled, seat))
         assert sum(a != b for a, b in zip(redacted, events, strict=True)) == 2, "only setup"
-    turns = game.export_turns(events)
+    turns = carcassonne_turns.export_turns(events)
     totals = [0] * seats
     for turn in turns:
         for seat, points in enumerate(turn.get("points", ())):

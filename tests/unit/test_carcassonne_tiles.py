@@ -20,11 +20,12 @@ PUBLISHED_COUNTS = {
 
 PUBLISHED_EDGES = {
     "A": "FFRF", "B": "FFFF", "C": "CCCC", "D": "CRFR", "E": "CFFF", "F": "FCFC", "G": "FCFC",
-    "H": "FCFC", "I": "CCFF", "J": "CRRF", "K": "CFRR", "L": "CRRR", "M": "CCFF", "N": "CCFF",
+    "H": "CFCF", "I": "CFFC", "J": "CRRF", "K": "CFRR", "L": "CRRR", "M": "CCFF", "N": "CCFF",
     "O": "CRRC", "P": "CRRC", "Q": "CCFC", "R": "CCFC", "S": "CCRC", "T": "CCRC", "U": "RFRF",
     "V": "FFRR", "W": "FRRR", "X": "RRRR",
 }  # fmt: skip
-"""Edge kinds of the published pictures, north, east, south, west (City, Road, Field)."""
+"""Edge kinds of the published pictures (Wikicarpedia's base-game tiles, whose letters these
+are), north, east, south, west (City, Road, Field)."""
 
 SIDES = "NESW"
 

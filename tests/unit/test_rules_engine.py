@@ -159,7 +159,8 @@ def test_carcassonne_turn_list_round_trip_and_refusals() -> None:
     )
     assert isinstance(imported, api.Imported)
     assert imported.progress.result == outcome
-    for broken in ({"game": "chess"}, {**document, "messengers": True}, {**document, "players": 3}):
+    older_messengers = {**document, "format_version": 1, "messengers": True}
+    for broken in ({"game": "chess"}, older_messengers, {**document, "players": 3}):
         refused = ENGINE.handle(
             api.ImportMatch(game="carcassonne", document=msgspec.Raw(msgspec.json.encode(broken)))
         )

@@ -68,6 +68,7 @@ from services.rules.games.carcassonne_tiles import (
     LETTERS,
     OPEN_KEY,
     OPEN_LINKS,
+    PICTURES,
     PORT_SEG,
     ROAD,
     SEG_CITIES,
@@ -77,8 +78,8 @@ from services.rules.games.carcassonne_tiles import (
     SEG_SIDES,
     START_TILE,
     TILE_INDEX,
-    feature_reach,
-    spot_reaching,
+    current_rotation,
+    rotation_in,
 )
 from services.rules.games.contract import Game, OptionSpec, Outcome, Rejection
 
@@ -132,12 +133,15 @@ class Follower(msgspec.Struct, frozen=True):
 
 class StackShuffled(msgspec.Struct, frozen=True, tag_field="type"):
     """The match begins: the start tile lies at (0, 0) and ``stack`` is the draw order.
-    ``stack`` is None in every redacted copy; ``stack_size`` stays public."""
+    ``stack`` is None in every redacted copy; ``stack_size`` stays public. The match's
+    rotations are turned from the tile pictures of version ``pictures`` (``tiles.json``);
+    logs written before the version was recorded used version 1."""
 
     seats: int
     start_tile: str
     stack: list[str] | None
     stack_size: int
+    pictures: int = 1
 
 
 class TileDrawn(msgspec.Struct, frozen=True, gc=False, tag_field="type"):
@@ -227,6 +231,19 @@ class CarcassonneState(msgspec.Struct, tag_field="type"):
     cloisters: dict[int, int]
     messengers: MessengersState | None = None
     """The Messengers' figures, messages and turn phase; None without the expansion."""
+    pictures: int = 1
+    """The tile pictures the match's events turn rotations from (``StackShuffled``)."""
+    codes_pictures: int = 1
+    """The tile pictures ``codes`` were made with: a state stored before pictures had versions
+    is brought to today's as it is decoded (the rest of the fold does not depend on them)."""
+
+    def __post_init__(self) -> None:
+        if self.codes_pictures != PICTURES:
+            self.codes = [
+                (code & ~3) + current_rotation(code >> 2, code & 3, self.codes_pictures)
+                for code in self.codes
+            ]
+            self.codes_pictures = PICTURES
 
 
 class PlacedTile(msgspec.Struct, frozen=True):
@@ -289,7 +306,7 @@ def setup(options: dict[str, Any], seats: int, rng: random.Random) -> list[Any]:
         stack.remove(START_TILE)
         rng.shuffle(stack)
         start = START_TILE
-    started = StackShuffled(seats, start, stack, len(stack))
+    started = StackShuffled(seats, start, stack, len(stack), PICTURES)
     state = evolve(None, started)
     if not options.get("messengers"):
         return [started, *_draw(state, 0, [])]
@@ -440,7 +457,10 @@ def _evolve_started(state: CarcassonneState | None, event: StackShuffled) -> Car
         open_ends=[],
         holders=[],
         cloisters={},
+        pictures=event.pictures,
+        codes_pictures=PICTURES,
     )
+    current_rotation(0, 0, event.pictures)  # a version never published is refused here
     _place(state, origin, TILE_INDEX[event.start_tile] << 2)
     return state
 
@@ -474,7 +494,10 @@ def _turn_passed(state: CarcassonneState) -> None:
 def _evolve_placed(state: CarcassonneState, event: TilePlaced) -> CarcassonneState:
     square = ((event.x + 128) << 8) | (event.y + 128)
     tile = TILE_INDEX[event.tile]
-    base = _place(state, square, (tile << 2) + event.rotation)
+    rotation = event.rotation
+    if state.pictures != PICTURES:
+        rotation = current_rotation(tile, rotation, state.pictures)
+    base = _place(state, square, (tile << 2) + rotation)
     spot = event.follower
     if spot is not None:
         node = base + spot
@@ -833,6 +856,8 @@ def _placement(
             return Rejection("no_followers", "all your followers are on the board")
         if SEG_MASK[code][spot] & _occupied_ports(state, square):
             return Rejection("feature_occupied", "that feature already holds a follower")
+    if state.pictures != PICTURES:  # a match begun before the pictures changed keeps its own
+        rotation = rotation_in(tile, rotation, state.pictures)
     events: list[Any] = [TilePlaced(seat, LETTERS[tile], x, y, rotation, spot)]
     _add_completions(events, state, seat, square, code, spot)
     return events, square, code
@@ -1331,155 +1356,6 @@ def result(state: CarcassonneState) -> Outcome | None:
     return Outcome(list(state.scores), list(state.winners))
 
 
-# ---------------------------------------------------------------------------- export
-
-
-def export_turns(events: list[Any]) -> list[dict[str, Any]]:
-    """A finished (or running) match as the list of turns documented in
-    ``seeds/carcassonne/README.md``: the start tile, each placement or discard, then the
-    final scoring. With The Messengers a placement's points are its figures' moves, the
-    points of its messages included."""
-    turns: list[dict[str, Any]] = []
-    seats = 0
-    figures_score = False
-    current: dict[str, Any] | None = None
-    final: dict[str, Any] | None = None
-    for event in events:
-        kind = type(event)
-        if kind is StackShuffled:
-            seats = event.seats
-            turns.append({"kind": "start", "tile": event.start_tile, "x": 0, "y": 0, "rotation": 0})
-        elif kind is TilePlaced:
-            follower = None
-            if event.follower is not None:
-                tile = TILE_INDEX[event.tile]
-                feature = KIND_NAMES[SEG_KIND[tile][event.follower]]
-                reach = feature_reach(tile, event.rotation, event.follower)
-                follower = {"spot": event.follower, "feature": feature, **reach}
-            current = {
-                "kind": "placement",
-                "seat": event.seat,
-                "tile": event.tile,
-                "x": event.x,
-                "y": event.y,
-                "rotation": event.rotation,
-                "follower": follower,
-                "points": [0] * seats,
-            }
-            turns.append(current)
-        elif kind is TileDiscarded:
-            turns.append({"kind": "discard", "seat": event.seat, "tile": event.tile})
-        elif kind is MessagesShuffled:
-            figures_score = True
-        elif kind is FigureAdvanced and current is not None:
-            current["points"][event.seat] += event.points
-        elif kind is FeatureScored:
-            if event.final and final is None:
-                final = {"kind": "final", "points": [0] * seats, "scores": None}
-                turns.append(final)
-            target = final if event.final else None if figures_score else current
-            if target is not None:
-                for seat in event.seats:
-                    target["points"][seat] += event.points
-        elif kind is GameOver:
-            if final is None:
-                final = {"kind": "final", "points": [0] * seats, "scores": None}
-                turns.append(final)
-            final["scores"] = list(event.scores)
-    return turns
-
-
-def replay_from_turns(
-    turns: list[dict[str, Any]],
-) -> tuple[list[str], list[tuple[int | None, PlaceTile]]]:
-    """The ``tile_order`` option and the (seat, action) list that replay exported turns (a
-    placement's seat may be left out: the turn order gives it)."""
-    order = []
-    actions = []
-    for number, turn in enumerate(turns, start=1):
-        if turn["kind"] in ("start", "placement", "discard"):
-            order.append(turn["tile"])
-        if turn["kind"] == "placement":
-            try:
-                spot = _follower_spot(turn)
-            except ValueError as error:
-                raise ValueError(f"turn {number}'s follower: {error}") from None
-            action = PlaceTile(turn["x"], turn["y"], turn["rotation"], spot)
-            actions.append((turn.get("seat"), action))
-    return order, actions
-
-
-DECLARED = {"placement": ("seat", "points"), "discard": ("seat",), "final": ("points", "scores")}
-"""What a turn list's entries may declare that its replay must give too (when present)."""
-
-
-def disagreement(document: dict[str, Any], events: list[Any]) -> str | None:
-    """The first entry of an imported turn list that its replay (``events``) contradicts: a
-    different kind, or a declared seat, points or final figure; None when all agree."""
-    replayed = export_turns(events)
-    for number, given in enumerate(document["turns"], start=1):
-        if number > len(replayed):
-            return f"turn {number} ({given.get('kind')}) is past the end of the replay"
-        actual = replayed[number - 1]
-        if given.get("kind") != actual["kind"]:
-            return f"turn {number} is a {given.get('kind')}, the replay's is a {actual['kind']}"
-        for field in DECLARED.get(actual["kind"], ()):
-            if field in given and given[field] != actual[field]:
-                return (
-                    f"turn {number} ({actual['kind']}) declares {field} {given[field]!r},"
-                    f" its replay gives {actual[field]!r}"
-                )
-    return None
-
-
-def _follower_spot(turn: dict[str, Any]) -> int | None:
-    """A placement's follower: its ``spot`` (an index into the tile's features), or its
-    ``feature`` (or ``kind``) with the ``edges`` or ``halves`` it reaches on the board."""
-    follower = turn["follower"]
-    if follower is None or "spot" in follower:
-        return None if follower is None else follower["spot"]
-    kind = follower.get("kind", follower.get("feature"))
-    return spot_reaching(TILE_INDEX[turn["tile"]], turn["rotation"], kind, follower)
-
-
-class ImportedTurns(msgspec.Struct, frozen=True):
-    """An exported match read back: options, player names and the actions to replay."""
-
-    players: list[str]
-    options: dict[str, Any]
-    actions: list[PlaceTile]
-
-
-def export_events(events: list[Any], players: list[str]) -> dict[str, Any]:
-    """The exchange document of a stored match (``GET /matches/{id}/export``)."""
-    return {
-        "game": "carcassonne",
-        "players": list(players),
-        "messengers": any(type(event) is MessagesShuffled for event in events),
-        "turns": export_turns(events),
-    }
-
-
-def import_game(document: dict[str, Any]) -> ImportedTurns:
-    """Read an exported base-game match back (The Messengers' figure choices and messages are
-    not part of the turn list, so such a match cannot be replayed from it)."""
-    if document.get("game") != "carcassonne" or not isinstance(document.get("turns"), list):
-        raise ValueError("not a Carcassonne turn list")
-    if document.get("messengers"):
-        raise ValueError("a match with The Messengers cannot be replayed from its turn list")
-    players = document.get("players")
-    if not isinstance(players, list) or not all(isinstance(name, str) for name in players):
-        raise ValueError("players must be a list of names")
-    turns = document["turns"]
-    if not turns or not isinstance(turns[0], dict) or turns[0].get("kind") != "start":
-        raise ValueError(
-            'the turn list begins with the start tile, {"kind": "start", "tile": ...},'
-            " which this one lacks"
-        )
-    order, actions = replay_from_turns(turns)
-    return ImportedTurns(players, {"tile_order": order}, [action for _, action in actions])
-
-
 REFUSALS = {
     "bad_square": (
         "The tile's square is taken or touches no placed tile: place it on an empty square next "
@@ -1603,4 +1479,5 @@ GAME = Game(
         "The Messengers, choose a figure for each of your scorings and resolve the messages "
         "you draw."
     ),
+    sample_tables=((2, {"tile_order": ["C", "U", "E", "E"]}),),  # U fits nowhere beside C
 )

@@ -38,6 +38,42 @@ TILE_INDEX = {letter: index for index, letter in enumerate(LETTERS)}
 COUNTS: tuple[int, ...] = tuple(tile["count"] for tile in DATA["tiles"])
 START_TILE: str = DATA["start_tile"]
 
+PICTURES: int = DATA["pictures"]
+"""The version of the unrotated pictures ``tiles.json`` describes its tiles in. Version 1
+(before December 2026) drew H with its cities east and west and I with its cities north and
+east; version 2 follows Wikicarpedia's pictures. A match's events and a turn list say which
+version their rotations are turned from."""
+_TURNS_SINCE: dict[int, dict[int, int]] = {
+    int(version): {TILE_INDEX[letter]: turns for letter, turns in turned.items()}
+    for version, turned in DATA["earlier_pictures"].items()
+}
+"""Per earlier version, the clockwise quarter turns to add to a rotation of a redrawn tile
+given against that version's picture (H with rotation 0 in version 1 is H with rotation 1
+today)."""
+
+
+def _turns_since(pictures: int, tile: int) -> int:
+    if pictures == PICTURES:
+        return 0
+    try:
+        return _TURNS_SINCE[pictures].get(tile, 0)
+    except KeyError:
+        raise ValueError(
+            f"pictures version {pictures} is not one of {sorted([*_TURNS_SINCE, PICTURES])}"
+        ) from None
+
+
+def current_rotation(tile: int, rotation: int, pictures: int) -> int:
+    """A rotation turned from the pictures of version ``pictures``, as today's pictures say it
+    (ValueError for a version never published)."""
+    return (rotation + _turns_since(pictures, tile)) % 4
+
+
+def rotation_in(tile: int, rotation: int, pictures: int) -> int:
+    """Today's rotation as the pictures of version ``pictures`` say it."""
+    return (rotation - _turns_since(pictures, tile)) % 4
+
+
 SEG_KIND: tuple[tuple[int, ...], ...] = tuple(
     tuple(KIND_NAMES.index(feature["kind"]) for feature in tile["features"])
     for tile in DATA["tiles"]
