@@ -463,6 +463,19 @@ def test_message_4_goes_under_the_stack_after_the_messages_of_its_extra_turn():
     assert after.messengers.stack == [5, 6, 3, 2, 1, 7, 8, 4] and after.messengers.held == 0
 
 
+def test_message_4_goes_under_the_stack_when_its_extra_turn_ends_the_match():
+    state, _ = draw_message(
+        two_cities(messages=[4, 6, 1, 2, 3, 5, 7, 8], after=("U",)), CLOSE_START_CITY
+    )
+    state, events = act(state, CarryOutMessage())
+    assert events[-1] == TileDrawn(0, "U") and state.messengers.held == 4
+    extra = next(a for a in GAME.legal_actions(state, 0) if a.follower is None)
+    state, events = act(state, extra)
+    assert isinstance(events[-1], GameOver) and of_type(events, FiguresSummed)
+    assert state.messengers.stack[-1] == 4 and state.messengers.held == 0
+    assert GAME.view(state, None).messengers.messages_left == 8
+
+
 def test_message_4_taken_as_points_goes_under_the_stack_at_once():
     state, _ = draw_message(two_cities(messages=[4, 6, 1, 2, 3, 5, 7, 8]), CLOSE_START_CITY)
     state, events = act(state, TakeMessagePoints(1))

@@ -483,8 +483,8 @@ def _evolve_discarded(state: CarcassonneState, event: TileDiscarded) -> Carcasso
 
 
 def _turn_passed(state: CarcassonneState) -> None:
-    """Another seat draws: an extra turn of message 4 is over, and message 4 goes under the
-    message stack only now, below every message drawn during that turn."""
+    """Another seat draws (or play ends): an extra turn of message 4 is over, and message 4
+    goes under the message stack only now, below every message drawn during that turn."""
     expansion = state.messengers
     if expansion is not None and expansion.held:
         expansion.stack.append(expansion.held)
@@ -611,6 +611,7 @@ def _evolve_message_resolved(state: CarcassonneState, event: MessageResolved) ->
 
 
 def _evolve_summed(state: CarcassonneState, event: FiguresSummed) -> CarcassonneState:
+    _turn_passed(state)  # play is over: an extra turn of message 4 too
     figures = _expansion(state).figures
     for seat, total in enumerate(event.totals):
         figures[2 * seat] = total
