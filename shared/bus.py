@@ -275,14 +275,26 @@ class Consumer:
         self._next_recovery = now + self._claim_idle_ms / 4000
         return True
 
-    async def _recover(self) -> int:
+    async def claim_all(self, stop: asyncio.Event) -> int:
+        """Claim and handle every entry pending in the group, however briefly, before reading
+        new ones: for a member that takes over from one known to be gone (the only one that
+        reads, see the webhook dispatcher), so entries stay in stream order."""
+        self._stop = stop
+        handled = 0
+        self._claim_cursor = "0-0"
+        while True:
+            handled += await self._recover(min_idle_ms=0)
+            if self._claim_cursor == "0-0":
+                return handled
+
+    async def _recover(self, min_idle_ms: int | None = None) -> int:
         """Claim entries pending longer than ``claim_idle_ms``, whoever had them, and retry;
         at the end of each pass over the pending entries, remove the dead members."""
         next_cursor, claimed, *_ = await self._redis.xautoclaim(
             self.stream,
             self.group,
             self.name,
-            min_idle_time=self._claim_idle_ms,
+            min_idle_time=self._claim_idle_ms if min_idle_ms is None else min_idle_ms,
             start_id=self._claim_cursor,
             count=self._batch,
         )

@@ -151,6 +151,28 @@ async def migrate(conn: psycopg.AsyncConnection) -> list[str]:
     return applied
 
 
+PARTITION_EVENTS = MIGRATIONS_DIR / "optional" / "partition_events.sql"
+
+
+async def partition_events(conn: psycopg.AsyncConnection, partitions: int) -> int:
+    """Partition the event log by stream into ``partitions`` (``PARTITION_EVENTS`` says when
+    and why); return how many partitions it has. Under the migration lock, in one transaction;
+    a log partitioned already is left as it is."""
+    if not 1 <= partitions <= 1024:
+        raise ValueError("partitions: 1 to 1024")
+    async with conn.transaction():
+        await conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
+        await conn.execute(
+            "SELECT set_config('playtable.event_partitions', %s, true)", (str(partitions),)
+        )
+        await conn.execute(PARTITION_EVENTS.read_text(encoding="utf-8").encode(), prepare=False)
+        cursor = await conn.execute(
+            "SELECT count(*) FROM pg_inherits WHERE inhparent = 'events'::regclass"
+        )
+        row = await cursor.fetchone()
+    return int(row[0]) if row else 0
+
+
 # --- rows and the API ------------------------------------------------------------------------
 
 

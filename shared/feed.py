@@ -47,6 +47,7 @@ from shared.http import (
     bearer_token,
     problem_responses,
 )
+from shared.metrics import OPEN_FEEDS
 from shared.ratelimit import FeedSlot, take_feed_slot
 from shared.runtime import Runtime
 
@@ -522,13 +523,17 @@ class FeedHub:
         ``RETRY_MS`` and resumes from its last event.
         """
         follower = Follower(send, after)
-        await send(RETRY)
-        with self._joining(stream_id, viewer, read, after) as channel:
-            try:
-                await self._send_until_end(channel, follower, read)
-            finally:
-                if follower.stalled is not None:  # cancelled before finishing it
-                    follower.stalled.send.close()
+        OPEN_FEEDS.inc()
+        try:
+            await send(RETRY)
+            with self._joining(stream_id, viewer, read, after) as channel:
+                try:
+                    await self._send_until_end(channel, follower, read)
+                finally:
+                    if follower.stalled is not None:  # cancelled before finishing it
+                        follower.stalled.send.close()
+        finally:
+            OPEN_FEEDS.dec()
 
     async def _send_until_end(self, channel: Channel, follower: Follower, read: Reader) -> None:
         while True:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import hashlib
 import logging
 import re
 import secrets
+import time
 from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Annotated, Any, cast
@@ -30,6 +32,10 @@ from litestar.typing import FieldDefinition
 from swagger_ui_bundle import swagger_ui_path
 
 from shared.collector import tune_collector
+from shared.logs import bind, log_context
+from shared.messages import new_id
+from shared.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
+from shared.metrics import HttpMetrics, Metrics, process_ended
 from shared.settings import Settings
 
 if TYPE_CHECKING:
@@ -214,10 +220,15 @@ EXCEPTION_HANDLERS: dict[Any, Any] = {
 # --- request guard ---------------------------------------------------------------------------
 
 
+_LOGGED_IDS = frozenset({"match_id", "table_id", "subscription_id"})
+"""Path parameters every log line of the request carries."""
+
+
 async def check_request(request: Request[Any, Any, Any]) -> None:
     """Refuse what would otherwise fail deep inside with a 500: NUL in the path or the query
     (Postgres text cannot hold it), and a JSON body that is too deep, holds NUL or does not
     match its schema exactly (Litestar converts bodies leniently: ``"2"`` would pass as 2)."""
+    bind(**{name: value for name, value in request.path_params.items() if name in _LOGGED_IDS})
     if "\x00" in request.scope["path"] or any(
         "\x00" in key or "\x00" in value for key, value in request.query_params.multi_items()
     ):
@@ -606,6 +617,86 @@ class Health(msgspec.Struct):
     instance: str
 
 
+READY_TIMEOUT_S = 1.0
+"""How long /ready waits for each dependency."""
+READY_KEPT_S = 1.0
+"""How long an answer of /ready is reused: it is not rate limited (load balancers poll it),
+so however often it is asked, each dependency is asked at most once in this time."""
+
+ReadyCheck = Callable[[], Awaitable[Any]]
+"""Asks a dependency something cheap; fails (or outlasts ``READY_TIMEOUT_S``) when it is down."""
+
+
+class Readiness(msgspec.Struct):
+    service: str
+    status: str
+    instance: str
+    checked: list[str]
+    """The dependencies that answered: all of the service's."""
+
+
+class ReadyChecks:
+    """The dependencies a service needs to do its work, asked together (within
+    ``READY_TIMEOUT_S``) by one /ready at a time, the answer reused for ``READY_KEPT_S``."""
+
+    def __init__(self, checks: dict[str, ReadyCheck]) -> None:
+        self.checks = checks
+        self._failed: list[str] = []
+        self._at: float | None = None
+        self._checking: asyncio.Task[list[str]] | None = None
+
+    async def failed(self) -> list[str]:
+        """What did not answer (what and why, no more: no address or credential)."""
+        if self._at is not None and time.monotonic() - self._at < READY_KEPT_S:
+            return self._failed
+        if self._checking is None:
+            self._checking = asyncio.create_task(self._check())
+        return await asyncio.shield(self._checking)
+
+    async def _check(self) -> list[str]:
+        try:
+            answers = await asyncio.gather(
+                *(asyncio.wait_for(check(), READY_TIMEOUT_S) for check in self.checks.values()),
+                return_exceptions=True,
+            )
+            self._failed = [
+                f"{name} did not answer ({type(answer).__name__})"
+                for name, answer in zip(self.checks, answers, strict=True)
+                if isinstance(answer, BaseException)
+            ]
+            self._at = time.monotonic()
+            return self._failed
+        finally:
+            self._checking = None
+
+
+def ready_route(service: str, instance: str, checks: ReadyChecks) -> Any:
+    @get(
+        "/ready",
+        operation_id=f"get{service.capitalize()}Readiness",
+        tags=["health"],
+        summary=f"Whether the {service} service can work: its dependencies answer",
+        responses=problem_responses(503),
+    )
+    async def ready() -> Readiness:
+        failed = await checks.failed()
+        if failed:
+            raise Problem(503, "not-ready", "Not ready", "; ".join(failed))
+        return Readiness(
+            service=service, status="ready", instance=instance, checked=[*checks.checks]
+        )
+
+    return ready
+
+
+def metrics_route(metrics: Metrics) -> Any:
+    @get("/metrics", include_in_schema=False, media_type=METRICS_CONTENT_TYPE)
+    async def serve_metrics() -> Response[bytes]:
+        return Response(await metrics.exposition(), media_type=METRICS_CONTENT_TYPE)
+
+    return serve_metrics
+
+
 def health_route(service: str, instance: str) -> Any:
     @get(
         "/health",
@@ -697,6 +788,7 @@ class ServiceApp(Litestar):
     def __init__(self, *, rate_limiter: RateLimiter | None = None, **config: Any) -> None:
         super().__init__(**config)
         self.rate_limiter = rate_limiter
+        self.http_metrics = HttpMetrics()
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http" and scope["method"] == "OPTIONS":
@@ -724,7 +816,16 @@ class ServiceApp(Litestar):
         await self._answer(as_get, receive_until_answered, send_headers_only)
 
     async def _answer(self, scope: Any, receive: Any, send: Any) -> None:
-        """Litestar's answer, or the rate limiter's 429 (as the exception handlers send it)."""
+        """Litestar's answer, or the rate limiter's 429 (as the exception handlers send it),
+        counted in the metrics and logged under the request's correlation id."""
+        if scope["type"] == "http":
+            send = self.http_metrics.wrap(scope, send)
+            with log_context(correlation_id=_request_id(scope)):
+                await self._answer_counted(scope, receive, send)
+        else:
+            await self._answer_counted(scope, receive, send)
+
+    async def _answer_counted(self, scope: Any, receive: Any, send: Any) -> None:
         outer_send = send
         if scope["type"] == "http" and self.rate_limiter is not None:
             try:
@@ -764,6 +865,20 @@ class ServiceApp(Litestar):
         return methods
 
 
+REQUEST_ID_HEADER = b"x-request-id"
+"""A caller's (the gateway's) id of a request, kept as its correlation id when it is sane."""
+_SANE_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
+
+
+def _request_id(scope: Any) -> str:
+    for name, value in scope["headers"]:
+        if name == REQUEST_ID_HEADER:
+            sent = value.decode("latin-1")
+            if _SANE_ID.fullmatch(sent):
+                return sent
+    return new_id()
+
+
 def service_app(
     service: str,
     instance_id: str,
@@ -772,16 +887,20 @@ def service_app(
     *,
     on_startup: list[Any],
     on_shutdown: list[Any],
+    ready: dict[str, ReadyCheck] | None = None,
+    metrics: Metrics | None = None,
     settings: Settings | None = None,
 ) -> Litestar:
-    """A public service's Litestar app: its routes plus a health route, one object per named
-    dependency, problem+json for every error and its part of the OpenAPI contract; with
-    ``settings``, each client's requests and live feeds are limited (``shared/ratelimit.py``)."""
+    """A public service's Litestar app: its routes plus /health (alive), /ready (``ready``,
+    its dependencies, answer) and /metrics (``metrics``), one object per named dependency,
+    problem+json for every error and its part of the OpenAPI contract; with ``settings``, each
+    client's requests and live feeds are limited (``shared/ratelimit.py``)."""
 
     def provider(value: Any) -> Provide:
         return Provide(lambda: value, use_cache=True, sync_to_thread=False)
 
     on_startup = [tune_collector, *on_startup]
+    on_shutdown = [*on_shutdown, process_ended]
     rate_limiter = None
     if settings is not None and settings.rate_limits:
         from shared.ratelimit import RateLimiter  # built on this module's problems
@@ -793,6 +912,8 @@ def service_app(
         rate_limiter=rate_limiter,
         route_handlers=[
             health_route(service, instance_id),
+            ready_route(service, instance_id, ReadyChecks(ready or {})),
+            metrics_route(metrics or Metrics()),
             create_static_files_router(
                 DOCS_ASSETS, directories=[swagger_ui_path], include_in_schema=False
             ),
@@ -805,4 +926,5 @@ def service_app(
         on_startup=on_startup,
         on_shutdown=on_shutdown,
         openapi_config=openapi_config(service),
+        logging_config=None,  # the process's own (``shared/logs.py``): JSON lines
     )

@@ -93,6 +93,14 @@ PROBLEM_TYPES = _types(
         "Postgres or Redis did not answer; nothing was changed. Retry after `Retry-After`.",
     ),
     ProblemType(
+        "not-ready",
+        503,
+        "Not ready",
+        "A service's `/ready` (not part of this API: each service's own, for load balancers and"
+        " orchestrators): a dependency it needs (Postgres, Redis, a rules worker) did not answer;"
+        " `detail` names which.",
+    ),
+    ProblemType(
         "rules-unavailable",
         503,
         "Rules service unavailable",

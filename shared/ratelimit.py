@@ -72,8 +72,8 @@ Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 READ, WRITE, FEED = "read", "write", "feed"
 """The classes of route, each with its own limits: a flood of reads does not stop writes."""
-EXEMPT_PATHS = frozenset({"/health"})
-"""Never limited: load balancers poll it."""
+EXEMPT_PATHS = frozenset({"/health", "/ready", "/metrics"})
+"""Never limited: load balancers, orchestrators and Prometheus poll them."""
 REDIS_TIMEOUT_S = 0.25
 """Connect and read timeout of the limiter's own Redis client: a Redis that does not answer
 may delay a request this long, never more (no retries)."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from typing import Any, TypeVar
 
 import msgspec
@@ -18,7 +19,9 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 
 from shared import rules_api as api
 from shared.bus import TRANSIENT_ERRORS, OutageLog
+from shared.logs import correlation_id
 from shared.messages import new_id, now_ms
+from shared.metrics import RULES_DURATION, RULES_TIMEOUTS
 
 log = logging.getLogger(__name__)
 ReplyT = TypeVar("ReplyT")
@@ -121,13 +124,19 @@ class RulesClient:
             reply_to=self.reply_stream,
             request=request,
             deadline_ms=now_ms() + int(self.timeout_s * 1000),
+            correlation_id=correlation_id(),
         )
+        kind = type(request).__name__
+        started = time.perf_counter()
         try:
             reply = await self._send_until_answered(_call_encoder.encode(call), future)
         except (TimeoutError, RedisConnectionError) as error:
+            if isinstance(error, TimeoutError):
+                RULES_TIMEOUTS.labels(kind).inc()
             raise RulesUnavailable("the rules service did not answer in time") from error
         finally:
             self._waiting.pop(request_id, None)
+        RULES_DURATION.labels(kind).observe(time.perf_counter() - started)
         if reply.error is not None:
             raise RulesUnavailable(reply.error)
         if reply.rejected is not None:

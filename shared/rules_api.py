@@ -123,8 +123,14 @@ class EventSamples(msgspec.Struct, frozen=True, tag=True):
     redaction): the webhooks API shows them, and holds no game code."""
 
 
+class Ping(msgspec.Struct, frozen=True, tag=True):
+    """Answered ``True`` at once: the match service's /ready asks it to know that a rules
+    worker is there."""
+
+
 RulesRequest = (
-    Catalogue
+    Ping
+    | Catalogue
     | EventSamples
     | ResolveOptions
     | SetUp
@@ -224,6 +230,8 @@ class RulesCall(msgspec.Struct, frozen=True):
     reply_to: str
     request: RulesRequest
     deadline_ms: int = 0
+    correlation_id: str = ""
+    """The caller's (its request's), which the rules worker's log lines carry."""
 
 
 class RulesReply(msgspec.Struct, frozen=True, omit_defaults=True):

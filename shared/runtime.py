@@ -14,11 +14,12 @@ from psycopg_pool import AsyncConnectionPool
 from shared.bus import Bus, Consumer
 from shared.db import open_pool
 from shared.eventstore import EventStore
-from shared.http import Problem
+from shared.http import READY_TIMEOUT_S, Problem, ReadyCheck
+from shared.metrics import Metrics, outbox_probe, pool_probe, streams_probe
 from shared.outbox import OutboxRelay
 from shared.problems import PROBLEM_TYPES, RULES_REFUSAL
 from shared.rpc import RulesClient, RulesUnavailable
-from shared.rules_api import Rejected, RulesRequest
+from shared.rules_api import Ping, Rejected, RulesRequest
 from shared.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -54,6 +55,31 @@ async def ask_rules(rules: RulesClient, request: RulesRequest, reply_type: Any) 
     return reply
 
 
+def ready_checks(
+    pool: Callable[[], AsyncConnectionPool], redis: Callable[[], redis_async.Redis]
+) -> dict[str, ReadyCheck]:
+    """What /ready asks of every service: a connection of its pool, and Redis (both made when
+    the service starts, hence asked for when checked)."""
+
+    async def postgres() -> None:
+        async with pool().connection(timeout=READY_TIMEOUT_S) as conn:
+            await conn.execute("SELECT 1")
+
+    async def redis_ping() -> None:
+        await redis().ping()
+
+    return {"postgres": postgres, "redis": redis_ping}
+
+
+def rules_check(rules: Callable[[], RulesClient]) -> ReadyCheck:
+    """/ready's question to the rules service: a worker answers it at once."""
+
+    async def ping() -> None:
+        await rules().call(Ping(), bool)
+
+    return ping
+
+
 class Runtime:
     """Postgres pool, event store, Redis, bus, outbox relay and rules client of one process."""
 
@@ -67,6 +93,16 @@ class Runtime:
         self.bus: Bus
         self.relay: OutboxRelay
         self.rules: RulesClient
+        self.groups: list[tuple[str, str]] = []
+        """The consumer groups this process belongs to: (stream name, group)."""
+        self.metrics = Metrics(
+            {
+                "pool": pool_probe(lambda: self.pool),
+                "outbox": outbox_probe(lambda: self.pool),
+                "streams": streams_probe(lambda: self.redis, settings.stream_prefix, self.groups),
+            }
+        )
+        self.ready = ready_checks(lambda: self.pool, lambda: self.redis)
 
     async def start(self) -> None:
         settings = self.settings
@@ -100,6 +136,7 @@ class Runtime:
     ) -> None:
         """Join ``group`` on ``stream`` and hand each entry to ``handler`` until shutdown."""
         await self.bus.ensure_group(stream, group)
+        self.groups.append((stream.removeprefix(f"{self.settings.stream_prefix}:"), group))
         consumer = Consumer(
             self.redis,
             stream,

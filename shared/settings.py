@@ -23,6 +23,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     """The one public URL of ``playtable stack`` (nginx): lobby, match, docs and the contract."""
     http_workers: int = 1
     """Processes serving each HTTP service's port; more copies use more cores."""
+    metrics_port: int = 0
+    """Where a process without HTTP (a rules worker, ``playtable webhooks``) serves Prometheus'
+    ``/metrics``; 0: nowhere. The HTTP services serve it on their own port."""
     instance_id: str = ""
     """Names this process in consumer groups and reply streams; generated when empty."""
     rules_timeout_s: float = 5.0

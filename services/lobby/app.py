@@ -559,5 +559,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
         {"lobby": lobby, "table_feeds": TableFeeds(lobby.tables, feeds)},
         on_startup=[lobby.start, feeds.start],
         on_shutdown=[runtime.close],
+        ready=runtime.ready,
+        metrics=runtime.metrics,
         settings=settings,
     )

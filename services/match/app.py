@@ -42,8 +42,10 @@ from shared.http import (
     required_bearer_token,
     service_app,
 )
+from shared.logs import log_context
 from shared.messages import CreateMatch, decode_command
-from shared.runtime import Runtime
+from shared.metrics import PROBE_TIMEOUT_S, Metric, Probe, gauge
+from shared.runtime import Runtime, rules_check
 from shared.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -263,13 +265,14 @@ def command_handler(matches: NamedDependency[Matches]) -> Any:
             log.warning("ignoring unknown command %s", envelope.type)
             return
         command = msgspec.json.decode(envelope.body, type=CreateMatch)
-        try:
-            await matches.create(command, envelope.correlation_id, envelope.command_id)
-        except Problem as problem:
-            if problem.status == 422:
-                log.error("match %s refused by the rules: %s", command.match_id, problem.detail)
-            else:
-                log.warning("match %s not created yet: %s", command.match_id, problem.detail)
+        with log_context(correlation_id=envelope.correlation_id, match_id=command.match_id):
+            try:
+                await matches.create(command, envelope.correlation_id, envelope.command_id)
+            except Problem as problem:
+                if problem.status == 422:
+                    log.error("match refused by the rules: %s", problem.detail)
+                else:
+                    log.warning("match not created yet: %s", problem.detail)
 
     return handle
 
@@ -288,6 +291,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             settings.stream("commands:match"), MATCH_GROUP, command_handler(matches)
         )
 
+    runtime.metrics.add("matches", live_matches_probe(runtime))
     return service_app(
         "match",
         settings.instance_id,
@@ -299,5 +303,22 @@ def create_app(settings: Settings | None = None) -> Litestar:
         },
         on_startup=[start],
         on_shutdown=[runtime.close],
+        ready={**runtime.ready, "rules": rules_check(lambda: runtime.rules)},
+        metrics=runtime.metrics,
         settings=settings,
     )
+
+
+_LIVE_MATCHES = "SELECT game, count(*) FROM matches WHERE status = 'running' GROUP BY game"
+
+
+def live_matches_probe(runtime: Runtime) -> Probe:
+    """Matches running, by game (an index holds the running ones: migration 140)."""
+
+    async def probe() -> list[Metric]:
+        async with runtime.pool.connection(timeout=PROBE_TIMEOUT_S) as conn:
+            rows = await (await conn.execute(_LIVE_MATCHES)).fetchall()
+        running = [([game], count) for game, count in rows]
+        return [gauge("playtable_live_matches", "Matches running, by game", running, ["game"])]
+
+    return probe

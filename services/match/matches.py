@@ -23,6 +23,7 @@ from shared.commitments import Commitment
 from shared.eventstore import NewEvent, StoredEvent
 from shared.http import Problem, hash_token, new_token, not_found
 from shared.idempotency import Idempotent, idempotent, recall
+from shared.logs import correlation_id
 from shared.match_file import is_match_file, match_file
 from shared.messages import (
     MATCH_FINISHED,
@@ -36,6 +37,7 @@ from shared.messages import (
     metadata,
     new_id,
 )
+from shared.metrics import MOVES
 from shared.runtime import Runtime
 
 _json = msgspec.json.Encoder()
@@ -575,7 +577,9 @@ class Matches:
             )
         )
         meta = metadata(
-            correlation_id=new_id(), actor=Actor(kind="seat", seat=seat), app_id=snapshot.app_id
+            correlation_id=correlation_id(),
+            actor=Actor(kind="seat", seat=seat),
+            app_id=snapshot.app_id,
         )
         encoded_meta = _json.encode(meta)
         result_json = None if progress.result is None else _json.encode(progress.result)
@@ -619,6 +623,7 @@ class Matches:
             current = await self.load(match_id, fresh=True)
             return await retry.answer_or(_stale(current.version, body.expected_version))
         self.runtime.relay.wake()
+        MOVES.labels(snapshot.game).inc()
         self._remember(
             replace(
                 snapshot,

@@ -5,43 +5,46 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import logging
+import contextlib
+import os
 import signal
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any, get_args
 
 from services.match.schemas import ExportFormat
+from shared.logs import configure_logging, logging_config
 from shared.settings import Settings
 
 CONTRACT_PATH = Path(__file__).resolve().parents[2] / "openapi" / "openapi.json"
 
 
-def _logging(settings: Settings) -> None:
-    logging.basicConfig(
-        level=settings.log_level.upper(),
-        format='{"time":"%(asctime)s","level":"%(levelname)s","logger":"%(name)s","message":"%(message)s"}',
-    )
-
-
-def _serve_http(app_factory_path: str, port: int, settings: Settings) -> None:
-    """Serve with ``settings.http_workers`` processes sharing the port (one app each)."""
+def _serve_http(app_factory_path: str, port: int, settings: Settings, service: str) -> None:
+    """Serve with ``settings.http_workers`` processes sharing the port (one app each); several
+    workers share their metrics through files (Prometheus' multiprocess mode) in a directory
+    of their own, which goes when they do."""
     import uvicorn
 
-    uvicorn.run(
-        app_factory_path,
-        factory=True,
-        host=settings.host,
-        port=port,
-        workers=settings.http_workers,
-        loop="uvloop",
-        http="httptools",
-        log_level="warning",
-        access_log=False,
-        lifespan="on",
-        # Live feeds never end by themselves: cut them after a moment (clients reconnect).
-        timeout_graceful_shutdown=3,
-    )
+    with contextlib.ExitStack() as cleanup:
+        if settings.http_workers > 1 and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+            shared_dir = cleanup.enter_context(tempfile.TemporaryDirectory(prefix="metrics-"))
+            os.environ["PROMETHEUS_MULTIPROC_DIR"] = shared_dir  # the workers inherit it
+        uvicorn.run(
+            app_factory_path,
+            factory=True,
+            host=settings.host,
+            port=port,
+            workers=settings.http_workers,
+            loop="uvloop",
+            http="httptools",
+            log_config=logging_config(settings.log_level, service),
+            log_level="warning",
+            access_log=False,
+            lifespan="on",
+            # Live feeds never end by themselves: cut them after a moment (clients reconnect).
+            timeout_graceful_shutdown=3,
+        )
 
 
 def run_rules(settings: Settings) -> None:
@@ -100,6 +103,37 @@ def _run_file_command(args: argparse.Namespace, settings: Settings) -> int:
     return files.import_files(args.files, args.game, url, app_key)
 
 
+def run_migrate(settings: Settings) -> int:
+    """What every service does on start, alone: a deployment runs it once before rolling out."""
+    import psycopg
+
+    from shared.db import ensure_database, migrate
+
+    async def main() -> list[str]:
+        await ensure_database(settings.database_url)
+        conn = await psycopg.AsyncConnection.connect(settings.database_url, autocommit=True)
+        async with conn:
+            return await migrate(conn)
+
+    applied = asyncio.run(main())
+    print(f"applied {', '.join(applied)}" if applied else "the schema is up to date")
+    return 0
+
+
+def run_partition_events(settings: Settings, partitions: int) -> int:
+    import psycopg
+
+    from shared.db import partition_events
+
+    async def main() -> int:
+        conn = await psycopg.AsyncConnection.connect(settings.database_url, autocommit=True)
+        async with conn:
+            return await partition_events(conn, partitions)
+
+    print(f"the event log has {asyncio.run(main())} partitions")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="playtable", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -124,6 +158,26 @@ def main(argv: list[str] | None = None) -> int:
     commands.add_parser(
         "verify", help="re-fold every stored match and compare its snapshots (exit 1 if any differ)"
     )
+    commands.add_parser(
+        "migrate", help="create the database if missing and apply its migrations, then exit"
+    )
+    partition = commands.add_parser(
+        "partition-events",
+        help="partition the event log by stream (see README, Capacity); once, in a quiet hour",
+    )
+    partition.add_argument("--partitions", type=int, default=16)
+    copies = commands.add_parser(
+        "copies",
+        help="several copies of every service behind nginx under load, one of each killed in"
+        " turn; checks that nothing acknowledged is lost (exit 1 on a problem)",
+    )
+    copies.add_argument("--copies", type=int, default=2, help="processes of each service")
+    copies.add_argument("--matches", type=int, default=30, help="matches played at once")
+    copies.add_argument("--warmup", type=float, default=8.0, help="seconds before measuring")
+    copies.add_argument("--phase", type=float, default=10.0, help="seconds per phase")
+    copies.add_argument("--no-kill", action="store_true", help="only measure the throughput")
+    copies.add_argument("--keep", action="store_true", help="keep its database and streams")
+    copies.add_argument("--json", help="also write the report to this file")
     _file_commands(commands)
     app_commands = commands.add_parser("apps", help="client apps and operator keys (Postgres)")
     app_kinds = app_commands.add_subparsers(dest="apps", required=True)
@@ -188,11 +242,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     settings = Settings.from_env()
-    _logging(settings)
+    configure_logging(settings.log_level, args.command)
     if args.command == "lobby":
-        _serve_http("services.lobby.app:create_app", settings.lobby_port, settings)
+        _serve_http("services.lobby.app:create_app", settings.lobby_port, settings, "lobby")
     elif args.command == "match":
-        _serve_http("services.match.app:create_app", settings.match_port, settings)
+        _serve_http("services.match.app:create_app", settings.match_port, settings, "match")
     elif args.command == "rules":
         run_rules(settings)
     elif args.command == "webhooks":
@@ -200,7 +254,9 @@ def main(argv: list[str] | None = None) -> int:
 
         return run_webhooks(settings)
     elif args.command == "webhooks-api":
-        _serve_http("services.webhooks.app:create_app", settings.webhooks_port, settings)
+        _serve_http(
+            "services.webhooks.app:create_app", settings.webhooks_port, settings, "webhooks-api"
+        )
     elif args.command == "stack":
         from services.operator.stack import run_stack
 
@@ -218,6 +274,14 @@ def main(argv: list[str] | None = None) -> int:
         from services.operator.verify import run as run_verify
 
         return run_verify(settings)
+    elif args.command == "migrate":
+        return run_migrate(settings)
+    elif args.command == "partition-events":
+        return run_partition_events(settings, args.partitions)
+    elif args.command == "copies":
+        from services.operator import copies as several_copies
+
+        return several_copies.run(settings, args)
     elif args.command == "apps":
         from services.operator import keys
 

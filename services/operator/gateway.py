@@ -2,8 +2,11 @@
 
 One routing template serves both deployments: ``playtable stack`` renders it into its runtime
 directory and runs nginx as its child; ``infra/deploy/gateway.conf`` (Docker) is rendered from
-it too (``python -m services.operator.gateway`` rewrites it). Every route answers only the
-credentials it takes (an app's or the operator's key, a seat token), so all of them are here.
+it too, and so is the Kubernetes gateway's ConfigMap (``python -m services.operator.gateway``
+rewrites both). Every route answers only the credentials it takes (an app's or the operator's
+key, a seat token). The deployed gateways are public and never route the operator's endpoints
+(``OPERATOR_ROUTES``: apps and their keys); the operator reaches the lobby itself. The local
+stack's gateway, on loopback, routes them too, as the contract's one server.
 """
 
 from __future__ import annotations
@@ -15,12 +18,21 @@ import subprocess
 import sys
 from pathlib import Path
 from string import Template
+from typing import Any
 
 from shared.http import DOCS_ASSETS, PROBLEM_MEDIA_TYPE, PROBLEM_TYPE_BASE
 
 ROOT = Path(__file__).resolve().parents[2]
 CONTRACT_DIR = ROOT / "openapi"
 DEPLOY_CONFIG = ROOT / "infra" / "deploy" / "gateway.conf"
+KUBERNETES_CONFIG = ROOT / "infra" / "deploy" / "kubernetes" / "gateway-config.yaml"
+PUBLIC_ROUTES = ("games", "tables")
+"""The lobby's path prefixes every gateway routes."""
+OPERATOR_ROUTES = ("apps",)
+"""The lobby's operator-only path prefixes (``AppsController``): no deployed gateway routes
+them."""
+UPSTREAMS = {"lobby": ["lobby:8001"], "match": ["match:8002"], "webhooks": ["webhooks-api:8004"]}
+"""The deployed services' addresses: Compose service names, Kubernetes Service names."""
 MAX_BODY = "1m"
 """Larger request bodies are refused at the edge (a whole match file is far smaller)."""
 FEED_READ_TIMEOUT = "1h"
@@ -88,7 +100,7 @@ http {
             proxy_buffering off;
             proxy_read_timeout @feed_timeout;
         }
-        location ~ ^/(games|tables|apps)(/|$) { proxy_pass http://lobby; }
+        location ~ ^/(@lobby_routes)(/|$) { proxy_pass http://lobby; }
         location ~ ^/matches(/|$)             { proxy_pass http://match; }
         location ~ ^/webhooks(/|$)            { proxy_pass http://webhooks; }
 
@@ -99,7 +111,7 @@ http {
         }
         location @docs_assets/ { proxy_pass http://lobby; }
 
-        # no other path is routed
+        # no other path is routed@unrouted_note
         location / {
             default_type @problem_type;
             return 404 '@not_found';
@@ -113,7 +125,9 @@ http {
 def _upstream(name: str, addresses: list[str], *, resolve: bool) -> str:
     servers = [f"server {address}{' resolve' if resolve else ''};" for address in addresses]
     shared = [f"zone {name} 64k;"] if resolve else []  # re-resolved addresses live there
-    lines = [*servers, *shared, "keepalive 16;"]
+    # Idle upstream connections are let go before the services' own keep-alive (uvicorn: 5 s)
+    # would close them, so nginx never sends a request on a connection being closed (a 502).
+    lines = [*servers, *shared, "keepalive 16;", "keepalive_timeout 4s;"]
     return f"    upstream {name} {{\n" + "".join(f"        {line}\n" for line in lines) + "    }\n"
 
 
@@ -125,9 +139,15 @@ def render(
     main: list[str],
     http: list[str],
     resolve: bool = False,
+    operator_routes: bool = False,
 ) -> str:
-    """The gateway config: ``upstreams`` names the addresses of each service's copies."""
-    return _TEMPLATE.substitute(
+    """The gateway config: ``upstreams`` names the addresses of each service's copies;
+    ``operator_routes`` routes the operator's endpoints too (the local stack's, on loopback)."""
+    lobby_routes = PUBLIC_ROUTES + (OPERATOR_ROUTES if operator_routes else ())
+    unrouted = "" if operator_routes else f" (the operator's /{', /'.join(OPERATOR_ROUTES)} either)"
+    config = _TEMPLATE.substitute(
+        lobby_routes="|".join(lobby_routes),
+        unrouted_note=unrouted,
         main="\n".join(main),
         http="\n    ".join(http),
         upstreams="".join(
@@ -142,23 +162,57 @@ def render(
         problem_type=PROBLEM_MEDIA_TYPE,
         not_found=_NOT_FOUND,
     )
+    return "".join(f"{line.rstrip()}\n" for line in config.splitlines())
 
 
-def deploy_config() -> str:
-    """The Docker deployment's config: copies found through Docker's DNS (every 10 s)."""
+def deploy_config(upstreams: dict[str, list[str]] | None = None) -> str:
+    """The Docker deployment's config: copies found through Docker's DNS (every 10 s).
+    ``upstreams`` replaces the services' addresses (a test runs it on loopback)."""
     return render(
-        {"lobby": ["lobby:8001"], "match": ["match:8002"], "webhooks": ["webhooks-api:8004"]},
+        upstreams or UPSTREAMS,
         listen="8080",
         contract_dir="/srv/playtable",
         main=[],
         http=["resolver 127.0.0.11 valid=10s ipv6=off;"],
-        resolve=True,
+        resolve=upstreams is None,
     )
 
 
-def local_config(host: str, port: int, upstreams: dict[str, list[int]], directory: Path) -> str:
+def kubernetes_config(upstreams: dict[str, list[str]] | None = None) -> str:
+    """The Kubernetes deployment's config: each service's ClusterIP Service, which spreads
+    connections over its pods (no resolver to name: the Services' addresses never change)."""
+    return render(
+        upstreams or UPSTREAMS, listen="8080", contract_dir="/srv/playtable", main=[], http=[]
+    )
+
+
+def kubernetes_configmap() -> str:
+    """``infra/deploy/kubernetes/gateway-config.yaml``: the ConfigMap the gateway's nginx reads."""
+    config = "".join(f"    {line}".rstrip() + "\n" for line in kubernetes_config().splitlines())
+    return (
+        "# Rendered from services/operator/gateway.py (`python -m services.operator.gateway`):"
+        " edit there.\n"
+        "apiVersion: v1\n"
+        "kind: ConfigMap\n"
+        "metadata:\n"
+        "  name: playtable-gateway\n"
+        "  labels: {app.kubernetes.io/part-of: playtable, app.kubernetes.io/name: gateway}\n"
+        "data:\n"
+        "  nginx.conf: |\n" + config
+    )
+
+
+def local_config(
+    host: str,
+    port: int,
+    upstreams: dict[str, list[int]],
+    directory: Path,
+    *,
+    operator_routes: bool = True,
+) -> str:
     """The local stack's config: every path nginx writes is inside ``directory``, so it runs
-    unprivileged or as root without touching /etc/nginx or /var."""
+    unprivileged or as root without touching /etc/nginx or /var. Without ``operator_routes``
+    it routes as the deployed gateways do (a test runs that for real)."""
     temp = directory / "gateway-temp"
     main = [f"pid {directory / 'gateway.pid'};", "error_log stderr warn;"]
     if os.geteuid() == 0:  # workers read the contract: run them as the owner of the files
@@ -173,6 +227,7 @@ def local_config(host: str, port: int, upstreams: dict[str, list[int]], director
         contract_dir=CONTRACT_DIR,
         main=main,
         http=http,
+        operator_routes=operator_routes,
     )
 
 
@@ -188,9 +243,10 @@ def find_nginx() -> str | None:
 
 
 def start_gateway(
-    host: str, port: int, upstreams: dict[str, list[int]], directory: Path
+    host: str, port: int, upstreams: dict[str, list[int]], directory: Path, log: Any = None
 ) -> subprocess.Popen[bytes] | None:
-    """Run nginx in the foreground as a child (stopped with SIGTERM); None without nginx."""
+    """Run nginx in the foreground as a child (stopped with SIGTERM); None without nginx.
+    Its errors go to ``log`` (a file) if given, else to this process's stderr."""
     nginx = find_nginx()
     if nginx is None:
         print(
@@ -203,9 +259,11 @@ def start_gateway(
     config = directory / "gateway.conf"
     config.write_text(local_config(host, port, upstreams, directory))
     command = [nginx, "-p", str(directory), "-e", "stderr", "-c", str(config)]
-    return subprocess.Popen([*command, "-g", "daemon off;"])
+    return subprocess.Popen([*command, "-g", "daemon off;"], stdout=log, stderr=log)
 
 
 if __name__ == "__main__":
     DEPLOY_CONFIG.write_text(deploy_config())
-    print(f"wrote {DEPLOY_CONFIG}")
+    KUBERNETES_CONFIG.parent.mkdir(parents=True, exist_ok=True)
+    KUBERNETES_CONFIG.write_text(kubernetes_configmap())
+    print(f"wrote {DEPLOY_CONFIG} and {KUBERNETES_CONFIG}")

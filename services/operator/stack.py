@@ -52,11 +52,19 @@ def run_stack(
         "lobby": copy_ports(settings.host, settings.lobby_port, lobby_copies),
         "match": copy_ports(settings.host, settings.match_port, match_copies),
     }
-    processes = [spawn("rules", env) for _ in range(rules_workers)]
+    # With PLAYTABLE_METRICS_PORT, the processes without HTTP serve /metrics on it and the
+    # ports after it: the rules workers, then the webhooks process.
+    metrics_ports = [
+        settings.metrics_port + n if settings.metrics_port else 0 for n in range(rules_workers + 1)
+    ]
+    processes = [
+        spawn("rules", {**env, "PLAYTABLE_METRICS_PORT": str(port)}) for port in metrics_ports[:-1]
+    ]
     for service, ports in upstreams.items():
         port_variable = f"PLAYTABLE_{service.upper()}_PORT"
         processes += [spawn(service, {**env, port_variable: str(port)}) for port in ports]
-    processes += [spawn("webhooks", env), spawn("webhooks-api", env)]
+    webhooks_env = {**env, "PLAYTABLE_METRICS_PORT": str(metrics_ports[-1])}
+    processes += [spawn("webhooks", webhooks_env), spawn("webhooks-api", env)]
     base = f"http://{settings.host}"
     for port in [*upstreams["lobby"], *upstreams["match"], settings.webhooks_port]:
         if not wait_healthy(f"{base}:{port}/health"):

@@ -163,6 +163,8 @@ class RulesEngine:
 
     def handle(self, request: api.RulesRequest) -> Any:
         """Answer one request: a reply Struct, a ``Rejected``, or plain builtins."""
+        if isinstance(request, api.Ping):
+            return True
         if isinstance(request, api.Catalogue):
             return self.catalogue
         if isinstance(request, api.EventSamples):

@@ -12,13 +12,16 @@ from services.rules.games import load_games
 from shared import rpc
 from shared.bus import Bus, Consumer
 from shared.collector import tune_collector
+from shared.logs import log_context
 from shared.messages import now_ms
-from shared.rules_api import Rejected
+from shared.metrics import Metrics, serve_metrics, streams_probe
+from shared.rules_api import Rejected, RulesCall
 from shared.settings import Settings
 
 log = logging.getLogger(__name__)
 
 RULES_GROUP = "rules"
+STREAM = "rules:requests"
 
 
 class RulesWorker:
@@ -32,6 +35,10 @@ class RulesWorker:
         call = rpc.decode_call(payload)
         if call.deadline_ms and now_ms() > call.deadline_ms:
             return  # the caller has given up waiting; answering would only fill its stream
+        with log_context(correlation_id=call.correlation_id or None):
+            await self._answer(call)
+
+    async def _answer(self, call: RulesCall) -> None:
         try:
             reply = rpc.encode_reply(call.request_id, self.engine.handle(call.request))
         except UnknownGame as error:
@@ -49,7 +56,7 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
     redis = redis_async.Redis.from_url(settings.redis_url)
     worker = RulesWorker(redis, RulesEngine(load_games()))
     tune_collector()
-    stream = settings.stream("rules:requests")
+    stream = settings.stream(STREAM)
     await Bus(redis).ensure_group(stream, RULES_GROUP)
     consumer = Consumer(
         redis,
@@ -61,8 +68,16 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
         dead_after_ms=settings.dead_consumer_after_ms,
         concurrent=True,
     )
+    metrics = Metrics(
+        {"streams": streams_probe(lambda: redis, settings.stream_prefix, [(STREAM, RULES_GROUP)])}
+    )
+    exporter = None
+    if settings.metrics_port:
+        exporter = await serve_metrics(metrics, settings.host, settings.metrics_port)
     log.info("rules worker %s consuming %s", settings.instance_id, stream)
     try:
         await consumer.run(stop)
     finally:
+        if exporter is not None:
+            await exporter.cleanup()
         await redis.aclose()

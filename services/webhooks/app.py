@@ -31,8 +31,9 @@ from shared.http import (
     service_app,
 )
 from shared.messages import new_id, now_ms
+from shared.metrics import Metrics, pool_probe
 from shared.rpc import RulesClient
-from shared.runtime import ask_rules, rules_client
+from shared.runtime import ask_rules, ready_checks, rules_client
 from shared.settings import Settings
 
 _SUBSCRIPTION_COLUMNS = (
@@ -581,5 +582,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
         {"webhooks": webhooks},
         on_startup=[webhooks.start],
         on_shutdown=[webhooks.close],
+        ready=ready_checks(lambda: webhooks.pool, lambda: webhooks.redis),
+        metrics=Metrics({"pool": pool_probe(lambda: webhooks.pool)}),
         settings=settings,
     )

@@ -49,6 +49,7 @@ from services.webhooks.targets import (
     allowed_networks,
     check_target,
 )
+from shared.metrics import WEBHOOK_DELAY, WEBHOOK_DELIVERIES
 from shared.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -78,7 +79,8 @@ SELECT d.id, d.event_key, d.body, d.attempts, d.subscription_id, d.stream_id, s.
        (SELECT e.id FROM webhook_deliveries e
         WHERE e.subscription_id = d.subscription_id AND e.stream_id = d.stream_id
           AND e.status = 'pending' AND e.id < d.id
-        ORDER BY e.id DESC LIMIT 1)
+        ORDER BY e.id DESC LIMIT 1),
+       d.occurred_at_ms
 FROM webhook_deliveries d JOIN webhook_subscriptions s ON s.id = d.subscription_id
 WHERE d.id = ANY(%(ids)s) AND d.status = 'pending'
   AND d.due_at <= now() + make_interval(secs => %(slack)s)
@@ -341,6 +343,7 @@ class Delivery(NamedTuple):
     previous_valid: bool
     pending_before: int | None
     """The pending delivery before this one in its stream (None: this one is first)."""
+    occurred_at_ms: int
 
     @property
     def signing(self) -> list[str]:
@@ -364,6 +367,7 @@ def deliver_batch(ctx: Context, delivery_ids: list[int]) -> None:
     subscriptions' failures, wake the deliveries waiting on them and schedule the retries."""
     chains, missed = _attempt_batch(ctx, delivery_ids)
     attempts = [attempt for chain in chains for attempt in chain]
+    _count(attempts, missed)
     ended = [chain[-1].delivery for chain in chains if chain[-1].status != "pending"] + missed
     for attempt in attempts:  # first: nothing that fails after the commit may lose them
         if attempt.status == "pending":
@@ -383,6 +387,21 @@ def deliver_batch(ctx: Context, delivery_ids: list[int]) -> None:
         if recovered:
             woken += conn.execute(_WAKE_WAITING, (recovered,)).fetchall()
     enqueue(in_stream_order(woken))
+
+
+_OUTCOMES = {"delivered": "delivered", "pending": "retry", "failed": "failed"}
+"""A delivery's status after an attempt, as the metrics name the attempt's outcome."""
+
+
+def _count(attempts: list[Attempt], missed: list[Delivery]) -> None:
+    """Count the committed attempts by outcome, and how long each delivered event took."""
+    now_s = time.time()
+    for attempt in attempts:
+        WEBHOOK_DELIVERIES.labels(_OUTCOMES[attempt.status]).inc()
+        if attempt.status == "delivered":
+            WEBHOOK_DELAY.observe(max(now_s - attempt.delivery.occurred_at_ms / 1000, 0.0))
+    if missed:
+        WEBHOOK_DELIVERIES.labels("missed").inc(len(missed))
 
 
 def _attempt_batch(

@@ -8,6 +8,13 @@ The consumer hands over each read of the stream as a batch, handled in one state
 trip, one commit), as if its events had been handled one after the other.
 Deliveries committed but never enqueued (a crash in between, or Redis losing the queue) are
 enqueued again by a periodic sweep once overdue.
+
+Deliveries are sent in the order they were created, so they must be created in each stream's
+order: of several dispatchers (one per ``playtable webhooks`` process) only the leader reads the
+streams, the holder of a Postgres session lock. The others sweep and wait; when the leader's
+connection ends (its process killed, say), one of them takes the lock, first handles whatever
+the group still had pending, then reads on. Every batch checks in its transaction that its
+dispatcher still leads, so a leader that lost its lock without noticing writes nothing.
 """
 
 from __future__ import annotations
@@ -19,18 +26,24 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 
 import msgspec
+import psycopg
 import redis.asyncio as redis_async
 from psycopg_pool import AsyncConnectionPool
 
 from services.webhooks.delivery import in_stream_order
-from shared.bus import Bus, Consumer
+from shared.bus import BACKING_SERVICE_OUTAGES, Bus, Consumer
 from shared.messages import EventEnvelope
+from shared.metrics import Metrics, pool_probe, serve_metrics, streams_probe
 from shared.settings import Settings
 
 log = logging.getLogger(__name__)
 
 GROUP = "webhooks"
 DISPATCH_LOCK = 0x776562686F6F6B  # "webhook": advisory lock key serialising dispatched batches
+LEADER_LOCK = DISPATCH_LOCK + 1
+"""Session advisory lock of the one dispatcher that reads the streams."""
+LEADER_CHECK_S = 1.0
+"""How often a dispatcher waiting to lead tries the lock, and the leader checks it holds it."""
 BATCH_LINGER_S = 0.02
 """How long the dispatcher lets events gather after a read that did not fill a batch: at a
 trickle of moves it handles a few per statement instead of one (webhooks wait that long more)."""
@@ -170,10 +183,28 @@ backlog within that interval (its success wakes the other waiting retries), not 
 step of a backoff that may have grown to ten minutes."""
 
 
+class NotLeading(Exception):
+    """The batch's dispatcher does not hold the leader lock (any more): it must not write."""
+
+
+_STILL_LEADING = """
+SELECT pg_advisory_xact_lock(%(batch_lock)s), EXISTS (
+    SELECT FROM pg_locks
+    WHERE locktype = 'advisory' AND granted AND pid = %(pid)s
+      AND classid = (%(leader_lock)s::bigint >> 32)::oid
+      AND objid = (%(leader_lock)s::bigint & 4294967295)::oid AND objsubid = 1)
+"""
+"""Take the batch lock and say whether the leader lock is still held by the leader's session
+(a bigint advisory key shows in ``pg_locks`` as its high and low halves)."""
+
+
 class Dispatcher:
     def __init__(self, pool: AsyncConnectionPool, enqueue: Callable[[list[int]], None]) -> None:
         self._pool = pool
         self._enqueue = enqueue
+        self.leader_pid: int | None = None
+        """The backend pid holding the leader lock for this dispatcher; None: not checked (a
+        dispatcher driven directly, as in tests)."""
 
     async def handle(self, entry_id: str, payload: bytes) -> None:
         """Handle one entry (the consumer falls back to this when a batch failed)."""
@@ -214,7 +245,20 @@ class Dispatcher:
             # One batch at a time: the statement's snapshot, taken once the lock is held, sees
             # the matches an earlier batch remembered (a match's events may be read by one
             # dispatcher while another still handles its table's TableStarted).
-            await conn.execute("SELECT pg_advisory_xact_lock(%s)", (DISPATCH_LOCK,))
+            if self.leader_pid is None:
+                await conn.execute("SELECT pg_advisory_xact_lock(%s)", (DISPATCH_LOCK,))
+            else:
+                checked = await conn.execute(
+                    _STILL_LEADING,
+                    {
+                        "batch_lock": DISPATCH_LOCK,
+                        "pid": self.leader_pid,
+                        "leader_lock": LEADER_LOCK,
+                    },
+                )
+                leading = await checked.fetchone()
+                if not leading or not leading[1]:
+                    raise NotLeading("the leader lock is gone: another dispatcher may lead")
             cursor = await conn.execute(
                 _HANDLE_EVENTS,
                 {
@@ -253,6 +297,74 @@ class Dispatcher:
         return len(overdue)
 
 
+async def _lead(
+    settings: Settings,
+    bus: Bus,
+    dispatcher: Dispatcher,
+    consumers: list[Consumer],
+    stop: asyncio.Event,
+) -> None:
+    """Wait for the leader lock, then read the streams until the lock is lost or ``stop``;
+    again and again. A term begins with everything the group still had pending."""
+    while not stop.is_set():
+        try:
+            conn = await psycopg.AsyncConnection.connect(settings.database_url, autocommit=True)
+        except psycopg.OperationalError:
+            await _pause(stop, LEADER_CHECK_S)
+            continue
+        try:
+            async with conn:
+                if not await _take_lead(conn, stop):
+                    continue
+                ended = asyncio.Event()
+                watch = asyncio.create_task(_watch_lead(conn, stop, ended))
+                dispatcher.leader_pid = conn.info.backend_pid
+                log.info("this dispatcher leads: reading the published streams")
+                try:
+                    for consumer in consumers:
+                        await bus.ensure_group(consumer.stream, GROUP)
+                        await consumer.claim_all(ended)
+                    await asyncio.gather(*(consumer.run(ended) for consumer in consumers))
+                finally:
+                    ended.set()
+                    dispatcher.leader_pid = None
+                    watch.cancel()
+                    await asyncio.gather(watch, return_exceptions=True)
+        except (*BACKING_SERVICE_OUTAGES, NotLeading):
+            log.warning("leading the webhook dispatch ended; trying again", exc_info=True)
+            await _pause(stop, LEADER_CHECK_S)
+
+
+async def _take_lead(conn: psycopg.AsyncConnection, stop: asyncio.Event) -> bool:
+    """Try the leader lock until it is ours (True) or ``stop`` (False)."""
+    while not stop.is_set():
+        cursor = await conn.execute("SELECT pg_try_advisory_lock(%s)", (LEADER_LOCK,))
+        taken = await cursor.fetchone()
+        if taken and taken[0]:
+            return True
+        await _pause(stop, LEADER_CHECK_S)
+    return False
+
+
+async def _watch_lead(
+    conn: psycopg.AsyncConnection, stop: asyncio.Event, ended: asyncio.Event
+) -> None:
+    """End the term when ``stop`` is set or the lock's connection fails."""
+    try:
+        while not stop.is_set():
+            await conn.execute("SELECT 1")
+            await _pause(stop, LEADER_CHECK_S)
+    except (*BACKING_SERVICE_OUTAGES,):
+        log.warning("lost the webhook dispatch leader lock's connection")
+    finally:
+        ended.set()
+
+
+async def _pause(stop: asyncio.Event, seconds: float) -> None:
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(stop.wait(), timeout=seconds)
+
+
 def _started_match(envelope: EventEnvelope) -> str | None:
     """The match a ``TableStarted`` event started (``None`` for any other event)."""
     if envelope.type != "TableStarted":
@@ -271,22 +383,32 @@ async def dispatch(
     dispatcher = Dispatcher(pool, enqueue)
     redis = redis_async.Redis.from_url(settings.redis_url)
     bus = Bus(redis)
+    exporter = None
+    if settings.metrics_port:  # the Celery worker's deliveries are counted in this process too
+        groups = [(name, GROUP) for name in SOURCE_STREAMS]
+        metrics = Metrics(
+            {
+                "pool": pool_probe(lambda: pool),
+                "streams": streams_probe(lambda: redis, settings.stream_prefix, groups),
+            }
+        )
+        exporter = await serve_metrics(metrics, settings.host, settings.metrics_port)
     try:
-        jobs = []
-        for name in SOURCE_STREAMS:
-            stream = settings.stream(name)
-            await bus.ensure_group(stream, GROUP)
-            consumer = Consumer(
+        consumers = [
+            Consumer(
                 redis,
-                stream,
+                settings.stream(name),
                 GROUP,
                 settings.instance_id,
                 dispatcher.handle,
                 batch_handler=dispatcher.handle_batch,
                 linger_s=BATCH_LINGER_S,
                 dead_after_ms=settings.dead_consumer_after_ms,
+                outages=(*BACKING_SERVICE_OUTAGES, NotLeading),
             )
-            jobs.append(asyncio.create_task(consumer.run(stop)))
+            for name in SOURCE_STREAMS
+        ]
+        jobs = [asyncio.create_task(_lead(settings, bus, dispatcher, consumers, stop))]
         every_s = min(settings.webhook_redrive_after_s / 4, settings.webhook_probe_every_s)
         while not stop.is_set():
             try:
@@ -298,4 +420,6 @@ async def dispatch(
                 await asyncio.wait_for(stop.wait(), timeout=every_s)
         await asyncio.gather(*jobs, return_exceptions=True)
     finally:
+        if exporter is not None:
+            await exporter.cleanup()
         await redis.aclose()

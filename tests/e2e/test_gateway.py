@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import asyncio
 import random
+import subprocess
 import time
+from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
 
+from services.operator import keys
 from services.operator.cli import CONTRACT_PATH
-from tests.e2e.conftest import Gateway
+from services.operator.gateway import find_nginx, local_config
+from shared.apps import API_KEY_HEADER
+from shared.settings import Settings
+from tests.e2e.conftest import Gateway, free_port
 from tests.e2e.play import auth, open_table, random_move
 from tests.e2e.test_feeds import Follower, play_safely
 from tests.unit.test_docs_offline import assert_docs_self_contained
@@ -82,3 +90,64 @@ def test_a_method_nginx_refuses_itself_is_answered_by_the_service(gateway: Gatew
         assert refused.status_code == 405, refused.text
         assert refused.headers["content-type"] == "application/problem+json"
         assert refused.headers["allow"] == allowed
+
+
+@pytest.fixture
+def public_gateway(gateway: Gateway, tmp_path: Path) -> Iterator[httpx.Client]:
+    """A second nginx in front of the same services, routing as the deployed gateways do
+    (``infra/deploy``: the operator's endpoints left out)."""
+    env = gateway.stack.env
+    upstreams = {
+        name: [int(env[f"PLAYTABLE_{name.upper()}_PORT"])]
+        for name in ("lobby", "match", "webhooks")
+    }
+    port = free_port()
+    (tmp_path / "gateway-temp").mkdir()
+    config = tmp_path / "gateway.conf"
+    config.write_text(local_config("127.0.0.1", port, upstreams, tmp_path, operator_routes=False))
+    nginx = find_nginx()
+    assert nginx is not None  # the ``gateway`` fixture skipped otherwise
+    process = subprocess.Popen(
+        [nginx, "-p", str(tmp_path), "-e", "stderr", "-c", str(config), "-g", "daemon off;"],
+        stderr=subprocess.PIPE,
+    )
+    client = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10)
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            assert process.poll() is None, process.stderr.read().decode() if process.stderr else ""
+            try:
+                client.get("/docs")
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline, "the public gateway did not answer"
+                time.sleep(0.05)
+        yield client
+    finally:
+        client.close()
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def test_the_deployed_routing_never_reaches_the_operator(
+    gateway: Gateway, public_gateway: httpx.Client
+) -> None:
+    """An operator key that opens /apps on the lobby itself reaches nothing through the
+    deployed routing: the gateway answers 404 itself, as for any path it does not route."""
+    settings = Settings(database_url=gateway.stack.env["DATABASE_URL"])
+    operator = {API_KEY_HEADER: asyncio.run(keys.operator_key(settings, "gateway test")).api_key}
+    lobby = f"http://127.0.0.1:{gateway.stack.env['PLAYTABLE_LOBBY_PORT']}"
+    assert httpx.get(f"{lobby}/apps", headers=operator, timeout=10).status_code == 200
+    games = public_gateway.get("/games", headers={API_KEY_HEADER: gateway.stack.app_key})
+    assert games.status_code == 200, games.text
+    for method, path in [
+        ("GET", "/apps"),
+        ("POST", "/apps"),
+        ("GET", "/apps/x/keys"),
+        ("GET", "/health"),
+        ("GET", "/ready"),
+        ("GET", "/metrics"),
+    ]:
+        refused = public_gateway.request(method, path, headers=operator, json={"name": "x"})
+        assert refused.status_code == 404, (method, path, refused.text)
+        assert refused.json()["detail"] == "no such route on the public API", (method, path)

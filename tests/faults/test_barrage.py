@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from services.operator import integrity
 from services.operator.hostile import (
     Endpoints,
     Known,
@@ -58,8 +59,8 @@ async def _barrage(stack: FaultStack) -> tuple[dict[str, Any], list[str]]:
         for a in answers
         if not a.acceptable
     ]
-    integrity = await asyncio.to_thread(checks.check_log, stack.database_url, load)
-    problems += integrity.problems
+    logged = await asyncio.to_thread(integrity.check_log, stack.database_url, load)
+    problems += logged.problems
     problems += await asyncio.to_thread(checks.check_verify, stack)
     return summary, problems
 

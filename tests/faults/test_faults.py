@@ -17,6 +17,7 @@ from collections.abc import Callable
 
 import pytest
 
+from services.operator import integrity
 from services.operator.hostile import Endpoints, Load, new_session
 from tests.faults import checks
 from tests.faults.conftest import SCALE, FaultStack, env_float, env_int
@@ -90,11 +91,15 @@ async def _under_fault(stack: FaultStack, fault: str) -> checks.FaultReport:
         await asyncio.to_thread(FAULTS[fault][1], stack)
         ended = time.monotonic()
         during = load.moves_between(began, ended)
-        versions_at_end = await asyncio.to_thread(checks.versions_by_match, stack.database_url)
+        versions_at_end = await asyncio.to_thread(integrity.versions_by_match, stack.database_url)
         started_by_end = list(load.tables)
         measuring = asyncio.create_task(
             asyncio.to_thread(
-                checks.wait_started_tables, stack, started_by_end, ended, AFTER_S + 10
+                integrity.wait_started_tables,
+                stack.database_url,
+                started_by_end,
+                ended,
+                AFTER_S + 10,
             )
         )
         await asyncio.sleep(max(0.0, ended + AFTER_S - time.monotonic()))
@@ -111,15 +116,23 @@ async def _under_fault(stack: FaultStack, fault: str) -> checks.FaultReport:
         await asyncio.gather(running, return_exceptions=True)
         await session.close()
 
-    integrity = await asyncio.to_thread(checks.check_log, stack.database_url, load)
-    problems = list(integrity.problems)
+    logged = await asyncio.to_thread(integrity.check_log, stack.database_url, load)
+    problems = list(logged.problems)
     problems += await asyncio.to_thread(checks.check_verify, stack)
     stopped = time.monotonic()
     tables = list(load.tables)
-    await asyncio.to_thread(checks.wait_started_tables, stack, tables, stopped, RECOVERY_LIMIT_S)
-    orphans = await asyncio.to_thread(checks.tables_without_match, stack, tables)
+    await asyncio.to_thread(
+        integrity.wait_started_tables, stack.database_url, tables, stopped, RECOVERY_LIMIT_S
+    )
+    orphans = await asyncio.to_thread(integrity.tables_without_match, stack.database_url, tables)
     problems += [f"table {table} started, its match missing" for table in orphans]
-    problems += await asyncio.to_thread(checks.check_published, stack, versions_at_end)
+    problems += await asyncio.to_thread(
+        integrity.check_published,
+        stack.database_url,
+        stack.redis.url,
+        stack.prefix,
+        versions_at_end,
+    )
     moves_recovery = load.recovery_s(ended)
     if moves_recovery is None or moves_recovery > RECOVERY_LIMIT_S:
         problems.append(f"moves resumed on every match only after {moves_recovery} s")
@@ -131,9 +144,9 @@ async def _under_fault(stack: FaultStack, fault: str) -> checks.FaultReport:
     return checks.FaultReport(
         fault=fault,
         acknowledged_moves=len(load.acks),
-        lost=len(integrity.lost),
-        duplicated=len(integrity.duplicated),
-        unacknowledged_commits=len(integrity.unacknowledged),
+        lost=len(logged.lost),
+        duplicated=len(logged.duplicated),
+        unacknowledged_commits=len(logged.unacknowledged),
         recovery_moves_s=moves_recovery,
         recovery_tables_s=tables_recovery,
         moves_during_fault=during,

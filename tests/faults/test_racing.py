@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from services.operator import integrity
 from services.operator.hostile import (
     TRANSPORT_ERRORS,
     Ack,
@@ -137,8 +138,8 @@ async def _race(stack: FaultStack, mode: str) -> dict[str, Any]:
         problems.append(f"client: {error!r}")
     finally:
         await session.close()
-    integrity = await asyncio.to_thread(checks.check_log, stack.database_url, load)
-    problems += integrity.problems
+    logged = await asyncio.to_thread(integrity.check_log, stack.database_url, load)
+    problems += logged.problems
     problems += await asyncio.to_thread(checks.check_verify, stack)
     problems += [f"unexpected answer: {answer}" for answer in load.unexpected[:10]]
     return {

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 
 import msgspec
 import psycopg
 import pytest
+import pytest_asyncio
 from psycopg_pool import AsyncConnectionPool
 
 from shared import db
@@ -25,6 +26,46 @@ from shared.messages import Actor, metadata, new_id
 from tests.conftest import drop_database, with_database
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio]
+
+BEFORE_PARTITIONING = 5
+"""Streams written before the log is partitioned (each of three events)."""
+
+
+@pytest.fixture(scope="module")
+def partitioned_database_url(postgres_server_url: str) -> Iterator[str]:
+    """A database whose event log was partitioned (``playtable partition-events``) after
+    some streams were written: every test of this module also runs on it."""
+    name = f"playtable_partitioned_{uuid.uuid4().hex[:12]}"
+    url = with_database(postgres_server_url, name)
+
+    async def prepare() -> None:
+        pool = await open_pool(url, min_size=1, max_size=2)
+        try:
+            store = EventStore(pool)
+            for number in range(BEFORE_PARTITIONING):
+                await store.append(f"match-before-{number}", 0, new_events("A", "B", "C"))
+            async with pool.connection() as conn:
+                assert await db.partition_events(conn, 4) == 4
+        finally:
+            await pool.close()
+
+    asyncio.run(prepare())
+    try:
+        yield url
+    finally:
+        drop_database(postgres_server_url, name)
+
+
+@pytest_asyncio.fixture(params=["plain log", "partitioned log"])
+async def pool(
+    request: pytest.FixtureRequest, database_url: str, partitioned_database_url: str
+) -> AsyncIterator[AsyncConnectionPool]:
+    url = database_url if request.param == "plain log" else partitioned_database_url
+    opened = await open_pool(url, min_size=1, max_size=8)
+    try:
+        yield opened
+    finally:
+        await opened.close()
 
 
 def new_events(*types: str) -> list[NewEvent]:
@@ -415,3 +456,30 @@ async def test_concurrent_starters_create_the_database_and_schema(
     finally:
         for pool in pools:
             await pool.close()
+
+
+async def test_partitioning_keeps_every_event_and_is_done_once(
+    partitioned_database_url: str,
+) -> None:
+    """The streams written before are all there, in order, each in one partition; a second
+    run changes nothing; appends go on (the conflict checks included, above)."""
+    pool = await open_pool(partitioned_database_url, min_size=1, max_size=2)
+    try:
+        store = EventStore(pool)
+        for number in range(BEFORE_PARTITIONING):
+            stream = f"match-before-{number}"
+            assert types(await store.read_stream(stream)) == ["A", "B", "C"]
+        async with pool.connection() as conn:
+            assert await db.partition_events(conn, 8) == 4
+            cursor = await conn.execute(
+                "SELECT count(DISTINCT tableoid) FROM events WHERE stream_id = 'match-before-0'"
+            )
+            assert await cursor.fetchone() == (1,)
+            cursor = await conn.execute(
+                "SELECT count(*) FROM pg_partitioned_table WHERE partrelid = 'events'::regclass"
+            )
+            assert await cursor.fetchone() == (1,)
+        with pytest.raises(ConcurrencyError):
+            await store.append("match-before-0", 2, new_events("D"))
+    finally:
+        await pool.close()

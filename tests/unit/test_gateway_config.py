@@ -1,11 +1,159 @@
-"""The Docker deployment's gateway routes exactly like the local stack's: one template."""
+"""The deployed gateways route exactly like the local stack's (one template), nginx accepts
+their configs, and the public ones never route the operator's endpoints."""
 
 from __future__ import annotations
 
-from services.operator.gateway import DEPLOY_CONFIG, deploy_config
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from services.operator.cli import CONTRACT_PATH
+from services.operator.gateway import (
+    DEPLOY_CONFIG,
+    KUBERNETES_CONFIG,
+    OPERATOR_ROUTES,
+    deploy_config,
+    find_nginx,
+    kubernetes_config,
+    kubernetes_configmap,
+    local_config,
+)
+
+LOOPBACK = {
+    "lobby": ["127.0.0.1:8001"],
+    "match": ["127.0.0.1:8002"],
+    "webhooks": ["127.0.0.1:8004"],
+}
+"""nginx -t resolves the upstreams' names: these stand for Docker's and Kubernetes' services."""
+
+PUBLIC_CONFIGS = {"compose": deploy_config, "kubernetes": kubernetes_config}
 
 
 def test_committed_deploy_config_is_current() -> None:
     assert DEPLOY_CONFIG.read_text() == deploy_config(), (
         "infra/deploy/gateway.conf is stale: run `python -m services.operator.gateway`"
     )
+
+
+def test_committed_kubernetes_configmap_is_current() -> None:
+    assert KUBERNETES_CONFIG.read_text() == kubernetes_configmap(), (
+        "infra/deploy/kubernetes/gateway-config.yaml is stale:"
+        " run `python -m services.operator.gateway`"
+    )
+    configmap = yaml.safe_load(KUBERNETES_CONFIG.read_text())
+    assert configmap["data"]["nginx.conf"] == kubernetes_config()
+
+
+@pytest.mark.parametrize("name", PUBLIC_CONFIGS)
+def test_nginx_accepts_the_deployed_config(name: str, tmp_path: Path) -> None:
+    nginx = find_nginx()
+    if nginx is None:
+        pytest.skip("nginx is not installed (./infra/test.sh installs it with apt-get as root)")
+    config = tmp_path / "gateway.conf"
+    config.write_text(PUBLIC_CONFIGS[name](LOOPBACK))
+    (tmp_path / "logs").mkdir()
+    checked = subprocess.run(
+        [nginx, "-t", "-q", "-p", str(tmp_path), "-e", "stderr", "-c", str(config)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert checked.returncode == 0, checked.stderr
+
+
+# --- which location nginx picks for a path ---------------------------------------------------
+
+LOCATION = re.compile(r"location\s+(?:(=|\^~|~\*?)\s+)?([^\s{]+)\s*\{")
+
+
+def locations(config: str) -> list[tuple[str, str, str]]:
+    """Each location of the server block: (modifier, pattern, body)."""
+    found = []
+    for start in LOCATION.finditer(config):
+        depth, end = 1, start.end()
+        while depth:
+            depth += {"{": 1, "}": -1}.get(config[end], 0)
+            end += 1
+        found.append((start.group(1) or "", start.group(2), config[start.end() : end - 1]))
+    return found
+
+
+def chosen(config: str, path: str) -> str:
+    """The body of the location nginx uses for ``path`` (exact, then the longest prefix
+    unless it is ``^~``, then the first regex that matches, then that prefix)."""
+    named = [(modifier, pattern, body) for modifier, pattern, body in locations(config)]
+    for modifier, pattern, body in named:
+        if modifier == "=" and pattern == path:
+            return body
+    prefixes = [
+        (pattern, modifier, body)
+        for modifier, pattern, body in named
+        if modifier in ("", "^~") and not pattern.startswith("@") and path.startswith(pattern)
+    ]
+    longest = max(prefixes, key=lambda prefix: len(prefix[0]), default=None)
+    if longest is not None and longest[1] == "^~":
+        return longest[2]
+    for modifier, pattern, body in named:
+        flags = re.IGNORECASE if modifier == "~*" else 0
+        if modifier.startswith("~") and re.search(pattern, path, flags):
+            return body
+    assert longest is not None, f"no location for {path}"
+    return longest[2]
+
+
+def operator_paths() -> list[str]:
+    """Every path of the contract that only the operator's key opens, parameters filled."""
+    contract = json.loads(CONTRACT_PATH.read_text())
+    paths = []
+    for path, item in contract["paths"].items():
+        schemes = {
+            name
+            for operation in item.values()
+            if isinstance(operation, dict)
+            for requirement in operation.get("security") or [{}]
+            for name in requirement
+        }
+        if schemes == {"operatorKey"}:
+            paths.append(re.sub(r"\{[^}]+\}", "x", path))
+    return paths
+
+
+NOT_PUBLIC = ["/health", "/ready", "/metrics", "/schema", "/schema/openapi.json"]
+"""Each service's own endpoints: for its orchestrator and monitoring, never the public."""
+
+
+def test_the_operator_routes_are_the_contracts() -> None:
+    paths = operator_paths()
+    assert paths, "the contract names no operator-only path"
+    assert {path.split("/")[1] for path in paths} == set(OPERATOR_ROUTES)
+
+
+@pytest.mark.parametrize("name", PUBLIC_CONFIGS)
+def test_the_deployed_gateway_routes_no_operator_endpoint(name: str) -> None:
+    config = PUBLIC_CONFIGS[name]()
+    for path in [*operator_paths(), "/apps/", *NOT_PUBLIC]:
+        body = chosen(config, path)
+        assert "proxy_pass" not in body and "return 404" in body, (path, body)
+    routed = {
+        "/games": "lobby",
+        "/tables/x/feed": "lobby",
+        "/matches/x/actions": "match",
+        "/webhooks/subscriptions": "webhooks",
+        "/docs/assets/swagger-ui.css": "lobby",
+    }
+    for path, upstream in routed.items():
+        assert f"proxy_pass http://{upstream};" in chosen(config, path), path
+
+
+def test_the_local_gateway_routes_the_operator_on_loopback(tmp_path: Path) -> None:
+    """``playtable stack``'s gateway is the contract's one server (loopback): it keeps them."""
+    config = local_config("127.0.0.1", 8080, {"lobby": [8001], "match": [8002]}, tmp_path)
+    assert "proxy_pass http://lobby;" in chosen(config, "/apps/x/keys")
+    public = local_config(
+        "127.0.0.1", 8080, {"lobby": [8001], "match": [8002]}, tmp_path, operator_routes=False
+    )
+    assert "return 404" in chosen(public, "/apps/x/keys")

@@ -1,0 +1,312 @@
+"""Prometheus metrics of every process.
+
+What happens (requests, moves, rules calls, webhook attempts) is counted where it happens, in
+memory, for the price of a dictionary look-up and an addition. What *is* (outbox depth, stream
+lag, live matches, pool use) needs a query: probes compute it when Prometheus scrapes, each
+within ``PROBE_TIMEOUT_S``, so no request ever pays for it. Labels are bounded: route templates,
+game and request names, never ids.
+
+A port served by several worker processes (``PLAYTABLE_HTTP_WORKERS``) runs in the client's
+multiprocess mode: ``PROMETHEUS_MULTIPROC_DIR`` must be set before this module is imported
+(``playtable`` sets it), counters and histograms are then summed over the workers, and the
+probes answer for the worker that took the scrape (outbox, streams and matches are the same
+from any; the pool's is that worker's).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
+
+import redis.asyncio as redis_async
+from aiohttp import web
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    REGISTRY,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+    multiprocess,
+)
+from prometheus_client.core import GaugeMetricFamily, Metric
+from psycopg_pool import AsyncConnectionPool
+
+log = logging.getLogger(__name__)
+
+PROBE_TIMEOUT_S = 1.0
+"""A probe that has no answer by then is left out of the scrape (and counted as failed)."""
+MULTIPROCESS_DIR = "PROMETHEUS_MULTIPROC_DIR"
+
+LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+DELAY_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0, 1800.0, 7200.0)
+
+HTTP_REQUESTS = Counter(
+    "playtable_http_requests",
+    "HTTP requests answered, by route template, method and status",
+    ["route", "method", "status"],
+)
+HTTP_DURATION = Histogram(
+    "playtable_http_request_duration_seconds",
+    "Time from a request's arrival to its answer's status line (a live feed: its opening)",
+    ["route", "method", "status"],
+    buckets=LATENCY_BUCKETS,
+)
+MOVES = Counter("playtable_moves", "Moves committed, by game", ["game"])
+RULES_DURATION = Histogram(
+    "playtable_rules_request_duration_seconds",
+    "Time a rules request took to be answered, by request type",
+    ["request"],
+    buckets=LATENCY_BUCKETS,
+)
+RULES_TIMEOUTS = Counter(
+    "playtable_rules_timeouts",
+    "Rules requests no rules worker answered in time, by request type",
+    ["request"],
+)
+WEBHOOK_DELIVERIES = Counter(
+    "playtable_webhook_deliveries",
+    "Webhook attempts by outcome: delivered, retry (will be tried again), failed (for good),"
+    " missed (the subscription is disabled)",
+    ["outcome"],
+)
+WEBHOOK_DELAY = Histogram(
+    "playtable_webhook_delivery_delay_seconds",
+    "Time from an event's occurrence to its webhook's successful delivery",
+    buckets=DELAY_BUCKETS,
+)
+OPEN_FEEDS = Gauge(
+    "playtable_open_feeds",
+    "Live feeds (Server-Sent Events) open in this process",
+    multiprocess_mode="livesum",
+)
+PROBE_FAILURES = Counter(
+    "playtable_probe_failures",
+    "Scrape-time probes that failed or had no answer in time (their gauges are left out)",
+    ["probe"],
+)
+
+HTTP_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+UNROUTED = "unrouted"
+"""The route of a request answered before routing (no such path, a rate-limit refusal)."""
+
+Probe = Callable[[], Awaitable[Iterable[Metric]]]
+"""Computes gauges when scraped: cheap queries, answered within ``PROBE_TIMEOUT_S``."""
+
+
+class HttpMetrics:
+    """Counts each answer by route template and status: the labelled series are kept at hand,
+    so a request costs a dictionary look-up, an increment and an observation."""
+
+    def __init__(self) -> None:
+        self._series: dict[tuple[str, str, str], tuple[Any, Any]] = {}
+
+    def observe(self, route: str, method: str, status: int, seconds: float) -> None:
+        key = (route, method if method in HTTP_METHODS else "other", str(status))
+        series = self._series.get(key)
+        if series is None:
+            series = self._series[key] = (HTTP_REQUESTS.labels(*key), HTTP_DURATION.labels(*key))
+        series[0].inc()
+        series[1].observe(seconds)
+
+    def wrap(self, scope: Any, send: Any) -> Any:
+        """``send``, recording the request when its status line goes out (the route template
+        is in ``scope`` once Litestar has routed it)."""
+        started = time.perf_counter()
+
+        async def send_observed(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                route = scope.get("path_template") or UNROUTED
+                self.observe(
+                    route, scope["method"], message["status"], time.perf_counter() - started
+                )
+            await send(message)
+
+        return send_observed
+
+
+class Metrics:
+    """What one process serves on ``/metrics``: its counters (every worker's, in multiprocess
+    mode) and the gauges of its probes, computed at the scrape."""
+
+    def __init__(self, probes: dict[str, Probe] | None = None) -> None:
+        self.probes: dict[str, Probe] = dict(probes or {})
+
+    def add(self, name: str, probe: Probe) -> None:
+        self.probes[name] = probe
+
+    async def exposition(self) -> bytes:
+        sampled = await asyncio.gather(*(self._sample(n, p) for n, p in self.probes.items()))
+        probed = CollectorRegistry(auto_describe=False)
+        probed.register(_Sampled([family for families in sampled for family in families]))
+        return generate_latest(_counted()) + generate_latest(probed)
+
+    @staticmethod
+    async def _sample(name: str, probe: Probe) -> list[Metric]:
+        try:
+            return list(await asyncio.wait_for(probe(), PROBE_TIMEOUT_S))
+        except Exception as error:  # any: a scrape must not fail for one probe
+            PROBE_FAILURES.labels(name).inc()
+            log.debug("metrics probe %s failed: %r", name, error)
+            return []
+
+
+CONTENT_TYPE = CONTENT_TYPE_LATEST
+
+
+class _Sampled:
+    def __init__(self, families: list[Metric]) -> None:
+        self._families = families
+
+    def collect(self) -> list[Metric]:
+        return self._families
+
+
+def _counted() -> CollectorRegistry:
+    """This process's counters, or those of all the workers of its port."""
+    if not os.environ.get(MULTIPROCESS_DIR):
+        return REGISTRY
+    registry = CollectorRegistry()
+    multiprocess.MultiProcessCollector(registry)
+    return registry
+
+
+def process_ended() -> None:
+    """Forget this worker's live gauges (its open feeds) in multiprocess mode."""
+    if os.environ.get(MULTIPROCESS_DIR):
+        multiprocess.mark_process_dead(os.getpid())
+
+
+# --- probes ----------------------------------------------------------------------------------
+
+
+def gauge(
+    name: str, help_text: str, samples: Iterable[tuple[list[str], float]], labels: list[str]
+) -> Metric:
+    family = GaugeMetricFamily(name, help_text, labels=labels)
+    for values, value in samples:
+        family.add_metric(values, value)
+    return family
+
+
+def pool_probe(pool: Callable[[], AsyncConnectionPool]) -> Probe:
+    """The Postgres pool's connections (open, idle) and the requests waiting for one."""
+
+    async def probe() -> list[Metric]:
+        stats = pool().get_stats()
+        return [
+            gauge(
+                "playtable_db_pool_connections",
+                "Connections of this process's Postgres pool: open, idle (the rest are in use)"
+                " and max",
+                [
+                    (["open"], stats.get("pool_size", 0)),
+                    (["idle"], stats.get("pool_available", 0)),
+                    (["max"], stats.get("pool_max", 0)),
+                ],
+                ["state"],
+            ),
+            gauge(
+                "playtable_db_pool_waiting",
+                "Requests waiting for a connection of this process's Postgres pool",
+                [([], stats.get("requests_waiting", 0))],
+                [],
+            ),
+        ]
+
+    return probe
+
+
+_OUTBOX = "SELECT count(*), coalesce(extract(epoch FROM now() - min(created_at)), 0) FROM outbox"
+
+
+def outbox_probe(pool: Callable[[], AsyncConnectionPool]) -> Probe:
+    """Rows committed but not yet published, and how long the oldest has waited: a relay that
+    cannot reach Redis shows as a growing age."""
+
+    async def probe() -> list[Metric]:
+        async with pool().connection(timeout=PROBE_TIMEOUT_S) as conn:
+            cursor = await conn.execute(_OUTBOX)
+            depth, age = await cursor.fetchone() or (0, 0)
+        return [
+            gauge("playtable_outbox_depth", "Outbox rows not yet published", [([], depth)], []),
+            gauge(
+                "playtable_outbox_oldest_age_seconds",
+                "Age of the oldest outbox row not yet published (0: none)",
+                [([], float(age))],
+                [],
+            ),
+        ]
+
+    return probe
+
+
+def streams_probe(
+    redis: Callable[[], redis_async.Redis], prefix: str, groups: list[tuple[str, str]]
+) -> Probe:
+    """Per consumer group this process belongs to (``(stream, group)``, the stream's name
+    without the deployment's prefix): entries not yet delivered (lag) and delivered but not
+    acknowledged (pending), from one ``XINFO GROUPS`` per stream."""
+
+    async def probe() -> list[Metric]:
+        client = redis()
+        streams = sorted({stream for stream, _ in groups})
+        pipe = client.pipeline(transaction=False)
+        for stream in streams:
+            pipe.xinfo_groups(f"{prefix}:{stream}")
+        answers = await pipe.execute(raise_on_error=False)
+        lag, pending = [], []
+        for stream, answer in zip(streams, answers, strict=True):
+            if isinstance(answer, Exception):  # no such stream yet: nothing to report
+                continue
+            for info in answer:
+                group = _text(info["name"])
+                if (stream, group) in groups:
+                    pending.append(([stream, group], info["pending"]))
+                    if info.get("lag") is not None:
+                        lag.append(([stream, group], info["lag"]))
+        return [
+            gauge(
+                "playtable_stream_lag",
+                "Entries of a stream not yet delivered to its consumer group",
+                lag,
+                ["stream", "group"],
+            ),
+            gauge(
+                "playtable_stream_pending",
+                "Entries delivered to a consumer group but not yet acknowledged",
+                pending,
+                ["stream", "group"],
+            ),
+        ]
+
+    return probe
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+# --- a port of its own -----------------------------------------------------------------------
+
+
+async def serve_metrics(metrics: Metrics, host: str, port: int) -> web.AppRunner:
+    """``/metrics`` on a port of its own, on the running loop: for the processes that serve no
+    HTTP (rules worker, webhook dispatcher and Celery worker). Clean up the answer when done."""
+
+    async def answer(_request: web.Request) -> web.Response:
+        body = await metrics.exposition()
+        return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE})
+
+    app = web.Application()
+    app.router.add_get("/metrics", answer)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    await web.TCPSite(runner, host, port).start()
+    log.info("metrics on http://%s:%s/metrics", host, port)
+    return runner
