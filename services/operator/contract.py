@@ -63,12 +63,18 @@ def build_contract() -> dict[str, Any]:
         "components": {"schemas": {}},
         "tags": [],
     }
+    operator_server = {
+        "url": f"http://127.0.0.1:{settings.lobby_port}",
+        "description": "the lobby's own port: the operator's endpoints, which no gateway routes",
+    }
     apps = (create_lobby(settings), create_match(settings), create_webhooks(settings))
     for app in apps:
         schema = app.openapi_schema.to_schema()
         for path, item in schema.get("paths", {}).items():
             if path in {"/health", "/ready"}:
                 continue  # each service has its own; not part of the public contract
+            if path == "/apps" or path.startswith("/apps/"):
+                item = {**item, "servers": [operator_server]}
             merged["paths"][path] = item
         components = schema.get("components", {})
         merged["components"]["schemas"].update(components.get("schemas", {}))

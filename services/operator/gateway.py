@@ -4,9 +4,9 @@ One routing template serves both deployments: ``playtable stack`` renders it int
 directory and runs nginx as its child; ``infra/deploy/gateway.conf`` (Docker) is rendered from
 it too, and so is the Kubernetes gateway's ConfigMap (``python -m services.operator.gateway``
 rewrites both). Every route answers only the credentials it takes (an app's or the operator's
-key, a seat token). The deployed gateways are public and never route the operator's endpoints
-(``OPERATOR_ROUTES``: apps and their keys); the operator reaches the lobby itself. The local
-stack's gateway, on loopback, routes them too, as the contract's one server.
+key, a seat token). No gateway routes the operator's endpoints (``OPERATOR_ROUTES``: apps and
+their keys), the local stack's included: the operator reaches the lobby's own port, as the
+contract says of those paths.
 """
 
 from __future__ import annotations
@@ -139,14 +139,11 @@ def render(
     main: list[str],
     http: list[str],
     resolve: bool = False,
-    operator_routes: bool = False,
 ) -> str:
-    """The gateway config: ``upstreams`` names the addresses of each service's copies;
-    ``operator_routes`` routes the operator's endpoints too (the local stack's, on loopback)."""
-    lobby_routes = PUBLIC_ROUTES + (OPERATOR_ROUTES if operator_routes else ())
-    unrouted = "" if operator_routes else f" (the operator's /{', /'.join(OPERATOR_ROUTES)} either)"
+    """The gateway config: ``upstreams`` names the addresses of each service's copies."""
+    unrouted = f" (the operator's /{', /'.join(OPERATOR_ROUTES)} either)"
     config = _TEMPLATE.substitute(
-        lobby_routes="|".join(lobby_routes),
+        lobby_routes="|".join(PUBLIC_ROUTES),
         unrouted_note=unrouted,
         main="\n".join(main),
         http="\n    ".join(http),
@@ -207,12 +204,9 @@ def local_config(
     port: int,
     upstreams: dict[str, list[int]],
     directory: Path,
-    *,
-    operator_routes: bool = True,
 ) -> str:
     """The local stack's config: every path nginx writes is inside ``directory``, so it runs
-    unprivileged or as root without touching /etc/nginx or /var. Without ``operator_routes``
-    it routes as the deployed gateways do (a test runs that for real)."""
+    unprivileged or as root without touching /etc/nginx or /var."""
     temp = directory / "gateway-temp"
     main = [f"pid {directory / 'gateway.pid'};", "error_log stderr warn;"]
     if os.geteuid() == 0:  # workers read the contract: run them as the owner of the files
@@ -227,7 +221,6 @@ def local_config(
         contract_dir=CONTRACT_DIR,
         main=main,
         http=http,
-        operator_routes=operator_routes,
     )
 
 

@@ -83,7 +83,7 @@ def run_stack(
         gateway_url = f"{base}:{settings.gateway_port}"
         if not wait_healthy(f"{gateway_url}/openapi.json"):
             print(f"the gateway on {gateway_url} did not answer", file=sys.stderr)
-        public = f"{gateway_url} (/games, /tables, /matches, /webhooks, /apps, /docs)"
+        public = f"{gateway_url} (/games, /tables, /matches, /webhooks, /docs)"
     app_key = asyncio.run(development_key(settings))
     print(
         f"playtable is up: {public}; Ctrl-C stops it\ndevelopment app key: X-API-Key: {app_key}",

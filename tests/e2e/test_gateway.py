@@ -4,20 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import random
-import subprocess
 import time
-from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
 
 from services.operator import keys
 from services.operator.cli import CONTRACT_PATH
-from services.operator.gateway import find_nginx, local_config
 from shared.apps import API_KEY_HEADER
 from shared.settings import Settings
-from tests.e2e.conftest import Gateway, free_port
+from tests.e2e.conftest import Gateway
 from tests.e2e.play import auth, open_table, random_move
 from tests.e2e.test_feeds import Follower, play_safely
 from tests.unit.test_docs_offline import assert_docs_self_contained
@@ -55,19 +51,13 @@ def test_a_live_feed_through_the_gateway_is_not_buffered(gateway: Gateway) -> No
 
 
 def test_every_api_is_on_the_public_url_behind_its_key(gateway: Gateway) -> None:
-    """The webhooks API and the operator's are routed too, and answer only their keys."""
+    """The webhooks API is routed too, and answers only its keys."""
     base = str(gateway.client.base_url)
     assert gateway.client.get("/webhooks/subscriptions").status_code == 200
-    for path, code in (
-        ("/webhooks/subscriptions", "api-key-required"),
-        ("/apps", "api-key-required"),
-    ):
-        refused = httpx.get(f"{base}{path}", timeout=10)
-        assert refused.status_code == 401, refused.text
-        assert refused.headers["content-type"] == "application/problem+json"
-        assert refused.json()["type"].endswith(code)
-    not_operator = gateway.client.get("/apps")  # an app's key is not the operator's
-    assert not_operator.status_code == 403 and not_operator.json()["type"].endswith("scope-missing")
+    refused = httpx.get(f"{base}/webhooks/subscriptions", timeout=10)
+    assert refused.status_code == 401, refused.text
+    assert refused.headers["content-type"] == "application/problem+json"
+    assert refused.json()["type"].endswith("api-key-required")
     assert gateway.client.get("/health").status_code == 404
     too_large = gateway.client.post("/tables", content=b" " * (2 * 1024 * 1024))
     assert too_large.status_code == 413
@@ -92,53 +82,19 @@ def test_a_method_nginx_refuses_itself_is_answered_by_the_service(gateway: Gatew
         assert refused.headers["allow"] == allowed
 
 
-@pytest.fixture
-def public_gateway(gateway: Gateway, tmp_path: Path) -> Iterator[httpx.Client]:
-    """A second nginx in front of the same services, routing as the deployed gateways do
-    (``infra/deploy``: the operator's endpoints left out)."""
-    env = gateway.stack.env
-    upstreams = {
-        name: [int(env[f"PLAYTABLE_{name.upper()}_PORT"])]
-        for name in ("lobby", "match", "webhooks")
-    }
-    port = free_port()
-    (tmp_path / "gateway-temp").mkdir()
-    config = tmp_path / "gateway.conf"
-    config.write_text(local_config("127.0.0.1", port, upstreams, tmp_path, operator_routes=False))
-    nginx = find_nginx()
-    assert nginx is not None  # the ``gateway`` fixture skipped otherwise
-    process = subprocess.Popen(
-        [nginx, "-p", str(tmp_path), "-e", "stderr", "-c", str(config), "-g", "daemon off;"],
-        stderr=subprocess.PIPE,
-    )
-    client = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10)
-    try:
-        deadline = time.monotonic() + 10
-        while True:
-            assert process.poll() is None, process.stderr.read().decode() if process.stderr else ""
-            try:
-                client.get("/docs")
-                break
-            except httpx.TransportError:
-                assert time.monotonic() < deadline, "the public gateway did not answer"
-                time.sleep(0.05)
-        yield client
-    finally:
-        client.close()
-        process.terminate()
-        process.wait(timeout=10)
-
-
-def test_the_deployed_routing_never_reaches_the_operator(
-    gateway: Gateway, public_gateway: httpx.Client
-) -> None:
+def test_the_gateway_never_reaches_the_operator(gateway: Gateway) -> None:
     """An operator key that opens /apps on the lobby itself reaches nothing through the
-    deployed routing: the gateway answers 404 itself, as for any path it does not route."""
+    gateway (routed as the deployed ones): it answers 404 itself, as for any path it does not
+    route, and the contract sends the operator to the lobby's own port."""
     settings = Settings(database_url=gateway.stack.env["DATABASE_URL"])
     operator = {API_KEY_HEADER: asyncio.run(keys.operator_key(settings, "gateway test")).api_key}
     lobby = f"http://127.0.0.1:{gateway.stack.env['PLAYTABLE_LOBBY_PORT']}"
     assert httpx.get(f"{lobby}/apps", headers=operator, timeout=10).status_code == 200
-    games = public_gateway.get("/games", headers={API_KEY_HEADER: gateway.stack.app_key})
+    contract = gateway.client.get("/openapi.json").json()
+    assert {server["url"] for server in contract["paths"]["/apps"]["servers"]} == {
+        "http://127.0.0.1:8001"
+    }
+    games = gateway.client.get("/games")
     assert games.status_code == 200, games.text
     for method, path in [
         ("GET", "/apps"),
@@ -148,6 +104,8 @@ def test_the_deployed_routing_never_reaches_the_operator(
         ("GET", "/ready"),
         ("GET", "/metrics"),
     ]:
-        refused = public_gateway.request(method, path, headers=operator, json={"name": "x"})
+        refused = httpx.request(
+            method, f"{gateway.client.base_url}{path}", headers=operator, json={"name": "x"}
+        )
         assert refused.status_code == 404, (method, path, refused.text)
         assert refused.json()["detail"] == "no such route on the public API", (method, path)
