@@ -31,6 +31,7 @@ from litestar.static_files import create_static_files_router
 from litestar.typing import FieldDefinition
 from swagger_ui_bundle import swagger_ui_path
 
+from shared import tracing
 from shared.collector import tune_collector
 from shared.logs import bind, log_context
 from shared.messages import new_id
@@ -817,17 +818,24 @@ class ServiceApp(Litestar):
 
     async def _answer(self, scope: Any, receive: Any, send: Any) -> None:
         """Litestar's answer, or the rate limiter's 429 (as the exception handlers send it),
-        counted in the metrics and logged under the request's correlation id."""
-        if scope["type"] == "http":
-            send = self.http_metrics.wrap(scope, send)
-            with log_context(correlation_id=_request_id(scope)):
-                await self._answer_counted(scope, receive, send)
-        else:
-            await self._answer_counted(scope, receive, send)
+        counted in the metrics, traced and logged under the request's correlation id; then
+        the rest of a live feed, outside the request's span."""
+        if scope["type"] != "http":
+            await super().__call__(scope, receive, send)
+            return
+        send = self.http_metrics.wrap(scope, send)
+        correlation_id = _request_id(scope)
+        with log_context(correlation_id=correlation_id):
+            scope[STREAM_AFTER_LITESTAR] = None
+            with tracing.http_request(scope, correlation_id) as traced:
+                await self._answer_limited(scope, receive, traced(send))
+            rest: StreamRest | None = scope.pop(STREAM_AFTER_LITESTAR)
+            if rest is not None:  # the status and headers went out through Litestar already
+                await rest(receive, send)
 
-    async def _answer_counted(self, scope: Any, receive: Any, send: Any) -> None:
-        outer_send = send
-        if scope["type"] == "http" and self.rate_limiter is not None:
+    async def _answer_limited(self, scope: Any, receive: Any, send: Any) -> None:
+        """Litestar's answer, unless the client is over its rate limits."""
+        if self.rate_limiter is not None:
             try:
                 send = await self.rate_limiter.admit(scope, send)
             except Problem as refused:
@@ -835,11 +843,7 @@ class ServiceApp(Litestar):
                 response = _respond(request, refused).to_asgi_response(None, request)
                 await response(scope, receive, send)
                 return
-        scope[STREAM_AFTER_LITESTAR] = None
         await super().__call__(scope, receive, send)
-        rest: StreamRest | None = scope.pop(STREAM_AFTER_LITESTAR)
-        if rest is not None:  # the status and headers went out through Litestar already
-            await rest(receive, outer_send)
 
     def _allowing(self, scope: Any, send: Any) -> Any:
         """``send`` with the ``Allow`` of an OPTIONS answer naming all the path's methods (the

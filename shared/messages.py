@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from shared import tracing
 from shared.commitments import Commitment
 
 SCHEMA_VERSION = 1
@@ -60,6 +61,9 @@ class EventMetadata(msgspec.Struct, frozen=True, omit_defaults=True):
     occurred_at_ms: int = 0
     app_id: str | None = None
     """The client app whose table or match this is: only its webhook subscriptions get it."""
+    traceparent: str | None = None
+    """The W3C trace context of the work that recorded the event (a move's request), which its
+    webhooks' spans continue; ``None`` when it was not traced."""
 
 
 class CommandEnvelope(msgspec.Struct, frozen=True, omit_defaults=True):
@@ -73,6 +77,8 @@ class CommandEnvelope(msgspec.Struct, frozen=True, omit_defaults=True):
     actor: Actor = SYSTEM
     schema_version: int = SCHEMA_VERSION
     issued_at_ms: int = 0
+    traceparent: str | None = None
+    """The W3C trace context of the sender, which the receiver's span continues."""
 
 
 class EventEnvelope(msgspec.Struct, frozen=True, omit_defaults=True):
@@ -98,6 +104,7 @@ def command(
     causation_id: str | None = None,
     actor: Actor = SYSTEM,
 ) -> CommandEnvelope:
+    """A new command, carrying the trace under way (if any) for its receiver to continue."""
     command_id = new_id()
     return CommandEnvelope(
         command_id=command_id,
@@ -107,6 +114,7 @@ def command(
         causation_id=causation_id,
         actor=actor,
         issued_at_ms=now_ms(),
+        traceparent=tracing.traceparent(),
     )
 
 
@@ -124,6 +132,7 @@ def metadata(
     actor: Actor = SYSTEM,
     app_id: str | None = None,
 ) -> EventMetadata:
+    """A new event's metadata, carrying the trace under way (if any) for its consumers."""
     return EventMetadata(
         event_id=new_id(),
         correlation_id=correlation_id,
@@ -131,6 +140,7 @@ def metadata(
         actor=actor,
         occurred_at_ms=now_ms(),
         app_id=app_id,
+        traceparent=tracing.traceparent(),
     )
 
 

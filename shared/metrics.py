@@ -37,6 +37,8 @@ from prometheus_client import (
 from prometheus_client.core import GaugeMetricFamily, Metric
 from psycopg_pool import AsyncConnectionPool
 
+from shared.settings import stream_key
+
 log = logging.getLogger(__name__)
 
 PROBE_TIMEOUT_S = 1.0
@@ -258,7 +260,7 @@ def streams_probe(
         streams = sorted({stream for stream, _ in groups})
         pipe = client.pipeline(transaction=False)
         for stream in streams:
-            pipe.xinfo_groups(f"{prefix}:{stream}")
+            pipe.xinfo_groups(stream_key(prefix, stream))
         answers = await pipe.execute(raise_on_error=False)
         lag, pending = [], []
         for stream, answer in zip(streams, answers, strict=True):

@@ -575,10 +575,11 @@ class RateLimiter:
     def _keys(self, kind: str, scope: Scope) -> tuple[str, ...]:
         """The request's buckets (or feed sets) of ``kind``: its address's, its app key's."""
         address = client_address(scope, self._trusted)
-        by_address = self._settings.stream(f"ratelimit:{kind}:addr:{address}")
+        slot = f"ratelimit:{kind}"  # one script takes from both buckets: one cluster slot
+        by_address = self._settings.slot_key(slot, f"addr:{address}")
         if (digest := app_key_digest(scope)) is None:
             return (by_address,)
-        return by_address, self._settings.stream(f"ratelimit:{kind}:key:{digest}")
+        return by_address, self._settings.slot_key(slot, f"key:{digest}")
 
 
 def _adding_headers(send: Send, headers: list[tuple[bytes, bytes]]) -> Send:

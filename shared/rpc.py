@@ -18,6 +18,7 @@ import redis.asyncio as redis_async
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from shared import rules_api as api
+from shared import tracing
 from shared.bus import TRANSIENT_ERRORS, OutageLog
 from shared.logs import correlation_id
 from shared.messages import new_id, now_ms
@@ -115,7 +116,19 @@ class RulesClient:
     async def call(
         self, request: api.RulesRequest, reply_type: type[ReplyT]
     ) -> ReplyT | api.Rejected:
-        """Send ``request``; return the decoded reply, or the rules' rejection."""
+        """Send ``request``; return the decoded reply, or the rules' rejection. Inside a
+        trace, a client span covers the wait, and the request carries it to the worker."""
+        kind = type(request).__name__
+        with tracing.within_trace(f"rules {kind}", tracing.CLIENT, _attributes(request)) as span:
+            reply = await self._call(request, kind)
+            if reply.error is not None:
+                raise RulesUnavailable(reply.error)
+            if reply.rejected is not None:
+                span.set_attribute("playtable.rules.rejected", reply.rejected.code)
+                return reply.rejected
+        return msgspec.json.decode(reply.body, type=reply_type)
+
+    async def _call(self, request: api.RulesRequest, kind: str) -> api.RulesReply:
         request_id = new_id()
         future: asyncio.Future[api.RulesReply] = asyncio.get_running_loop().create_future()
         self._waiting[request_id] = future
@@ -125,8 +138,8 @@ class RulesClient:
             request=request,
             deadline_ms=now_ms() + int(self.timeout_s * 1000),
             correlation_id=correlation_id(),
+            traceparent=tracing.traceparent(),
         )
-        kind = type(request).__name__
         started = time.perf_counter()
         try:
             reply = await self._send_until_answered(_call_encoder.encode(call), future)
@@ -137,11 +150,7 @@ class RulesClient:
         finally:
             self._waiting.pop(request_id, None)
         RULES_DURATION.labels(kind).observe(time.perf_counter() - started)
-        if reply.error is not None:
-            raise RulesUnavailable(reply.error)
-        if reply.rejected is not None:
-            return reply.rejected
-        return msgspec.json.decode(reply.body, type=reply_type)
+        return reply
 
     async def _send_until_answered(
         self, payload: bytes, future: asyncio.Future[api.RulesReply]
@@ -182,6 +191,21 @@ class RulesClient:
                     future = self._waiting.get(reply.request_id)
                     if future is not None and not future.done():
                         future.set_result(reply)
+
+
+def _attributes(request: api.RulesRequest) -> dict[str, str]:
+    """What a rules span may say about a request: its kind and game, nothing of its state."""
+    game = getattr(request, "game", None)
+    return {
+        "playtable.rules.request": type(request).__name__,
+        **({"playtable.game": game} if game else {}),
+    }
+
+
+def rules_span(call: api.RulesCall) -> Any:
+    """The rules worker's span answering ``call``: a child of its caller's client span."""
+    name = f"rules {type(call.request).__name__}"
+    return tracing.continued(name, tracing.SERVER, call.traceparent, _attributes(call.request))
 
 
 def decode_call(payload: bytes) -> api.RulesCall:

@@ -232,6 +232,8 @@ class RulesCall(msgspec.Struct, frozen=True):
     deadline_ms: int = 0
     correlation_id: str = ""
     """The caller's (its request's), which the rules worker's log lines carry."""
+    traceparent: str | None = None
+    """The W3C trace context of the caller's span, which the rules worker's span continues."""
 
 
 class RulesReply(msgspec.Struct, frozen=True, omit_defaults=True):

@@ -20,7 +20,7 @@ from shared.outbox import OutboxRelay
 from shared.problems import PROBLEM_TYPES, RULES_REFUSAL
 from shared.rpc import RulesClient, RulesUnavailable
 from shared.rules_api import Ping, Rejected, RulesRequest
-from shared.settings import Settings
+from shared.settings import Settings, stream_name
 
 log = logging.getLogger(__name__)
 
@@ -136,7 +136,7 @@ class Runtime:
     ) -> None:
         """Join ``group`` on ``stream`` and hand each entry to ``handler`` until shutdown."""
         await self.bus.ensure_group(stream, group)
-        self.groups.append((stream.removeprefix(f"{self.settings.stream_prefix}:"), group))
+        self.groups.append((stream_name(self.settings.stream_prefix, stream), group))
         consumer = Consumer(
             self.redis,
             stream,

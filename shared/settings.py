@@ -9,7 +9,11 @@ from collections.abc import Mapping
 
 import msgspec
 
-CONVENTIONAL_NAMES = {"database_url": "DATABASE_URL", "redis_url": "REDIS_URL"}
+CONVENTIONAL_NAMES = {
+    "database_url": "DATABASE_URL",
+    "redis_url": "REDIS_URL",
+    "otlp_endpoint": "OTEL_EXPORTER_OTLP_ENDPOINT",
+}
 """Settings that also answer to the names every tool uses for them."""
 
 
@@ -26,6 +30,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     metrics_port: int = 0
     """Where a process without HTTP (a rules worker, ``playtable webhooks``) serves Prometheus'
     ``/metrics``; 0: nowhere. The HTTP services serve it on their own port."""
+    otlp_endpoint: str = ""
+    """Where every process exports its traces over OTLP/HTTP (``http://collector:4318``;
+    ``/v1/traces`` is appended); empty: no tracing."""
     instance_id: str = ""
     """Names this process in consumer groups and reply streams; generated when empty."""
     rules_timeout_s: float = 5.0
@@ -128,5 +135,23 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
         return int(self.dead_consumer_after_s * 1000)
 
     def stream(self, name: str) -> str:
-        """The Redis key of a named stream, under this deployment's prefix."""
-        return f"{self.stream_prefix}:{name}"
+        """The Redis key of a named stream, under this deployment's prefix (see
+        ``stream_key``)."""
+        return stream_key(self.stream_prefix, name)
+
+    def slot_key(self, slot: str, name: str) -> str:
+        """A Redis key that must share a Redis Cluster slot with the other keys of ``slot``:
+        those one script or transaction touches together (a request's rate-limit buckets)."""
+        return f"{self.stream_prefix}:{{{slot}}}:{name}"
+
+
+def stream_key(prefix: str, name: str) -> str:
+    """A stream's Redis key: its name is a hash tag, so the keys made from it (its
+    dead-letter stream, ``<key>:dead``, written in one transaction with it) share its Redis
+    Cluster slot, and the streams spread over the cluster."""
+    return f"{prefix}:{{{name}}}"
+
+
+def stream_name(prefix: str, key: str) -> str:
+    """The name of the stream whose key is ``key`` (``stream_key`` undone)."""
+    return key.removeprefix(f"{prefix}:").removeprefix("{").removesuffix("}")

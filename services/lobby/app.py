@@ -16,7 +16,7 @@ from litestar.params import FromPath, FromQuery, JSONBody, PathParameter, QueryP
 from services.lobby import schemas as s
 from services.lobby.feed import TableFeeds
 from services.lobby.tables import Tables, not_private
-from shared import apps, rules_api
+from shared import apps, rules_api, tracing
 from shared.commands import CommandRedriver, CommandWatch, Waiter
 from shared.feed import (
     FEED_ROUTE,
@@ -549,6 +549,7 @@ class AppsController(Controller):
 def create_app(settings: Settings | None = None) -> Litestar:
     """Compose the lobby: settings, runtime, domain and HTTP routes, in one place."""
     settings = settings or Settings.from_env()
+    tracing.configure(settings, "lobby")
     runtime = Runtime(settings)
     lobby = Lobby(runtime)
     feeds = FeedHub(runtime, settings.stream("lobby-events"))

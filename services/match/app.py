@@ -16,7 +16,7 @@ from services.match import schemas as s
 from services.match.feed import MatchFeeds
 from services.match.matches import Matches
 from services.match.replays import Replays
-from shared import apps
+from shared import apps, tracing
 from shared.feed import (
     FEED_ROUTE,
     FeedAfter,
@@ -254,10 +254,11 @@ class MatchesController(Controller):
 
 
 def command_handler(matches: NamedDependency[Matches]) -> Any:
-    """Handle the lobby's commands. Each is kept in Postgres and re-driven until done, so when
-    the rules service does not answer the entry is only logged and acknowledged: the command
-    comes back, rather than being dead-lettered. (The consumer itself retries a handler that
-    failed for Postgres or Redis being down.)"""
+    """Handle the lobby's commands, each in a span continuing the trace that sent it. Each is
+    kept in Postgres and re-driven until done, so when the rules service does not answer the
+    entry is only logged and acknowledged: the command comes back, rather than being
+    dead-lettered. (The consumer itself retries a handler that failed for Postgres or Redis
+    being down.)"""
 
     async def handle(_entry_id: str, payload: bytes) -> None:
         envelope = decode_command(payload)
@@ -265,10 +266,24 @@ def command_handler(matches: NamedDependency[Matches]) -> Any:
             log.warning("ignoring unknown command %s", envelope.type)
             return
         command = msgspec.json.decode(envelope.body, type=CreateMatch)
-        with log_context(correlation_id=envelope.correlation_id, match_id=command.match_id):
+        traced = {
+            "playtable.command_id": envelope.command_id,
+            "playtable.match_id": command.match_id,
+            "playtable.table_id": command.table_id,
+        }
+        with (
+            log_context(correlation_id=envelope.correlation_id, match_id=command.match_id),
+            tracing.span(
+                f"command {envelope.type}",
+                tracing.CONSUMER,
+                parent=envelope.traceparent,
+                attributes=traced,
+            ) as span,
+        ):
             try:
                 await matches.create(command, envelope.correlation_id, envelope.command_id)
             except Problem as problem:
+                tracing.failed(span, problem.code)
                 if problem.status == 422:
                     log.error("match refused by the rules: %s", problem.detail)
                 else:
@@ -280,6 +295,7 @@ def command_handler(matches: NamedDependency[Matches]) -> Any:
 def create_app(settings: Settings | None = None) -> Litestar:
     """Compose the match service: runtime, domain, command consumer and HTTP routes."""
     settings = settings or Settings.from_env()
+    tracing.configure(settings, "match")
     runtime = Runtime(settings)
     matches = Matches(runtime)
     feeds = FeedHub(runtime, settings.stream("match-events"))

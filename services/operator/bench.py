@@ -16,7 +16,7 @@ from typing import Any
 
 from services.operator.keys import client_key
 from shared.apps import API_KEY_HEADER
-from shared.settings import Settings
+from shared.settings import Settings, stream_key
 
 DEFAULT_PLAYERS = {"hanabi": 2, "carcassonne": 2, "dingo": 3, "breaking_news": 3}
 
@@ -25,6 +25,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per request otherwise
     if args.bench == "engine":
         return bench_engine(args.game, args.players, args.games, args.seed)
+    if args.bench == "bots":
+        return bench_bots(args.game, args.matches)
     if args.bench == "api":
         lobby = args.lobby or f"http://{settings.host}:{settings.lobby_port}"
         match = args.match or f"http://{settings.host}:{settings.match_port}"
@@ -383,6 +385,69 @@ async def bench_memory(settings: Settings, count: int) -> int:
     return 0
 
 
+# --- bots ------------------------------------------------------------------------------------
+
+BOT_TABLES = {
+    "hanabi": [2, 3, 4, 5],
+    "carcassonne": [2],
+    "dingo": [3, 2, 4],
+    "breaking_news": [3, 2, 4],
+}
+"""Per game, the player counts measured (the bot's figures the issue asks for first)."""
+
+
+def bench_bots(only: str | None, matches: int) -> int:
+    """Each game's heuristic bot over ``matches`` seeded matches per player count, on every
+    core: Hanabi's self-play scores (a cooperative game) beside the random bot's, for the
+    others its win share against random bots in every other seat (its seat rotating)."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    from services.bots.arena import seat_rotation, self_play
+    from services.bots.policies import load_policies
+
+    policies = load_policies()
+    chunks = [range(start, min(start + 50, matches)) for start in range(0, matches, 50)]
+    with ProcessPoolExecutor() as pool:
+        for name in [only] if only else list(BOT_TABLES):
+            heuristic, random_bot = f"{name}-heuristic", f"{name}-random"
+            if heuristic not in policies:
+                print(f"{name}: no heuristic bot yet")
+                continue
+            for players in BOT_TABLES[name]:
+                began = time.perf_counter()
+                if name == "hanabi":
+                    scores = {
+                        bot: [
+                            score
+                            for part in pool.map(
+                                self_play, [(name, bot, players, seeds) for seeds in chunks]
+                            )
+                            for score in part
+                        ]
+                        for bot in (heuristic, random_bot)
+                    }
+                    mine = scores[heuristic]
+                    line = (
+                        f"heuristic self-play mean {statistics.mean(mine):.2f}, median"
+                        f" {statistics.median(mine)}, min {min(mine)}, max {max(mine)}"
+                        f" ({sum(s == 25 for s in mine) / matches:.1%} perfect);"
+                        f" random mean {statistics.mean(scores[random_bot]):.2f}"
+                    )
+                else:
+                    jobs = [(name, heuristic, random_bot, players, seeds) for seeds in chunks]
+                    parts = list(pool.map(seat_rotation, jobs))
+                    wins = sum(p.wins * p.matches for p in parts) / matches
+                    mean = sum(p.mean_score * p.matches for p in parts) / matches
+                    others = sum(p.mean_others * p.matches for p in parts) / matches
+                    line = (
+                        f"heuristic against random wins {wins:.1%} (fair share"
+                        f" {1 / players:.0%}), mean score {mean:.1f} against {others:.1f}"
+                    )
+                took = (time.perf_counter() - began) / matches
+                print(f"{name}, {players} players, {matches} matches: {line} ({took:.3f} s each)")
+    return 0
+
+
 # --- webhooks --------------------------------------------------------------------------------
 
 BENCH_EVENT = "WebhookBenchPinged"
@@ -488,7 +553,7 @@ async def bench_webhooks(
         for _ in range(workers)
     ]
     redis = redis_async.Redis.from_url(settings.redis_url)
-    stream = f"{prefix}:match-events"
+    stream = stream_key(prefix, "match-events")
     try:
         await asyncio.sleep(3.0)  # the workers connect and the dispatchers join the group
         started = time.time()

@@ -177,6 +177,11 @@ def main(argv: list[str] | None = None) -> int:
     copies.add_argument("--phase", type=float, default=10.0, help="seconds per phase")
     copies.add_argument("--no-kill", action="store_true", help="only measure the throughput")
     copies.add_argument("--keep", action="store_true", help="keep its database and streams")
+    copies.add_argument(
+        "--no-webhooks",
+        action="store_true",
+        help="make no webhook subscription (nor check deliveries)",
+    )
     copies.add_argument("--json", help="also write the report to this file")
     _file_commands(commands)
     app_commands = commands.add_parser("apps", help="client apps and operator keys (Postgres)")
@@ -188,6 +193,9 @@ def main(argv: list[str] | None = None) -> int:
     new_operator_key.add_argument("name", nargs="?", default="", help="a label for the key")
     bench = commands.add_parser("bench", help="measure speed")
     bench_kinds = bench.add_subparsers(dest="bench", required=True)
+    bots = bench_kinds.add_parser("bots", help="each game's heuristic bot, in seeded matches")
+    bots.add_argument("--game", default=None)
+    bots.add_argument("--matches", type=int, default=1000)
     engine = bench_kinds.add_parser("engine", help="random playouts of one game on one core")
     engine.add_argument("game")
     engine.add_argument("--players", type=int, default=None)

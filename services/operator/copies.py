@@ -193,12 +193,10 @@ class Copies:
 
     def cpu_seconds(self) -> dict[str, float]:
         """CPU time so far of each service's process groups (children included), nginx, and
-        of the Postgres and Redis servers (all their processes, by name)."""
+        of the Postgres and Redis servers and nginx (all their processes, by name)."""
         groups: dict[int, str] = {
             process.pid: service for (service, _), process in self.processes.items()
         }
-        if self.gateway is not None:
-            groups[self.gateway.pid] = "nginx"
         ticks = os.sysconf("SC_CLK_TCK")
         used: dict[str, float] = defaultdict(float)
         for stat in Path("/proc").glob("[0-9]*/stat"):
@@ -212,7 +210,7 @@ class Copies:
             group = int(fields[2])
             if group in groups:
                 used[groups[group]] += seconds
-            elif name.startswith(("postgres", "redis-server")):
+            elif name.startswith(("postgres", "redis-server", "nginx")):
                 used[name.split(":")[0].split()[0]] += seconds
         return dict(used)
 
@@ -389,7 +387,7 @@ def stored_bytes(database_url: str) -> dict[str, float]:
                 (table, table),
             ).fetchone()[0]  # type: ignore[index]
             counts[label] = rows
-            found[f"bytes per {label}"] = size / rows if rows else 0.0
+            found[f"bytes per {label}"] = float(size) / rows if rows else 0.0
     matches = max(counts["matches row"], 1)
     found["events per match"] = counts["event"] / matches
     found["snapshots per match"] = counts["snapshot"] / matches
@@ -423,9 +421,11 @@ async def run_copies(
     recovered_share: float = 0.5,
     directory: Path | None = None,
     keep: bool = False,
+    webhooks: bool = True,
 ) -> CopiesReport:
     """Everything the module docstring says, on a database and stream prefix of its own
-    (dropped afterwards unless ``keep``); the report lists every problem found."""
+    (dropped afterwards unless ``keep``); the report lists every problem found. Without
+    ``webhooks`` no subscription is made (the cost of a move without any)."""
     run_id = uuid.uuid4().hex[:8]
     directory = (directory or Path(".stack") / f"copies-{run_id}").resolve()
     directory.mkdir(parents=True, exist_ok=True)
@@ -462,7 +462,8 @@ async def run_copies(
     stack = Copies(env, copies, directory)
     try:
         await asyncio.to_thread(stack.start_all)
-        await _subscribe(stack.url, app_key, receiver.port)
+        if webhooks:
+            await _subscribe(stack.url, app_key, receiver.port)
         load = await play_and_kill(
             stack,
             app_key,
@@ -473,7 +474,15 @@ async def run_copies(
             kill=kill,
             report=report,
         )
-        await _check(stack, load, database_url, settings.redis_url, prefix, receiver, report)
+        await _check(
+            stack,
+            load,
+            database_url,
+            settings.redis_url,
+            prefix,
+            receiver if webhooks else None,
+            report,
+        )
         report.stored_bytes = await asyncio.to_thread(stored_bytes, database_url)
     finally:
         await asyncio.to_thread(stack.stop_all)
@@ -510,7 +519,7 @@ async def _check(
     database_url: str,
     redis_url: str,
     prefix: str,
-    receiver: WebhookReceiver,
+    receiver: WebhookReceiver | None,
     report: CopiesReport,
 ) -> None:
     logged = await asyncio.to_thread(integrity.check_log, database_url, load)
@@ -537,6 +546,8 @@ async def _check(
     )
     if verified.returncode:
         report.problems.append(f"verify: {(verified.stdout + verified.stderr)[-2000:]}")
+    if receiver is None:
+        return
     committed = await asyncio.to_thread(committed_versions, database_url)
     deadline = time.monotonic() + 60
     while True:
@@ -571,6 +582,7 @@ def run(settings: Settings, args: Any) -> int:
             phase_s=args.phase,
             kill=not args.no_kill,
             keep=args.keep,
+            webhooks=not args.no_webhooks,
         )
     )
     print("\n".join(report.lines()))

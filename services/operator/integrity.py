@@ -15,6 +15,7 @@ import redis as redis_sync
 
 from services.operator.hostile import Ack, Load
 from shared.messages import EventEnvelope
+from shared.settings import stream_key
 
 SHOWN_AS = {"DayStarted": "DayDealt"}
 """Stored event types a seat is shown under another name (Dingo's deal, see its ``redact``)."""
@@ -146,7 +147,7 @@ def check_published(
     stream, first seen in increasing order; a repeat must repeat a version already seen
     exactly (at least once), and nothing may be skipped."""
     decoder = msgspec.json.Decoder(EventEnvelope)
-    topic = f"{prefix}:match-events"
+    topic = stream_key(prefix, "match-events")
     deadline = time.monotonic() + wait_s
     client = redis_sync.Redis.from_url(redis_url)
     try:

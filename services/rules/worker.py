@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Any
 
 import redis.asyncio as redis_async
+from opentelemetry.trace import Span
 
 from services.rules.engine import RulesEngine, UnknownGame
 from services.rules.games import load_games
-from shared import rpc
+from shared import rpc, tracing
 from shared.bus import Bus, Consumer
 from shared.collector import tune_collector
 from shared.logs import log_context
@@ -35,24 +37,29 @@ class RulesWorker:
         call = rpc.decode_call(payload)
         if call.deadline_ms and now_ms() > call.deadline_ms:
             return  # the caller has given up waiting; answering would only fill its stream
-        with log_context(correlation_id=call.correlation_id or None):
-            await self._answer(call)
+        with log_context(correlation_id=call.correlation_id or None), rpc.rules_span(call) as span:
+            await self._answer(call, span)
 
-    async def _answer(self, call: RulesCall) -> None:
+    async def _answer(self, call: RulesCall, span: Span) -> None:
+        outcome: Any = None
         try:
-            reply = rpc.encode_reply(call.request_id, self.engine.handle(call.request))
+            outcome = self.engine.handle(call.request)
+            reply = rpc.encode_reply(call.request_id, outcome)
         except UnknownGame as error:
-            reply = rpc.encode_reply(
-                call.request_id, Rejected("unknown_game", f"no game named {error.args[0]!r}")
-            )
-        except Exception:
+            outcome = Rejected("unknown_game", f"no game named {error.args[0]!r}")
+            reply = rpc.encode_reply(call.request_id, outcome)
+        except Exception as error:
             log.exception("rules request %s failed", type(call.request).__name__)
+            tracing.failed(span, type(error).__name__)
             reply = rpc.encode_failure(call.request_id, "the rules engine failed on this request")
+        if isinstance(outcome, Rejected):
+            span.set_attribute("playtable.rules.rejected", outcome.code)
         await self.replies.add(call.reply_to, reply, reply=True)
 
 
 async def serve(settings: Settings, stop: asyncio.Event) -> None:
     """Bootstrap: connect, build the engine from the game catalogue, consume until stopped."""
+    tracing.configure(settings, "rules")
     redis = redis_async.Redis.from_url(settings.redis_url)
     worker = RulesWorker(redis, RulesEngine(load_games()))
     tune_collector()

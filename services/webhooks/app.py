@@ -18,7 +18,7 @@ from services.webhooks import schemas as s
 from services.webhooks.delivery import configure, enqueue, in_stream_order
 from services.webhooks.signing import new_secret
 from services.webhooks.targets import TargetRefused, allowed_networks, check_target
-from shared import apps, rules_api
+from shared import apps, rules_api, tracing
 from shared.db import given_fields, iso, open_pool, set_clause
 from shared.http import (
     APP_KEY,
@@ -220,16 +220,26 @@ class Webhooks:
 
     async def ping(self, conn: Any, app_id: str | None, subscription_id: str) -> int:
         """A new delivery of a ``WebhookPing`` to the subscription, through the usual path
-        (signed, attempted, logged). A disabled subscription gets a 409: nothing would be sent."""
+        (signed, attempted, logged, traced as part of the ping's request). A disabled
+        subscription gets a 409: nothing would be sent."""
         at_ms = now_ms()
         key, stream_id, body = samples.ping(subscription_id, at_ms)
         cursor = await conn.execute(
-            "INSERT INTO webhook_deliveries"
-            " (subscription_id, event_key, stream_id, event_type, body, occurred_at_ms)"
-            " SELECT id, %s, %s, %s, %s, %s FROM webhook_subscriptions"
+            "INSERT INTO webhook_deliveries (subscription_id, event_key, stream_id, event_type,"
+            " body, occurred_at_ms, traceparent)"
+            " SELECT id, %s, %s, %s, %s, %s, %s FROM webhook_subscriptions"
             " WHERE id = %s AND app_id IS NOT DISTINCT FROM %s AND enabled"
             " FOR KEY SHARE RETURNING id",
-            (key, stream_id, samples.PING, body, at_ms, subscription_id, app_id),
+            (
+                key,
+                stream_id,
+                samples.PING,
+                body,
+                at_ms,
+                tracing.traceparent(),
+                subscription_id,
+                app_id,
+            ),
         )
         row = await cursor.fetchone()
         if row is None:  # none of the app's, or disabled
@@ -574,6 +584,7 @@ class DeliveriesController(Controller):
 def create_app(settings: Settings | None = None) -> Litestar:
     """Compose the webhooks API: settings, the pool, the Celery app and the routes."""
     settings = settings or Settings.from_env()
+    tracing.configure(settings, "webhooks-api")
     webhooks = Webhooks(settings)
     return service_app(
         "webhooks",

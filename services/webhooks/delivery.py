@@ -49,6 +49,7 @@ from services.webhooks.targets import (
     allowed_networks,
     check_target,
 )
+from shared import tracing
 from shared.metrics import WEBHOOK_DELAY, WEBHOOK_DELIVERIES
 from shared.settings import Settings
 
@@ -80,7 +81,7 @@ SELECT d.id, d.event_key, d.body, d.attempts, d.subscription_id, d.stream_id, s.
         WHERE e.subscription_id = d.subscription_id AND e.stream_id = d.stream_id
           AND e.status = 'pending' AND e.id < d.id
         ORDER BY e.id DESC LIMIT 1),
-       d.occurred_at_ms
+       d.occurred_at_ms, d.traceparent
 FROM webhook_deliveries d JOIN webhook_subscriptions s ON s.id = d.subscription_id
 WHERE d.id = ANY(%(ids)s) AND d.status = 'pending'
   AND d.due_at <= now() + make_interval(secs => %(slack)s)
@@ -344,6 +345,8 @@ class Delivery(NamedTuple):
     pending_before: int | None
     """The pending delivery before this one in its stream (None: this one is first)."""
     occurred_at_ms: int
+    traceparent: str | None
+    """The trace of the move that recorded the event, which each attempt's span continues."""
 
     @property
     def signing(self) -> list[str]:
@@ -475,8 +478,24 @@ async def _send_chains(
 
 
 async def _attempt(ctx: Context, delivery: Delivery, target: Target | TargetRefused) -> Attempt:
-    status_code, duration_ms, error, asked_s = await _post(ctx, delivery, target)
-    status, wait_s = _outcome(ctx.settings, status_code, error, delivery.attempts + 1, asked_s)
+    """POST the delivery once, in a span of the event's trace (the target's URL is left out
+    of it: a receiver may keep a secret in its path)."""
+    traced = {
+        "playtable.delivery_id": delivery.id,
+        "playtable.subscription_id": delivery.subscription_id,
+        "playtable.webhook_id": delivery.key,
+        "playtable.webhook.attempt": delivery.attempts + 1,
+    }
+    with tracing.span(
+        "webhook POST", tracing.CLIENT, parent=delivery.traceparent, attributes=traced
+    ) as span:
+        status_code, duration_ms, error, asked_s = await _post(ctx, delivery, target)
+        status, wait_s = _outcome(ctx.settings, status_code, error, delivery.attempts + 1, asked_s)
+        span.set_attribute("playtable.webhook.outcome", _OUTCOMES[status])
+        if status_code is not None:
+            span.set_attribute("http.response.status_code", status_code)
+        if error is not None:
+            tracing.failed(span, error)
     return Attempt(delivery, status_code, duration_ms, error, status, wait_s)
 
 

@@ -24,6 +24,7 @@ import contextlib
 import logging
 from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import Any
 
 import msgspec
 import psycopg
@@ -31,6 +32,7 @@ import redis.asyncio as redis_async
 from psycopg_pool import AsyncConnectionPool
 
 from services.webhooks.delivery import in_stream_order
+from shared import tracing
 from shared.bus import BACKING_SERVICE_OUTAGES, Bus, Consumer
 from shared.messages import EventEnvelope
 from shared.metrics import Metrics, pool_probe, serve_metrics, streams_probe
@@ -48,6 +50,9 @@ BATCH_LINGER_S = 0.02
 """How long the dispatcher lets events gather after a read that did not fill a batch: at a
 trickle of moves it handles a few per statement instead of one (webhooks wait that long more)."""
 SOURCE_STREAMS = ("lobby-events", "match-events")
+
+_COLUMNS = "keys streams types bodies occurred apps matches tables started traces".split()
+"""The parameters of ``_HANDLE_EVENTS``: one array each, an item per event of the batch."""
 
 _envelope_decoder = msgspec.json.Decoder(EventEnvelope)
 _json = msgspec.json.Encoder()
@@ -88,9 +93,9 @@ WITH batch AS (
     SELECT *
     FROM unnest(%(keys)s::text[], %(streams)s::text[], %(types)s::text[], %(bodies)s::bytea[],
                 %(occurred)s::bigint[], %(apps)s::text[], %(matches)s::text[], %(tables)s::text[],
-                %(started)s::text[])
+                %(started)s::text[], %(traces)s::text[])
         WITH ORDINALITY AS e(key, stream, type, body, occurred, app, match_id, table_id,
-                             started_match, ord)
+                             started_match, trace, ord)
 ), handled AS (
     INSERT INTO webhook_handled (event_key)
     SELECT key FROM batch
@@ -109,9 +114,9 @@ WITH batch AS (
     ON CONFLICT DO NOTHING
 )
 INSERT INTO webhook_deliveries
-    (subscription_id, event_key, stream_id, event_type, body, occurred_at_ms, status)
+    (subscription_id, event_key, stream_id, event_type, body, occurred_at_ms, status, traceparent)
 SELECT s.id, e.key, e.stream, e.type, e.body, e.occurred,
-       CASE WHEN s.enabled THEN 'pending' ELSE 'missed' END
+       CASE WHEN s.enabled THEN 'pending' ELSE 'missed' END, e.trace
 FROM fresh e
 JOIN webhook_subscriptions s ON s.app_id = e.app
 WHERE (cardinality(s.event_types) = 0 OR e.type = ANY (s.event_types))
@@ -212,16 +217,9 @@ class Dispatcher:
 
     async def handle_batch(self, entries: list[tuple[str, bytes]]) -> None:
         """Handle the ``(entry_id, payload)`` pairs of one read, in stream order, in one
-        statement; then enqueue the deliveries it created."""
-        keys: list[str] = []
-        streams: list[str] = []
-        types: list[str] = []
-        bodies: list[bytes] = []
-        occurred: list[int] = []
-        apps: list[str | None] = []
-        matches: list[str | None] = []
-        tables: list[str | None] = []
-        started: list[str | None] = []
+        statement (in a span linked to each event's trace); then enqueue the deliveries it
+        created."""
+        columns: dict[str, list[Any]] = {name: [] for name in _COLUMNS}
         seen: set[str] = set()
         for _entry_id, payload in entries:
             envelope = _envelope_decoder.decode(payload)
@@ -230,17 +228,27 @@ class Dispatcher:
                 continue
             seen.add(key)
             stream = envelope.stream_id
-            keys.append(key)
-            streams.append(stream)
-            types.append(envelope.type)
-            bodies.append(webhook_body(envelope))
-            occurred.append(envelope.metadata.occurred_at_ms)
-            apps.append(envelope.metadata.app_id)
-            matches.append(stream[6:] if stream.startswith("match-") else None)
-            tables.append(stream[6:] if stream.startswith("table-") else None)
-            started.append(_started_match(envelope))
-        if not keys:
+            columns["keys"].append(key)
+            columns["streams"].append(stream)
+            columns["types"].append(envelope.type)
+            columns["bodies"].append(webhook_body(envelope))
+            columns["occurred"].append(envelope.metadata.occurred_at_ms)
+            columns["apps"].append(envelope.metadata.app_id)
+            columns["matches"].append(stream[6:] if stream.startswith("match-") else None)
+            columns["tables"].append(stream[6:] if stream.startswith("table-") else None)
+            columns["started"].append(_started_match(envelope))
+            columns["traces"].append(envelope.metadata.traceparent)
+        if not seen:
             return
+        with tracing.span("webhooks dispatch", tracing.CONSUMER, links=columns["traces"]) as span:
+            span.set_attribute("playtable.events", len(seen))
+            created = await self._create_deliveries(columns)
+            span.set_attribute("playtable.deliveries", len(created))
+        if created:
+            self._enqueue(in_stream_order(created))
+
+    async def _create_deliveries(self, columns: dict[str, list[Any]]) -> list[Any]:
+        """The batch's deliveries to send: ``(id, subscription, stream)`` rows."""
         async with self._pool.connection() as conn, conn.transaction():
             # One batch at a time: the statement's snapshot, taken once the lock is held, sees
             # the matches an earlier batch remembered (a match's events may be read by one
@@ -259,23 +267,8 @@ class Dispatcher:
                 leading = await checked.fetchone()
                 if not leading or not leading[1]:
                     raise NotLeading("the leader lock is gone: another dispatcher may lead")
-            cursor = await conn.execute(
-                _HANDLE_EVENTS,
-                {
-                    "keys": keys,
-                    "streams": streams,
-                    "types": types,
-                    "bodies": bodies,
-                    "occurred": occurred,
-                    "apps": apps,
-                    "matches": matches,
-                    "tables": tables,
-                    "started": started,
-                },
-            )
-            created = [row[:3] for row in await cursor.fetchall() if row[3]]
-        if created:
-            self._enqueue(in_stream_order(created))
+            cursor = await conn.execute(_HANDLE_EVENTS, columns)
+            return [row[:3] for row in await cursor.fetchall() if row[3]]
 
     async def probe(self, interval_s: float) -> int:
         """Try a failing subscription's receiver again if nothing would for ``interval_s``."""

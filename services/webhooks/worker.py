@@ -14,6 +14,7 @@ import threading
 
 from services.webhooks.delivery import configure, enqueue
 from services.webhooks.dispatcher import dispatch
+from shared import tracing
 from shared.db import open_pool
 from shared.settings import Settings
 
@@ -58,6 +59,7 @@ class DispatcherThread(threading.Thread):
 
 
 def run_webhooks(settings: Settings) -> int:
+    tracing.configure(settings, "webhooks")
     app = configure(settings)
     dispatcher = DispatcherThread(settings)
     dispatcher.start()

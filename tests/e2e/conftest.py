@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -67,8 +68,10 @@ def wait_healthy(client: httpx.Client, process: subprocess.Popen[bytes]) -> None
     raise RuntimeError("service did not become healthy")
 
 
-@pytest.fixture(scope="module")
-def stack(database_url: str, redis_url: str) -> Iterator[Stack]:
+@contextlib.contextmanager
+def running_stack(database_url: str, redis_url: str, **extra_env: str) -> Iterator[Stack]:
+    """A rules worker, the match service and the lobby, each its own process, with
+    ``extra_env`` added to their environment."""
     lobby_port, match_port = free_port(), free_port()
     env = dict(os.environ)
     env.update(
@@ -78,6 +81,7 @@ def stack(database_url: str, redis_url: str) -> Iterator[Stack]:
         PLAYTABLE_MATCH_PORT=str(match_port),
         PLAYTABLE_STREAM_PREFIX=f"e2e-{uuid.uuid4().hex[:8]}",
         PLAYTABLE_LOG_LEVEL="warning",
+        **extra_env,
     )
     env.pop("PLAYTABLE_INSTANCE_ID", None)
     app_key = new_app_key(database_url, env["PLAYTABLE_STREAM_PREFIX"])
@@ -103,6 +107,12 @@ def stack(database_url: str, redis_url: str) -> Iterator[Stack]:
                 process.kill()
         lobby.close()
         match.close()
+
+
+@pytest.fixture(scope="module")
+def stack(database_url: str, redis_url: str) -> Iterator[Stack]:
+    with running_stack(database_url, redis_url) as running:
+        yield running
 
 
 def printed_app_key(log: Path) -> str:

@@ -29,19 +29,23 @@ GAMES = ("hanabi", "carcassonne", "dingo", "breaking_news")
 
 @dataclass(frozen=True)
 class Routes:
-    """Where the contract's one server runs in this test: the gateway."""
+    """Where the contract's servers run in this test: the gateway, and the lobby's own port
+    for the operator's paths (no gateway routes them)."""
 
     public: str
+    operator: str
 
     def base_url(self, declared: str) -> str:
-        """The gateway, for the contract's server; a server the harness does not know fails
-        loudly. Schemathesis gives operations under the contract's global ``servers`` a bare
-        path (the contract was read from a file)."""
+        """The gateway, for the contract's server, the lobby for the operator's; a server the
+        harness does not know fails loudly. Schemathesis gives operations under the contract's
+        global ``servers`` a bare path (the contract was read from a file)."""
         parts = urlsplit(declared)
         if not parts.netloc:
             return self.public + parts.path.rstrip("/")
         if parts.port == Settings().gateway_port:
             return self.public
+        if parts.port == Settings().lobby_port:
+            return self.operator
         raise LookupError(f"the contract names server {declared!r}, unknown to the harness")
 
 

@@ -186,7 +186,8 @@ def fuzzed_stack(request: pytest.FixtureRequest, webhook_sink: WebhookSink) -> G
 
 @pytest.fixture(scope="module")
 def live(fuzzed_stack: Gateway, webhook_sink: WebhookSink) -> Iterator[Live]:
-    routes = Routes(str(fuzzed_stack.client.base_url).rstrip("/"))
+    lobby = f"http://{LOOPBACK}:{fuzzed_stack.stack.env['PLAYTABLE_LOBBY_PORT']}"
+    routes = Routes(str(fuzzed_stack.client.base_url).rstrip("/"), lobby)
     stage = Stage.open(fuzzed_stack, OPERATOR_KEY)
     LIVE.append(Live(routes=routes, stage=stage, sink=webhook_sink))
     try:

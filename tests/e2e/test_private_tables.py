@@ -15,6 +15,7 @@ import pytest
 import redis
 
 from shared.http import hash_token
+from shared.settings import stream_key
 from tests.e2e.conftest import Stack
 from tests.e2e.play import auth, open_table, started_match
 
@@ -197,7 +198,7 @@ def published_mentions(stack: Stack, ids: list[str], timeout_s: float = 10.0) ->
             entries = [
                 value
                 for name in ("lobby-events", "match-events")
-                for _, fields in client.xrange(f"{prefix}:{name}")
+                for _, fields in client.xrange(stream_key(prefix, name))
                 for value in fields.values()
             ]
             mentions = b"".join(e for e in entries if any(i.encode() in e for i in ids))

@@ -11,6 +11,7 @@ import pytest
 import redis
 
 from shared.messages import EventEnvelope
+from shared.settings import stream_key
 from tests.e2e.conftest import Stack, free_port, wait_healthy
 from tests.e2e.play import auth, open_table, play_to_end
 
@@ -71,7 +72,7 @@ def test_published_events_arrive_in_order_once_and_redacted(stack: Stack, redis_
     match_id, tokens = open_table(stack, "hanabi", 2, seed=123)
     final = play_to_end(stack, match_id, tokens, random.Random(4))
     client = redis.Redis.from_url(redis_url)
-    topic = f"{stack.env['PLAYTABLE_STREAM_PREFIX']}:match-events"
+    topic = stream_key(stack.env["PLAYTABLE_STREAM_PREFIX"], "match-events")
     decoder = msgspec.json.Decoder(EventEnvelope)
     deadline = time.monotonic() + 10
     while True:
@@ -175,7 +176,7 @@ def test_a_table_started_while_rules_are_down_gets_its_match_though_redis_forget
     assert response.json()["status"] == "running"
     again = stack.lobby.post(f"/tables/{table_id}/start", headers=auth(tokens[1]))
     assert again.status_code == 409  # started once: no second match
-    dead = f"{stack.env['PLAYTABLE_STREAM_PREFIX']}:commands:match:dead"
+    dead = stream_key(stack.env["PLAYTABLE_STREAM_PREFIX"], "commands:match") + ":dead"
     assert redis.Redis.from_url(redis_url).xlen(dead) == 0
 
 

@@ -300,7 +300,12 @@ def test_a_full_match_is_delivered_in_order(stack: Stack, hooks: Hooks) -> None:
     assert any(r.body["stream_id"].startswith("table-") for r in hooks.receiver.verified("all"))
     assert not [r for r in hooks.receiver.verified("finished") if r.body["stream_id"] != stream]
 
-    log_entries = [d for d in hooks.deliveries(everything["id"]) if d["stream_id"] == stream]
+    def logged() -> list[dict]:
+        """The delivery log once every attempt is recorded (just after the receiver answered)."""
+        entries = [d for d in hooks.deliveries(everything["id"]) if d["stream_id"] == stream]
+        return entries if all(d["status"] != "pending" for d in entries) else []
+
+    log_entries = eventually(logged, what="the attempts recorded")
     assert len(log_entries) == len(delivered)
     assert all(d["status"] == "delivered" for d in log_entries)
     assert all([a["status_code"] for a in d["attempts"]] == [200] for d in log_entries)

@@ -199,7 +199,7 @@ async def test_a_refused_client_is_refused_again_without_asking_redis(
     app = await limited_app(rate_limit_write_per_s=1, rate_limit_write_burst=1)
     async with client_of(app) as client:
         assert await post_statuses(client, 2) == [201, 429]
-        await redis.delete(f"{key_prefix}ratelimit:write:addr:{CLIENT}")  # full, for Redis
+        await redis.delete(f"{key_prefix}{{ratelimit:write}}:addr:{CLIENT}")  # full, for Redis
         again = await client.post("/things")
     assert again.status_code == 429  # no token can be back within the second
     assert again.headers["Retry-After"] == "1"
@@ -219,7 +219,7 @@ async def test_an_app_key_is_limited_across_addresses(
         assert await post_statuses(second, 1) == [201]
         other_key = {"X-API-Key": "pt_another_app_key"}
         assert await post_statuses(second, 1, headers=other_key) == [201]
-    stored = [key async for key in redis.scan_iter(match=f"{key_prefix}ratelimit:write:key:*")]
+    stored = [key async for key in redis.scan_iter(match=f"{key_prefix}{{ratelimit:write}}:key:*")]
     assert len(stored) == 2
     assert not any(b"pt_" in name for name in stored)  # only the keys' hashes are kept
 
@@ -355,7 +355,7 @@ async def test_feed_leases_over_the_limit_are_refused_and_freed_on_exit(
                 pass
         async with feed_lease(request_from(app, OTHER_CLIENT)):
             pass
-        leases = f"{key_prefix}ratelimit:live-feeds:addr:{CLIENT}"
+        leases = f"{key_prefix}{{ratelimit:live-feeds}}:addr:{CLIENT}"
         assert await redis.zcard(leases) == 2
         assert 0 < await redis.pttl(leases) <= 30_000  # lapses if this process dies
     assert refused.value.status == 429
@@ -376,7 +376,7 @@ async def test_feed_leases_are_renewed_while_held_and_lapse_when_their_process_d
 ) -> None:
     monkeypatch.setattr("shared.ratelimit.FEED_LEASE_S", 0.6)  # renewed every 0.2 s
     app = await limited_app(max_feeds_per_client=1)
-    leases = f"{key_prefix}ratelimit:live-feeds:addr:{CLIENT}"
+    leases = f"{key_prefix}{{ratelimit:live-feeds}}:addr:{CLIENT}"
     async with feed_lease(request_from(app, CLIENT)):
         await asyncio.sleep(1.2)  # lapsed twice over, unless renewed
         assert await redis.zcard(leases) == 1
@@ -410,7 +410,7 @@ async def test_a_burst_of_closing_feeds_frees_every_slot_in_a_few_round_trips(
     monkeypatch.setattr(limiter, "_release", counted)
     request = request_from(app, CLIENT)
     slots = [await take_feed_slot(request) for _ in range(3000)]  # feeds open over time
-    leases = f"{key_prefix}ratelimit:live-feeds:addr:{CLIENT}"
+    leases = f"{key_prefix}{{ratelimit:live-feeds}}:addr:{CLIENT}"
     assert await redis.zcard(leases) == 3000
     await asyncio.gather(*(slot.release() for slot in slots))
     assert await redis.zcard(leases) == 0
@@ -435,7 +435,7 @@ async def test_a_burst_of_feeds_opening_at_once_is_counted_and_held_to_the_limit
     # a call whose answer waited behind the burst for longer than the limiter's timeout may
     # still pass uncounted (the starved loop looks like a Redis outage): a few at most
     assert len(refused) >= 4890
-    leases = f"{key_prefix}ratelimit:live-feeds:addr:{CLIENT}"
+    leases = f"{key_prefix}{{ratelimit:live-feeds}}:addr:{CLIENT}"
     assert await redis.zcard(leases) == 100
     await asyncio.gather(*(slot.release() for slot in taken if not isinstance(slot, Problem)))
     assert await redis.zcard(leases) == 0
@@ -518,7 +518,7 @@ async def test_a_live_feed_holds_its_slot_until_the_client_leaves(
     limited_app: AppMaker, redis: redis_async.Redis, key_prefix: str
 ) -> None:
     app = await limited_app(max_feeds_per_client=1)
-    leases = f"{key_prefix}ratelimit:live-feeds:addr:{CLIENT}"
+    leases = f"{key_prefix}{{ratelimit:live-feeds}}:addr:{CLIENT}"
     forwarded = {"X-Forwarded-For": CLIENT}  # the test comes from loopback, a trusted proxy
     async with (
         asyncio.timeout(10),

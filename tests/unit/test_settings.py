@@ -13,7 +13,7 @@ def test_environment_overrides_defaults_with_types() -> None:
     assert settings.match_port == 9100
     assert settings.lobby_port == 8001
     assert settings.instance_id  # generated
-    assert settings.stream("rules:requests") == "playtable:rules:requests"
+    assert settings.stream("rules:requests") == "playtable:{rules:requests}"
 
 
 def test_prefixed_name_wins_and_bad_values_are_refused() -> None:

@@ -1,0 +1,101 @@
+"""Bots playing whole matches in-process through the rules engines, for measuring them.
+
+Each seat's policy is shown exactly what the API would show that seat (``view`` and
+``legal_actions`` as JSON) and its answer goes through ``decide`` like a submitted move, so a
+policy that peeks or cheats cannot do so here either.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from typing import Any
+
+import msgspec
+
+from services.bots.policies import Policy
+from services.rules.games.contract import Game, Outcome, Rejection
+
+
+class IllegalChoice(Exception):
+    """A policy answered an action the rules refuse."""
+
+
+def play_match(
+    game: Game,
+    policies: Sequence[Policy],
+    seed: int,
+    options: dict[str, Any] | None = None,
+    *,
+    max_moves: int = 100_000,
+) -> Outcome:
+    """One seeded match with ``policies[seat]`` playing each seat; its outcome."""
+    seats = len(policies)
+    resolved = game.resolve_options(options or {}, seats)
+    if isinstance(resolved, Rejection):
+        raise ValueError(resolved.detail)
+    rng = random.Random(seed)
+    state = game.fold(game.setup(resolved, seats, random.Random(seed)))
+    decoder = msgspec.json.Decoder(game.action_type)
+    for _ in range(max_moves):
+        outcome = game.result(state)
+        if outcome is not None:
+            return outcome
+        seat = game.to_move(state)[0]
+        view = msgspec.to_builtins(game.view(state, seat))
+        actions = msgspec.to_builtins(game.legal_actions(state, seat))
+        chosen = policies[seat](view, actions, rng)
+        try:
+            action = decoder.decode(msgspec.json.encode(chosen))
+        except msgspec.ValidationError as error:
+            raise IllegalChoice(
+                f"{game.name} seat {seat}: {chosen} is no action: {error}"
+            ) from None
+        events = game.decide(state, seat, action)
+        if isinstance(events, Rejection):
+            raise IllegalChoice(f"{game.name} seat {seat}: {chosen} refused: {events.detail}")
+        state = game.fold(events, state)
+    raise RuntimeError(f"{game.name}: no end after {max_moves} moves")
+
+
+class Standing(msgspec.Struct, frozen=True):
+    """How one bot did over some matches: its share of wins (a shared win counts as a share)
+    and its average score, and the average score of the other seats."""
+
+    matches: int
+    wins: float
+    mean_score: float
+    mean_others: float
+
+
+def seat_rotation(job: tuple[str, str, str, int, range]) -> Standing:
+    """``(game, bot, against, players, seeds)``: ``bot`` in one seat, ``against`` in the
+    others, the bot's seat rotating with the seed. One picklable job, for a process pool."""
+    from services.bots.policies import load_policies
+    from services.rules.games import load_games
+
+    name, bot, against, players, seeds = job
+    game, policies = load_games()[name], load_policies()
+    wins = scores = others = 0.0
+    for seed in seeds:
+        seat = seed % players
+        table = [policies[against]] * players
+        table[seat] = policies[bot]
+        outcome = play_match(game, table, seed)
+        if seat in outcome.winners:
+            wins += 1 / len(outcome.winners)
+        scores += outcome.scores[seat]
+        others += sum(s for n, s in enumerate(outcome.scores) if n != seat) / (players - 1)
+    count = len(seeds)
+    return Standing(count, wins / count, scores / count, others / count)
+
+
+def self_play(job: tuple[str, str, int, range]) -> list[int]:
+    """``(game, bot, players, seeds)``: the first seat's score in each seeded match the bot
+    plays against itself (a cooperative game's score is everyone's)."""
+    from services.bots.policies import load_policies
+    from services.rules.games import load_games
+
+    name, bot, players, seeds = job
+    game, policy = load_games()[name], load_policies()[bot]
+    return [play_match(game, [policy] * players, seed).scores[0] for seed in seeds]

@@ -1,0 +1,141 @@
+"""The Hanabi heuristic bot: always legal, the basic conventions on built tables, and a quick
+figure (the 1,000-game figures are measured by a script, not here)."""
+
+from __future__ import annotations
+
+import json
+import random
+import statistics
+
+import msgspec
+import pytest
+
+from services.bots.arena import play_match
+from services.bots.policies import load_policies
+from services.bots.policies.hanabi import heuristic
+from services.rules.games.hanabi import GAME, SUITS, HanabiState, standard_deck
+
+VARIANTS = {
+    "default": {},
+    "six_suits": {"suits": 6},
+    "rainbow": {"rainbow": True},
+    "rainbow_short": {"rainbow_short": True},
+    "empty_clues": {"empty_clues": True},
+}
+
+R, Y, G, B, W = 0, 10, 20, 30, 40
+
+
+def _deck(*dealt: int) -> list[int]:
+    """A whole five-suit deck whose first cards are ``dealt``, the rest in sorted order."""
+    rest = standard_deck(5, False)
+    for code in dealt:
+        rest.remove(code)
+    return [*dealt, *rest]
+
+
+def _table(deck: list[int], moves: list[dict] = ()) -> HanabiState:
+    """A two-player match on a known deck, after scripted moves."""
+    options = GAME.resolve_options({"deck": deck}, 2)
+    state = GAME.fold(GAME.setup(options, 2, random.Random(0)))
+    decoder = msgspec.json.Decoder(GAME.action_type)
+    for move in moves:
+        events = GAME.decide(state, state.seat_to_move, decoder.decode(msgspec.json.encode(move)))
+        state = GAME.fold(events, state)
+    return state
+
+
+def _seen(state: HanabiState) -> tuple[dict, list[dict]]:
+    seat = state.seat_to_move
+    view = msgspec.to_builtins(GAME.view(state, seat))
+    return view, msgspec.to_builtins(GAME.legal_actions(state, seat))
+
+
+def _touches(state: HanabiState, clue: dict, order: int) -> bool:
+    code = state.deck[order]
+    if clue["type"] == "GiveRankClue":
+        return code % 10 == clue["rank"]
+    return SUITS[code // 10] == clue["colour"]
+
+
+def _checked(view: dict, actions: list[dict], rng: random.Random) -> dict:
+    """The heuristic, shown the view as JSON (lists, not tuples), checked to answer legally."""
+    view = json.loads(json.dumps(view))
+    choice = heuristic(view, actions, rng)
+    assert choice in actions
+    return choice
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("players", [2, 3, 4, 5])
+def test_it_always_answers_a_legal_action(players: int, variant: str) -> None:
+    for seed in range(3):
+        outcome = play_match(GAME, [_checked] * players, seed, VARIANTS[variant])
+        assert outcome.reason in ("deck_out", "perfect", "strike_out")
+
+
+def test_it_is_the_registered_heuristic() -> None:
+    assert load_policies()["hanabi-heuristic"] is heuristic
+
+
+# Seat 0 holds only 2s (nothing playable); seat 1 holds r5 (its chop), y3, g1, b3, w4.
+NOTHING_PLAYABLE = _deck(R + 2, Y + 2, G + 2, B + 2, W + 2, R + 5, Y + 3, G + 1, B + 3, W + 4)
+GREEN_ONE = 7
+
+
+def test_it_plays_a_card_it_knows_is_playable() -> None:
+    state = _table(NOTHING_PLAYABLE, [{"type": "GiveRankClue", "target": 1, "rank": 1}])
+    view, actions = _seen(state)
+    assert view["seat"] == 1 and list(view["hands"][1][2]["possible_ranks"]) == [1]
+    assert heuristic(view, actions, random.Random(0)) == {"type": "PlayCard", "card": GREEN_ONE}
+
+
+def test_it_clues_a_teammates_playable_card() -> None:
+    state = _table(NOTHING_PLAYABLE)
+    view, actions = _seen(state)
+    choice = heuristic(view, actions, random.Random(0))
+    assert choice["type"] in ("GiveColourClue", "GiveRankClue") and choice["target"] == 1
+    assert _touches(state, choice, GREEN_ONE)
+
+
+def test_it_does_not_discard_at_eight_tokens_when_a_clue_exists() -> None:
+    """Even if offered discards, a full bank of tokens is spent on a clue."""
+    state = _table(_deck(R + 2, Y + 2, G + 2, B + 2, W + 2, R + 4, Y + 3, G + 3, B + 3, W + 4))
+    view, actions = _seen(state)
+    assert view["clue_tokens"] == 8
+    offered = actions + [{"type": "DiscardCard", "card": order} for order in range(5)]
+    for seed in range(5):
+        choice = heuristic(view, offered, random.Random(seed))
+        assert choice["type"] in ("GiveColourClue", "GiveRankClue")
+
+
+def test_it_saves_a_five_on_its_teammates_chop() -> None:
+    moves = [
+        {"type": "GiveRankClue", "target": 1, "rank": 3},
+        {"type": "GiveRankClue", "target": 0, "rank": 2},
+    ]
+    deck = _deck(R + 2, Y + 2, G + 2, B + 2, W + 2, R + 5, Y + 3, G + 3, B + 3, W + 4)
+    state = _table(deck, moves)
+    view, actions = _seen(state)
+    assert view["seat"] == 0 and view["clue_tokens"] == 6
+    chop = view["hands"][1][0]
+    assert (chop["suit"], chop["rank"], list(chop["clued_ranks"])) == ("red", 5, [])
+    assert heuristic(view, actions, random.Random(0)) == {
+        "type": "GiveRankClue",
+        "target": 1,
+        "rank": 5,
+    }
+
+
+def test_it_never_colour_clues_a_card_it_cannot_play() -> None:
+    """A card touched only by colour is played at once, so no colour clue touches an unplayable
+    one: here only rank clues (or the green 1) are safe."""
+    deck = _deck(R + 2, Y + 2, G + 2, B + 2, W + 2, R + 3, R + 1, G + 4, G + 1, W + 4)
+    view, actions = _seen(_table(deck))
+    choice = heuristic(view, actions, random.Random(0))
+    assert choice.get("colour") not in ("red", "green", "white")
+
+
+def test_two_player_self_play_scores_well() -> None:
+    scores = [play_match(GAME, [heuristic] * 2, seed).scores[0] for seed in range(50)]
+    assert statistics.mean(scores) >= 15  # the issue's goal; the bot averages about 21.5

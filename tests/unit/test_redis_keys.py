@@ -1,0 +1,43 @@
+"""Redis keys touched together share a Redis Cluster slot (their hash tag), and the streams
+spread over the slots: what running on Redis Cluster needs of the key names."""
+
+from __future__ import annotations
+
+from redis.crc import key_slot
+
+from shared.ratelimit import RateLimiter
+from shared.settings import Settings, stream_key, stream_name
+
+SETTINGS = Settings(stream_prefix="playtable")
+STREAMS = ["match-events", "lobby-events", "commands:match", "rules:requests", "rules:replies:x"]
+
+
+def slot(key: str) -> int:
+    return key_slot(key.encode())
+
+
+def test_a_stream_and_its_dead_letters_share_a_slot_and_streams_spread() -> None:
+    """A consumer parks an entry on ``<stream>:dead`` and acknowledges it in one MULTI."""
+    for name in STREAMS:
+        key = SETTINGS.stream(name)
+        assert key == stream_key("playtable", name) and stream_name("playtable", key) == name
+        assert slot(f"{key}:dead") == slot(key)
+    assert len({slot(SETTINGS.stream(name)) for name in STREAMS}) == len(STREAMS)
+
+
+def test_a_requests_rate_limit_buckets_share_a_slot() -> None:
+    """One script takes from the address's bucket and the app key's; the feed slots' renewal
+    script takes many keys of one kind at once."""
+    limiter = RateLimiter(SETTINGS)
+    scope = {
+        "type": "http",
+        "client": ("203.0.113.9", 5000),
+        "headers": [(b"x-api-key", b"pt_example")],
+    }
+    for kind in ("read", "write", "live-feeds"):
+        keys = limiter._keys(kind, scope)
+        assert len(keys) == 2 and len({slot(key) for key in keys}) == 1, keys
+    other = {**scope, "client": ("198.51.100.7", 1), "headers": [(b"x-api-key", b"pt_other")]}
+    assert {slot(k) for k in limiter._keys("live-feeds", other)} == {
+        slot(k) for k in limiter._keys("live-feeds", scope)
+    }
