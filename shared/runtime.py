@@ -22,6 +22,10 @@ from shared.rpc import RulesClient, RulesUnavailable
 from shared.rules_api import Ping, Rejected, RulesRequest
 from shared.settings import Settings, stream_name
 
+STOP_GRACE_S = 3.0
+"""How long closing waits for the background tasks to end by themselves (the longest blocking
+read, the feed tail's, is 2 s) before cancelling the rest."""
+
 log = logging.getLogger(__name__)
 
 
@@ -148,8 +152,15 @@ class Runtime:
         self.spawn(f"consume:{stream}", consumer.run(self.stop))
 
     async def close(self) -> None:
+        """Stop the background tasks, then the clients. Each task ends by itself once its
+        current read returns (within a read's block time): cancelling one inside a redis-py
+        read can leave it waiting forever (redis-py 8.1); only a task still running after
+        ``STOP_GRACE_S`` is cancelled."""
         self.stop.set()
-        for task in self._tasks:
+        pending: set[asyncio.Task[None]] = set()
+        if self._tasks:
+            _done, pending = await asyncio.wait(self._tasks, timeout=STOP_GRACE_S)
+        for task in pending:
             task.cancel()
         with contextlib.suppress(Exception):
             await asyncio.gather(*self._tasks, return_exceptions=True)
