@@ -176,10 +176,11 @@ def test_alert_rules_load_and_stay_quiet(scraped: tuple[httpx.Client, dict[str, 
     }
     assert all(rule["health"] != "err" for rule in alerts.values()), alerts
     assert all(rule["state"] != "firing" for rule in alerts.values()), alerts
-    # The 5xx ratio may be pending, never firing: a stack just started answers a few 503s
-    # while its rules worker gets ready (the clients retry), within the rule's 5 minutes.
+    # Two may be pending, never firing: a stack just started answers a few 503s while its
+    # rules worker gets ready (the clients retry), and the suite's database keeps the webhook
+    # subscriptions of earlier tests, whose receivers are gone. The others must be quiet.
     quiet = {name for name, rule in alerts.items() if rule["state"] == "inactive"}
-    assert quiet >= set(alerts) - {"PlaytableHttp5xx"}, alerts
+    assert quiet >= set(alerts) - {"PlaytableHttp5xx", "PlaytableWebhookFailures"}, alerts
 
 
 def test_ready_names_what_is_down(
