@@ -108,19 +108,11 @@ def wait_started_tables(
     """Seconds from ``since`` until each of ``tables`` that is started has its match (None
     if that takes longer than ``limit_s`` past now)."""
     deadline = time.monotonic() + limit_s
-    with psycopg.connect(database_url, autocommit=True) as conn:
-        while True:
-            missing = conn.execute(
-                "select count(*) from lobby_tables t where t.status = 'started'"
-                " and t.table_id = any(%s)"
-                " and not exists (select 1 from matches m where m.match_id = t.match_id)",
-                (tables,),
-            ).fetchone()[0]
-            if missing == 0:
-                return time.monotonic() - since
-            if time.monotonic() > deadline:
-                return None
-            time.sleep(0.05)
+    while tables_without_match(database_url, tables):
+        if time.monotonic() > deadline:
+            return None
+        time.sleep(0.05)
+    return time.monotonic() - since
 
 
 def tables_without_match(database_url: str, tables: list[str]) -> list[str]:

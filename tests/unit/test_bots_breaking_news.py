@@ -15,19 +15,11 @@ from services.bots.policies import load_policies, random_choice
 from services.bots.policies.breaking_news import TEMPLATES, heuristic, normalise_text
 from services.rules.games import breaking_news as bn
 from services.rules.games.breaking_news import GAME
+from tests.unit.test_breaking_news_playout import HOME_LANGUAGES, VARIANTS
 
 GAMES_PER_VARIANT = 30
 PURITY_EVERY = 10
 """One move in this many also checks that the bot left its inputs as they were."""
-VARIANTS = (
-    {},
-    {"mode": "advanced"},
-    {"stopwatch": True},
-    {"foreign_language_bonus": True},
-    {"tiebreak": "objects_in_hand"},
-    {"mode": "advanced", "stopwatch": True, "foreign_language_bonus": True},
-)
-HOME_LANGUAGES = ["de", "it", "en", "lld"]
 FREE_FIELDS = ("story", "language")
 """What the bot fills in itself on a completing action: the rest must be a legal action's."""
 

@@ -22,19 +22,10 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from services.rules.games.dingo import day_points
+
 View = dict[str, Any]
 Action = dict[str, Any]
-
-
-def day_points(values: list[int], target: int) -> list[int]:
-    """One point per player beaten (as the rules score a day): over the target scores 0."""
-    points = []
-    for value in values:
-        if value > target:
-            points.append(0)
-        else:
-            points.append(sum(1 for other in values if other > target or other < value))
-    return points
 
 
 def _outcome(view: View, action: Action) -> tuple[list[int], bool, int] | None:

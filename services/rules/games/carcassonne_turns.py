@@ -365,9 +365,8 @@ def _decoded(document: dict[str, Any]) -> TurnList:
     if not isinstance(document, dict) or document.get("game") != "carcassonne":
         raise ValueError("not a Carcassonne turn list")
     turns = document.get("turns")
-    if not isinstance(turns, list) or not turns or not isinstance(turns[0], dict):
-        turns = [None]
-    if turns[0] is None or turns[0].get("kind") != "start":
+    first = turns[0] if isinstance(turns, list) and turns else None
+    if not isinstance(first, dict) or first.get("kind") != "start":
         raise ValueError(
             'the turn list begins with the start tile, {"kind": "start", "tile": ...},'
             " which this one lacks"
