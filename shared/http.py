@@ -508,6 +508,8 @@ APP_KEY = [{"appKey": []}]
 """Routes a client app calls with its API key: what it creates is its own."""
 APP_KEY_AND_INVITATION = [{"appKey": []}, {"appKey": [], "invitationToken": []}]
 """Joining: the table's app's key, and a private table's invitation too."""
+APP_KEY_OR_INVITATION = [{"appKey": []}, {"invitationToken": []}]
+"""Re-seating: the match's app's key, or its private table's invitation."""
 OPERATOR_KEY = [{"operatorKey": []}]
 """The operator's routes: apps, their keys and quotas."""
 

@@ -15,6 +15,7 @@ import msgspec
 
 from shared import tracing
 from shared.commitments import Commitment
+from shared.hosting import NO_HOSTING, Hosting
 
 SCHEMA_VERSION = 1
 
@@ -28,7 +29,7 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-TABLE_EVENT_TYPES = ("TableCreated", "SeatTaken", "SeatLeft", "TableStarted")
+TABLE_EVENT_TYPES = ("TableCreated", "SeatTaken", "SeatLeft", "TableStarted", "RematchOffered")
 """A table's events (``TableEvent`` below), which webhooks deliver too."""
 MATCH_FINISHED = "MatchFinished"
 """Published after a match's last event, with its result (``FinishedMatch``)."""
@@ -103,9 +104,11 @@ def command(
     correlation_id: str | None = None,
     causation_id: str | None = None,
     actor: Actor = SYSTEM,
+    command_id: str | None = None,
 ) -> CommandEnvelope:
-    """A new command, carrying the trace under way (if any) for its receiver to continue."""
-    command_id = new_id()
+    """A new command, carrying the trace under way (if any) for its receiver to continue;
+    ``command_id`` names one that must be sent once whoever sends it (default: a new id)."""
+    command_id = command_id or new_id()
     return CommandEnvelope(
         command_id=command_id,
         type=type_,
@@ -165,6 +168,19 @@ class CreateMatch(msgspec.Struct, frozen=True):
     """The app the table belongs to, and so the match."""
     commitments: dict[str, Commitment] = {}
     """The table's commitments to its secret options, revealed by the match's export."""
+    bots: dict[int, str] = {}
+    """The seats bots play, by seat: the match gives each the token the bots service derives
+    (``shared.hosting.bot_token``) instead of the lobby's hash."""
+    hosting: Hosting = NO_HOSTING
+
+
+class TimeOut(msgspec.Struct, frozen=True):
+    """Clocks -> match: the match's first running clock had run out at ``version`` (apply the
+    timeout policy, unless a move came first: the version tells)."""
+
+    match_id: str
+    version: int
+    deadline_ms: int
 
 
 # --- events every service may show: a table's (the lobby's) and the end of a match ----------
@@ -185,13 +201,19 @@ class TableCreated(msgspec.Struct, tag=True):
     visibility: Visibility = "public"
     commitments: dict[str, str] = {}
     """The hash of each secret option set (see ``TableInfo.commitments``)."""
+    hosting: Hosting = NO_HOSTING
+    """The table's time control and what happens when a player is slow or leaves."""
+    rematch_of: str | None = None
+    """The finished table this one is the rematch of (same game, options and seats)."""
 
 
-class SeatTaken(msgspec.Struct, tag=True):
-    """A player took a seat."""
+class SeatTaken(msgspec.Struct, tag=True, omit_defaults=True):
+    """A player (or a bot) took a seat."""
 
     seat: int
     player: str
+    bot: str | None = None
+    """The bot that plays the seat (its name is also ``player``); None for a person."""
 
 
 class SeatLeft(msgspec.Struct, tag=True):
@@ -207,7 +229,14 @@ class TableStarted(msgspec.Struct, tag=True):
     match_id: str
 
 
-TableEvent = TableCreated | SeatTaken | SeatLeft | TableStarted
+class RematchOffered(msgspec.Struct, tag=True):
+    """The finished table offers a rematch: a new table with the same seats, each player's to
+    take back with their seat's token (``rematchTable``)."""
+
+    rematch_table_id: str
+
+
+TableEvent = TableCreated | SeatTaken | SeatLeft | TableStarted | RematchOffered
 """The events of a ``table-<id>`` stream."""
 
 

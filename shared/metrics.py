@@ -60,6 +60,17 @@ HTTP_DURATION = Histogram(
     buckets=LATENCY_BUCKETS,
 )
 MOVES = Counter("playtable_moves", "Moves committed, by game", ["game"])
+BOT_MOVES = Counter(
+    "playtable_bot_moves",
+    "Bot turns played, by game and outcome: moved; stale (the match had moved on: another copy"
+    " or a player came first); refused (the rules refused the bot's choice, or the bot failed to"
+    " choose: a bug); denied (the match service refused the bot's token); failed (the match"
+    " service did not answer: played again later)",
+    ["game", "outcome"],
+)
+TIMEOUTS_SENT = Counter(
+    "playtable_timeouts_sent", "TimeOut commands the clocks service recorded for clocks run out"
+)
 RULES_DURATION = Histogram(
     "playtable_rules_request_duration_seconds",
     "Time a rules request took to be answered, by request type",

@@ -196,6 +196,31 @@ PROBLEM_TYPES = _types(
     ),
     ProblemType("no-such-seat", 422, "No such seat", "The table has no seat with that number."),
     ProblemType(
+        "unknown-bot",
+        422,
+        "Unknown bot",
+        "The game has no bot of that name: its catalogue entry (`bots`) lists the bots it has.",
+    ),
+    ProblemType(
+        "bad-bots",
+        422,
+        "Invalid bots",
+        "The bots asked for do not fit the table: two for one seat, or more bots than seats.",
+    ),
+    ProblemType(
+        "bad-hosting",
+        422,
+        "Invalid hosting",
+        "The time control is not one: set exactly one of `per_move_s` and `bank_s`, and"
+        " `increment_s` only with `bank_s`.",
+    ),
+    ProblemType(
+        "not-a-bot",
+        409,
+        "Not a bot's seat",
+        "No bot holds that seat (it is empty, or a player's): `unseatBot` frees bots' seats only.",
+    ),
+    ProblemType(
         "not-your-seat",
         403,
         "Not your seat",
@@ -242,10 +267,37 @@ PROBLEM_TYPES = _types(
         "match-running",
         409,
         "Match still running",
-        "Only a finished match can be exported or replayed in full.",
+        "Only a finished match can be exported, replayed in full or rematched.",
     ),
     ProblemType(
         "version-not-found", 404, "No such version", "The match has not reached that version."
+    ),
+    ProblemType(
+        "out-of-time",
+        409,
+        "Out of time",
+        "The seat's clock ran out before the move arrived: the table's timeout policy applies"
+        " (the match's next events say how).",
+    ),
+    ProblemType(
+        "not-out-of-time",
+        409,
+        "Not out of time",
+        "A timeout arrived before the clock ran out by the match service's clock: it is"
+        " applied when it has (internal: the clocks service's command is re-driven).",
+    ),
+    ProblemType(
+        "match-busy",
+        409,
+        "Match busy",
+        "Moves kept coming while a change of seat was being recorded: retry after `Retry-After`.",
+    ),
+    ProblemType(
+        "not-your-match",
+        403,
+        "Not your match",
+        "Only the key of the app whose match it is, or its private table's invitation, gives"
+        " a seat a new token.",
     ),
     ProblemType(
         "game-required",

@@ -118,6 +118,16 @@ class ImportMatch(msgspec.Struct, frozen=True, tag=True):
     snapshot_every: int = 0
 
 
+class EndEarly(msgspec.Struct, frozen=True, tag=True):
+    """The result (an ``Outcome``) of a match that ``forfeited`` seats ended early: they ran out
+    of time (``reason`` ``timeout``) or left (``abandoned``)."""
+
+    game: str
+    seats: int
+    forfeited: list[int]
+    reason: str
+
+
 class EventSamples(msgspec.Struct, frozen=True, tag=True):
     """A sample of every event type of every game, as webhooks carry it (the spectator's
     redaction): the webhooks API shows them, and holds no game code."""
@@ -142,6 +152,7 @@ RulesRequest = (
     | ReplaySpan
     | ExportMatch
     | ImportMatch
+    | EndEarly
 )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import signal
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -167,3 +168,20 @@ class Runtime:
         await self.rules.stop()
         await self.redis.aclose()
         await self.pool.close()
+
+
+def run_until_signalled(
+    serve: Callable[[Settings, asyncio.Event], Awaitable[None]], settings: Settings
+) -> None:
+    """Run a process without HTTP (``serve(settings, stop)``) on uvloop until SIGINT or SIGTERM
+    sets ``stop``, so it ends its work cleanly."""
+    import uvloop
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, stop.set)
+        await serve(settings, stop)
+
+    uvloop.run(main())

@@ -111,6 +111,22 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     """Comma-separated networks of proxies (the gateway) whose ``X-Forwarded-For`` names the
     client: a request from elsewhere is the client's own."""
 
+    match_url: str = ""
+    """Where the bots service sends its moves (the match service, or the gateway in front of
+    it); empty: ``http://<host>:<match_port>``."""
+    bot_secret: str = ""
+    """The key bot seats' tokens derive from (the match and bots services must share it);
+    empty: the deployment's own, made once in Postgres."""
+    bots_concurrency: int = 64
+    """Turns each bots process plays at once (each waits on the match service, not the CPU)."""
+    bots_sweep_s: float = 1.0
+    """How often the bots service asks Postgres which bots are to move, besides being woken by
+    the published events (so a wiped Redis or a lost event delays a bot's turn, never skips
+    it)."""
+    clocks_poll_s: float = 0.05
+    """How often the clocks service looks for clocks that ran out (at most: it sleeps until the
+    next deadline when that is sooner)."""
+
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
         """Read ``PLAYTABLE_<NAME>`` variables (and ``DATABASE_URL``/``REDIS_URL``)."""
@@ -129,6 +145,10 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             instance = f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
             settings = msgspec.structs.replace(settings, instance_id=instance)
         return settings
+
+    @property
+    def match_base_url(self) -> str:
+        return self.match_url or f"http://{self.host}:{self.match_port}"
 
     @property
     def dead_consumer_after_ms(self) -> int:

@@ -185,7 +185,11 @@ class TablesController(Controller):
         summary="Create a table for a game (a private one answers with its invitation token, once)",
         description="The table belongs to the app whose key creates it: only that app lists it,"
         " seats its players and gets its events by webhook. An app may have as many tables"
-        " waiting for players as its quota allows (429 `table-quota-reached` beyond).",
+        " waiting for players as its quota allows (429 `table-quota-reached` beyond)."
+        " `hosting` sets its match's clock and what happens when a player is slow or leaves;"
+        " `bots` seats the game's bots (its catalogue entry lists them) at once. A table of"
+        " bots only starts as it is created: its `match_id` is set (`getMatch` shows"
+        " `status: creating` until the match exists).",
         responses=problem_responses(400, 401, 403, 404, 422, 503),
     )
     async def create_table(
@@ -218,7 +222,10 @@ class TablesController(Controller):
 
         body = _json.encode(data)
         request_id = idempotent("lobby:create-table", idempotency_key, caller.credential, body)
-        return await lobby.once(request_id, work, 201)
+        response = await lobby.once(request_id, work, 201)
+        if len(data.bots) == data.seats:
+            lobby.commands.wake()  # a table of bots only started: its match is asked for now
+        return response
 
     @get(
         "/",
@@ -323,6 +330,100 @@ class TablesController(Controller):
             _json.encode(data),
             invitation or "",
         )
+        return await lobby.once(request_id, work, 201)
+
+    @post(
+        "/{table_id:str}/bots",
+        operation_id="seatBot",
+        security=APP_KEY_AND_INVITATION,
+        summary="Seat one of the game's bots at one of the app's open tables (a private table's:"
+        " with its invitation token too)",
+        description="The bot takes the seat asked for, or the first free one; the seat's"
+        " `player` and `bot` are the bot's name (at a private table it counts as one of the"
+        " invitation's seats). Once bots hold every seat the table starts (there is no player"
+        " to start it): its `match_id` is set (`getMatch` shows `status: creating` until the"
+        " match exists).",
+        responses=problem_responses(400, 401, 403, 404, 409, 422, 503),
+    )
+    async def seat_bot(
+        self,
+        request: Request[Any, Any, Any],
+        lobby: NamedDependency[Lobby],
+        table_id: FromPath[str],
+        data: JSONBody[s.SeatBot],
+        idempotency_key: IdempotencyKey = None,
+    ) -> Response[s.TableInfo]:
+        caller = await lobby.caller(request, "tables")
+        invitation = bearer_token(request)
+        secrets = await lobby.secret_options()
+
+        async def work(conn: Any) -> s.TableInfo:
+            return await lobby.tables.seat_bot(
+                conn, table_id, data, invitation, caller.app_id, secrets
+            )
+
+        request_id = idempotent(
+            f"lobby:seat-bot:{table_id}",
+            idempotency_key,
+            caller.credential,
+            _json.encode(data),
+            invitation or "",
+        )
+        response = await lobby.once(request_id, work, 201)
+        lobby.commands.wake()  # if the bot filled a table of bots, its match is asked for now
+        return response
+
+    @delete(
+        "/{table_id:str}/bots/{seat:int}",
+        operation_id="unseatBot",
+        security=APP_KEY,
+        status_code=200,
+        summary="Free a bot's seat at one of the app's tables before its match starts",
+        responses=problem_responses(401, 403, 404, 409, 422, 503),
+    )
+    async def unseat_bot(
+        self,
+        request: Request[Any, Any, Any],
+        lobby: NamedDependency[Lobby],
+        table_id: FromPath[str],
+        seat: Annotated[int, PathParameter(ge=0, le=PG_INT_MAX)],
+    ) -> s.TableInfo:
+        caller = await lobby.caller(request, "tables")
+        secrets = await lobby.secret_options()
+        async with lobby.runtime.pool.connection() as conn, conn.transaction():
+            table = await lobby.tables.unseat_bot(conn, table_id, seat, caller.app_id, secrets)
+        lobby.runtime.relay.wake()
+        return table
+
+    @post(
+        "/{table_id:str}/rematch",
+        operation_id="rematchTable",
+        security=SEAT_TOKEN,
+        summary="Take your seat again in the rematch of a table whose match has finished (with"
+        " its seat's token); the answer holds the new seat's token (shown once)",
+        description="The first player to ask opens the rematch: a new table (`rematch_of`) with"
+        " the same game, options, seats, visibility and hosting, a new seed, and the same bots"
+        " in their seats; the finished table names it (`rematch_table_id`). Each player takes"
+        " back their own seat under their own name (the token the match gave them, if they"
+        " were seated again in it, works too). Once every seat is taken, any seated player"
+        " starts it (`startTable`).",
+        responses=problem_responses(400, 401, 403, 404, 409, 503),
+    )
+    async def rematch_table(
+        self,
+        request: Request[Any, Any, Any],
+        lobby: NamedDependency[Lobby],
+        table_id: FromPath[str],
+        idempotency_key: IdempotencyKey = None,
+    ) -> Response[s.Joined]:
+        token = required_bearer_token(request)
+        secrets = await lobby.secret_options()
+
+        async def work(conn: Any) -> s.Joined:
+            seat, seat_token, table = await lobby.tables.rematch(conn, table_id, token, secrets)
+            return s.Joined(seat=seat, token=seat_token, table=table)
+
+        request_id = idempotent(f"lobby:rematch:{table_id}", idempotency_key, token)
         return await lobby.once(request_id, work, 201)
 
     @post(

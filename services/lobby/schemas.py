@@ -6,6 +6,7 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
+from shared.hosting import NO_HOSTING, BotInfo, Hosting
 from shared.http import PG_BIGINT_MAX, PG_INT_MAX, documented_as
 from shared.messages import Visibility
 from shared.rules_api import OptionType
@@ -37,6 +38,20 @@ class GameInfo(msgspec.Struct):
     action_schema: dict[str, Any]
     event_types: list[str]
     """The types of its matches' events, as feeds and webhooks name them."""
+    bots: list[BotInfo]
+    """The bots that can play a seat (``seatBot``, ``CreateTable.bots``) or take one over."""
+
+
+SeatNumber = Annotated[int, msgspec.Meta(ge=0, le=PG_INT_MAX)]
+BotName = Annotated[str, msgspec.Meta(min_length=1, max_length=80)]
+
+
+class BotSeat(msgspec.Struct, forbid_unknown_fields=True):
+    """A bot to seat: one of the game's (``GameInfo.bots``)."""
+
+    bot: BotName
+    seat: SeatNumber | None = None
+    """A particular seat, or the first free one."""
 
 
 class CreateTable(msgspec.Struct, forbid_unknown_fields=True):
@@ -52,17 +67,28 @@ class CreateTable(msgspec.Struct, forbid_unknown_fields=True):
     seats_per_invitation: Annotated[int, msgspec.Meta(ge=1, le=12)] | None = None
     """A private table's bound on the seats one invitation token fills (null: any number);
     rotating the invitation gives a token with seats of its own."""
+    hosting: Hosting = NO_HOSTING
+    """The match's time control and what happens when a player is slow or leaves."""
+    bots: Annotated[list[BotSeat], msgspec.Meta(max_length=12)] = []
+    """Bots seated at creation (a bot seat's ``player`` is the bot's name). A table of bots
+    only starts at once."""
 
 
 class JoinTable(msgspec.Struct, forbid_unknown_fields=True):
     name: PlayerName
-    seat: Annotated[int, msgspec.Meta(ge=0, le=PG_INT_MAX)] | None = None
+    seat: SeatNumber | None = None
     """A particular seat, or the first free one."""
+
+
+class SeatBot(BotSeat, forbid_unknown_fields=True):
+    """A bot to seat at an open table (``seatBot``)."""
 
 
 class SeatInfo(msgspec.Struct):
     seat: int
     player: str | None
+    bot: str | None
+    """The bot that plays the seat (then also its ``player``); null for a person or no one."""
 
 
 class TableInfo(msgspec.Struct):
@@ -87,6 +113,12 @@ class TableInfo(msgspec.Struct):
     export reveals value and salt (``commitments``), so anyone can check the deck played was
     the one fixed before anyone sat down."""
     seats_per_invitation: int | None
+    hosting: Hosting
+    """The match's time control and what happens when a player is slow or leaves."""
+    rematch_of: str | None
+    """The finished table this one is the rematch of."""
+    rematch_table_id: str | None
+    """This table's rematch, once a player asked for one (``rematchTable``)."""
 
 
 class CreatedTable(TableInfo):

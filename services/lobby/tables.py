@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import secrets
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, NamedTuple
 
 import msgspec
 from psycopg import AsyncConnection
@@ -14,15 +14,19 @@ from services.lobby import schemas as s
 from shared import commands, outbox
 from shared.commitments import commit, published, stored
 from shared.eventstore import NewEvent, StoredEvent
+from shared.hosting import NO_HOSTING, Hosting, bot_named
 from shared.http import Problem, hash_token, new_token, not_found
 from shared.messages import (
+    SYSTEM,
     Actor,
     CreateMatch,
     EventEnvelope,
+    RematchOffered,
     SeatLeft,
     SeatTaken,
     TableCreated,
     TableStarted,
+    Visibility,
     command,
     metadata,
     new_id,
@@ -30,6 +34,7 @@ from shared.messages import (
 from shared.runtime import Runtime
 
 _json = msgspec.json.Encoder()
+_hosting_decoder = msgspec.json.Decoder(Hosting)
 _cursor_decoder = msgspec.json.Decoder(
     tuple[
         Annotated[datetime, msgspec.Meta(tz=True)],
@@ -43,8 +48,39 @@ def table_stream(table_id: str) -> str:
     return f"table-{table_id}"
 
 
+class Holder(NamedTuple):
+    """Who holds a seat: a player's name and token hash, or a bot (its name is the player's;
+    its token, made at random, is nobody's)."""
+
+    player: str
+    token_hash: str
+    bot: str | None = None
+
+
+Holders = dict[int, Holder]
+
+
+class NewTable(NamedTuple):
+    """What a new table is, however it came to be (created, or a finished table's rematch)."""
+
+    game: str
+    name: str
+    seats: int
+    options: dict[str, Any]
+    secret: set[str]
+    """The game's secret options: committed to, never shown."""
+    seed: int
+    seeded: bool
+    visibility: Visibility
+    invitation_token_hash: str | None
+    seats_per_invitation: int | None
+    hosting: Hosting
+    rematch_of: str | None = None
+
+
 class Tables:
-    """The lobby's domain: create, join, leave and start tables; answers read queries."""
+    """The lobby's domain: create, join, leave and start tables, seat bots, offer rematches;
+    answers read queries."""
 
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
@@ -68,7 +104,7 @@ class Tables:
     ) -> s.TableInfo:
         """The table for a caller: a private one only for its invitation or a seat's token."""
         row, holders = await self._seated(conn, table_id, lock=False)
-        if token is None or hash_token(token) not in {hashed for _, hashed in holders.values()}:
+        if token is None or _seat_of(holders, hash_token(token)) is None:
             _require_invitation(row, token)
         return _table_info(row, holders, secret_options)
 
@@ -95,13 +131,13 @@ class Tables:
         rows = await result.fetchall()
         listed = rows[:limit]
         seats = await conn.execute(
-            "select table_id, seat, player_name, token_hash from lobby_seats"
+            "select table_id, seat, player_name, token_hash, bot from lobby_seats"
             " where table_id = any(%s)",
             ([row[0] for row in listed],),
         )
-        holders: dict[str, dict[int, tuple[str, str]]] = {row[0]: {} for row in listed}
-        for table_id, seat, name, hashed in await seats.fetchall():
-            holders[table_id][seat] = (name, hashed)
+        holders: dict[str, Holders] = {row[0]: {} for row in listed}
+        for table_id, seat, name, hashed, bot in await seats.fetchall():
+            holders[table_id][seat] = Holder(name, hashed, bot)
         items = [_table_info(row, holders[row[0]], secret_options) for row in listed]
         next_cursor = None
         if len(rows) > limit:
@@ -120,48 +156,26 @@ class Tables:
         actor: Actor,
         app_id: str | None,
     ) -> tuple[s.TableInfo, str | None]:
-        """Create the app's table, committed to its ``secret`` options; return it and, for a
-        private table, its invitation."""
+        """Create the app's table, committed to its ``secret`` options, with its bots seated (a
+        table of bots only starts at once); return it and, for a private one, its invitation."""
+        bots = _bot_seats(body.game, body.seats, body.bots, body.hosting)
         await self._within_quota(conn, app_id)
-        table_id = new_id()
         invitation = new_token() if body.visibility == "private" else None
-        seed = body.seed if body.seed is not None else secrets.randbits(63)
-        committed = commit(options, secret)
-        created = TableCreated(
-            table_id=table_id,
+        new = NewTable(
             game=body.game,
             name=body.name or f"{body.game} table",
             seats=body.seats,
             options=options,
+            secret=secret,
+            seed=body.seed if body.seed is not None else secrets.randbits(63),
             seeded=body.seed is not None,
             visibility=body.visibility,
-            commitments=published(committed),
+            invitation_token_hash=None if invitation is None else hash_token(invitation),
+            seats_per_invitation=body.seats_per_invitation,
+            hosting=body.hosting,
         )
-        # The row as it reads back (``_COLUMNS``) at version 1, after the event recorded below.
-        row = (
-            table_id,
-            body.game,
-            created.name,
-            body.seats,
-            _json.encode(options),
-            seed,
-            created.seeded,
-            "open",
-            None,
-            1,
-            body.visibility,
-            None if invitation is None else hash_token(invitation),
-            app_id,
-            _json.encode(committed),
-            body.seats_per_invitation,
-        )
-        await conn.execute(
-            f"insert into lobby_tables ({_INSERT_COLUMNS})"
-            " values (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-            row,
-        )
-        await self._record(conn, table_id, 0, [created], actor, app_id)
-        return _table_info(row, {}, {body.game: secret}), invitation
+        table = await self._open(conn, new, bots, actor, app_id)
+        return table, invitation
 
     async def join(
         self,
@@ -175,38 +189,55 @@ class Tables:
         """Seat a player of the table's app (a private table: only its invitation's bearers);
         return the seat, its token and the table."""
         row, taken = await self._seated(conn, table_id, lock=True)
-        if row[12] != app_id:  # another app's table: as if there were none
-            raise not_found("table", table_id)
-        _require_invitation(row, invitation)
-        _require_open(row)
-        invited_by = row[11] if row[10] == "private" else None
-        await self._require_invitation_seats(conn, row, invited_by)
-        seats = row[3]
-        if body.seat is not None:
-            if not 0 <= body.seat < seats:
-                raise Problem(422, "no-such-seat", "No such seat", f"seats are 0 to {seats - 1}")
-            if body.seat in taken:
-                raise Problem(409, "seat-taken", "Seat taken", f"seat {body.seat} is taken")
-            seat = body.seat
-        else:
-            free = [number for number in range(seats) if number not in taken]
-            if not free:
-                raise Problem(409, "table-full", "Table full", "every seat is taken")
-            seat = free[0]
+        _require_access(row, invitation, app_id)
+        seat, invited_by = await self._free_seat(conn, row, taken, body.seat)
         token = new_token()
-        version = row[9] + 1
-        await conn.execute(
-            "with seated as (insert into lobby_seats (table_id, seat, player_name, token_hash,"
-            " invitation_token_hash) values (%s, %s, %s, %s, %s))"
-            f" {_BUMP}",
-            (table_id, seat, body.name, hash_token(token), invited_by, version, table_id),
-        )
+        taken[seat] = Holder(body.name, hash_token(token))
         actor = Actor(kind="player", seat=seat, name=body.name)
-        await self._record(
-            conn, table_id, row[9], [SeatTaken(seat=seat, player=body.name)], actor, row[12]
-        )
-        taken[seat] = (body.name, hash_token(token))
+        version = await self._take_seat(conn, row, seat, taken[seat], invited_by, actor)
         return seat, token, _table_info(_at(row, version=version), taken, secret_options)
+
+    async def seat_bot(
+        self,
+        conn: AsyncConnection,
+        table_id: str,
+        body: s.SeatBot,
+        invitation: str | None,
+        app_id: str | None,
+        secret_options: dict[str, set[str]],
+    ) -> s.TableInfo:
+        """Seat one of the game's bots as a join would seat a player; once bots hold every
+        seat, the table starts (no player is there to start it)."""
+        row, taken = await self._seated(conn, table_id, lock=True)
+        _require_access(row, invitation, app_id)
+        _require_bot(row[1], body.bot)
+        seat, invited_by = await self._free_seat(conn, row, taken, body.seat)
+        taken[seat] = Holder(body.bot, hash_token(new_token()), body.bot)
+        version = await self._take_seat(conn, row, seat, taken[seat], invited_by, SYSTEM)
+        row = _at(row, version=version)
+        if len(taken) == row[3] and all(holder.bot for holder in taken.values()):
+            return await self._begin(conn, row, taken, SYSTEM, secret_options)
+        return _table_info(row, taken, secret_options)
+
+    async def unseat_bot(
+        self,
+        conn: AsyncConnection,
+        table_id: str,
+        seat: int,
+        app_id: str | None,
+        secret_options: dict[str, set[str]],
+    ) -> s.TableInfo:
+        """Free a bot's seat at the app's open table; return the table."""
+        row, holders = await self._seated(conn, table_id, lock=True)
+        if row[12] != app_id:
+            raise not_found("table", table_id)
+        _require_seat_number(seat, row[3])
+        _require_open(row)
+        if seat not in holders or holders[seat].bot is None:
+            raise Problem(409, "not-a-bot", "Not a bot's seat", f"no bot holds seat {seat}")
+        bot = holders.pop(seat).player
+        version = await self._free(conn, row, seat, bot, SYSTEM)
+        return _table_info(_at(row, version=version), holders, secret_options)
 
     async def leave(
         self,
@@ -218,20 +249,14 @@ class Tables:
     ) -> s.TableInfo:
         """Free the token's seat while the table is open; return the table."""
         row, holders = await self._seated(conn, table_id, lock=True)
-        if seat not in holders or holders[seat][1] != hash_token(token):
+        if seat not in holders or holders[seat].token_hash != hash_token(token):
             raise Problem(
                 403, "not-your-seat", "Not your seat", f"the token does not hold seat {seat}"
             )
         _require_open(row)  # after the token: a private table tells strangers nothing
-        player = holders.pop(seat)[0]
-        version = row[9] + 1
-        await conn.execute(
-            f"with gone as (delete from lobby_seats where table_id = %s and seat = %s) {_BUMP}",
-            (table_id, seat, version, table_id),
-        )
+        player = holders.pop(seat).player
         actor = Actor(kind="player", seat=seat, name=player)
-        left = SeatLeft(seat=seat, player=player)
-        await self._record(conn, table_id, row[9], [left], actor, row[12])
+        version = await self._free(conn, row, seat, player, actor)
         return _table_info(_at(row, version=version), holders, secret_options)
 
     async def start(
@@ -244,10 +269,7 @@ class Tables:
         """Start the full table's match (for a seated player's token): return the table, which
         names its match; the ``CreateMatch`` command about it commits with it."""
         row, holders = await self._seated(conn, table_id, lock=True)
-        token_hash = hash_token(token)
-        seat = next(
-            (number for number, (_, hashed) in holders.items() if hashed == token_hash), None
-        )
+        seat = _seat_of(holders, hash_token(token))
         if seat is None:
             raise Problem(
                 403, "not-seated", "Not seated", "only a seated player may start the table"
@@ -260,6 +282,232 @@ class Tables:
                 "Table not full",
                 f"{len(holders)} of {row[3]} seats are taken",
             )
+        actor = Actor(kind="player", seat=seat, name=holders[seat].player)
+        return await self._begin(conn, row, holders, actor, secret_options)
+
+    async def rematch(
+        self,
+        conn: AsyncConnection,
+        table_id: str,
+        token: str,
+        secret_options: dict[str, set[str]],
+    ) -> tuple[int, str, s.TableInfo]:
+        """Seat the token's player in the finished table's rematch, in their seat and under
+        their name, offering the rematch first if no one has (its bots take their seats);
+        return the seat, its new token and the rematch table.
+
+        The finished table's row stays locked to the end, so players asking at once offer
+        one rematch and take their seats in turn."""
+        row, holders = await self._seated(conn, table_id, lock=True)
+        token_hash = hash_token(token)
+        status, reseated = (None, None)
+        if row[8] is not None:
+            status, reseated = await _match_standing(conn, row[8], token_hash)
+        seat = _seat_of(holders, token_hash)
+        if seat is None:
+            seat = reseated
+        if seat is None or seat not in holders:
+            raise Problem(
+                403, "not-seated", "Not seated", "only a player of the table may ask for a rematch"
+            )
+        if status != "finished":
+            raise Problem(
+                409,
+                "match-running",
+                "Match still running",
+                "a rematch follows a finished match: this table's has not finished",
+            )
+        player = holders[seat].player
+        actor = Actor(kind="player", seat=seat, name=player)
+        rematch_id = row[17]
+        if rematch_id is None:
+            rematch_id = await self._offer_rematch(conn, row, holders, actor, secret_options)
+        new_row, taken = await self._seated(conn, rematch_id, lock=True)
+        _require_open(new_row)
+        if seat in taken:
+            raise Problem(409, "seat-taken", "Seat taken", f"seat {seat} is taken")
+        seat_token = new_token()
+        taken[seat] = Holder(player, hash_token(seat_token))
+        version = await self._take_seat(conn, new_row, seat, taken[seat], None, actor)
+        return seat, seat_token, _table_info(_at(new_row, version=version), taken, secret_options)
+
+    async def _offer_rematch(
+        self,
+        conn: AsyncConnection,
+        row: tuple[Any, ...],
+        holders: Holders,
+        actor: Actor,
+        secret_options: dict[str, set[str]],
+    ) -> str:
+        """Open the finished table's rematch (its game, options, seats, visibility, hosting and
+        app; a new seed) with its bots seated, and say so in the finished table's stream."""
+        await self._within_quota(conn, row[12])
+        new = NewTable(
+            game=row[1],
+            name=row[2],
+            seats=row[3],
+            options=msgspec.json.decode(row[4]),
+            secret=secret_options.get(row[1], set()),
+            seed=secrets.randbits(63),
+            seeded=False,
+            visibility=row[10],
+            invitation_token_hash=row[11],
+            seats_per_invitation=row[14],
+            hosting=_hosting(row),
+            rematch_of=row[0],
+        )
+        bots = {seat: bot for seat, holder in holders.items() if (bot := holder.bot) is not None}
+        rematch = await self._open(conn, new, bots, actor, row[12])
+        await conn.execute(
+            "update lobby_tables set rematch_table_id = %s, version = %s, updated_at = now()"
+            " where table_id = %s",
+            (rematch.table_id, row[9] + 1, row[0]),
+        )
+        offered = RematchOffered(rematch_table_id=rematch.table_id)
+        await self._record(conn, row[0], row[9], [offered], actor, row[12])
+        return rematch.table_id
+
+    # --- steps of the commands -------------------------------------------------------------
+
+    async def _open(
+        self,
+        conn: AsyncConnection,
+        new: NewTable,
+        bots: dict[int, str],
+        actor: Actor,
+        app_id: str | None,
+    ) -> s.TableInfo:
+        """Record a new table with ``bots`` in their seats; a table of bots only starts at
+        once."""
+        table_id = new_id()
+        committed = commit(new.options, new.secret)
+        created = TableCreated(
+            table_id=table_id,
+            game=new.game,
+            name=new.name,
+            seats=new.seats,
+            options=new.options,
+            seeded=new.seeded,
+            visibility=new.visibility,
+            commitments=published(committed),
+            hosting=new.hosting,
+            rematch_of=new.rematch_of,
+        )
+        seated = [SeatTaken(seat=seat, player=bot, bot=bot) for seat, bot in sorted(bots.items())]
+        # The row as it reads back (``_COLUMNS``) after the events recorded below.
+        row = (
+            table_id,
+            new.game,
+            new.name,
+            new.seats,
+            _json.encode(new.options),
+            new.seed,
+            new.seeded,
+            "open",
+            None,
+            1 + len(seated),
+            new.visibility,
+            new.invitation_token_hash,
+            app_id,
+            _json.encode(committed),
+            new.seats_per_invitation,
+            _json.encode(new.hosting),
+            new.rematch_of,
+            None,
+        )
+        placeholders = ", ".join(["%s"] * len(row))
+        await conn.execute(
+            f"insert into lobby_tables ({_INSERT_COLUMNS}) values ({placeholders})", row
+        )
+        holders = {seat: Holder(bot, hash_token(new_token()), bot) for seat, bot in bots.items()}
+        if holders:
+            await conn.execute(
+                "insert into lobby_seats (table_id, seat, player_name, token_hash, bot)"
+                " select %s, seat, bot, token_hash, bot"
+                " from unnest(%s::int[], %s::text[], %s::text[]) as bots(seat, bot, token_hash)",
+                (
+                    table_id,
+                    list(holders),
+                    [holder.bot for holder in holders.values()],
+                    [holder.token_hash for holder in holders.values()],
+                ),
+            )
+        await self._record(conn, table_id, 0, [created, *seated], actor, app_id)
+        secret_options = {new.game: new.secret}
+        if len(holders) == new.seats:
+            return await self._begin(conn, row, holders, SYSTEM, secret_options)
+        return _table_info(row, holders, secret_options)
+
+    async def _free_seat(
+        self,
+        conn: AsyncConnection,
+        row: tuple[Any, ...],
+        taken: Holders,
+        wanted: int | None,
+    ) -> tuple[int, str | None]:
+        """The seat a join (of a player or a bot) takes at the open table: ``wanted``, or the
+        first free one; and the invitation it comes with (a private table's)."""
+        _require_open(row)
+        invited_by = row[11] if row[10] == "private" else None
+        await self._require_invitation_seats(conn, row, invited_by)
+        seats = row[3]
+        if wanted is not None:
+            _require_seat_number(wanted, seats)
+            if wanted in taken:
+                raise Problem(409, "seat-taken", "Seat taken", f"seat {wanted} is taken")
+            return wanted, invited_by
+        free = [number for number in range(seats) if number not in taken]
+        if not free:
+            raise Problem(409, "table-full", "Table full", "every seat is taken")
+        return free[0], invited_by
+
+    async def _take_seat(
+        self,
+        conn: AsyncConnection,
+        row: tuple[Any, ...],
+        seat: int,
+        holder: Holder,
+        invited_by: str | None,
+        actor: Actor,
+    ) -> int:
+        """Seat ``holder`` (``SeatTaken``); return the table's version after."""
+        version = row[9] + 1
+        await conn.execute(
+            "with seated as (insert into lobby_seats (table_id, seat, player_name, token_hash,"
+            " invitation_token_hash, bot) values (%s, %s, %s, %s, %s, %s))"
+            f" {_BUMP}",
+            (row[0], seat, holder.player, holder.token_hash, invited_by, holder.bot)
+            + (version, row[0]),
+        )
+        taken = SeatTaken(seat=seat, player=holder.player, bot=holder.bot)
+        await self._record(conn, row[0], row[9], [taken], actor, row[12])
+        return version
+
+    async def _free(
+        self, conn: AsyncConnection, row: tuple[Any, ...], seat: int, player: str, actor: Actor
+    ) -> int:
+        """Empty the seat (``SeatLeft``); return the table's version after."""
+        version = row[9] + 1
+        await conn.execute(
+            f"with gone as (delete from lobby_seats where table_id = %s and seat = %s) {_BUMP}",
+            (row[0], seat, version, row[0]),
+        )
+        await self._record(
+            conn, row[0], row[9], [SeatLeft(seat=seat, player=player)], actor, row[12]
+        )
+        return version
+
+    async def _begin(
+        self,
+        conn: AsyncConnection,
+        row: tuple[Any, ...],
+        holders: Holders,
+        actor: Actor,
+        secret_options: dict[str, set[str]],
+    ) -> s.TableInfo:
+        """Start the full table: ``TableStarted`` and the ``CreateMatch`` command (with the
+        table's bots and hosting) commit together. Return the table, naming its match."""
+        table_id = row[0]
         match_id = new_id()
         version = row[9] + 1
         await conn.execute(
@@ -267,23 +515,25 @@ class Tables:
             " updated_at = now() where table_id = %s",
             (match_id, version, table_id),
         )
-        actor = Actor(kind="player", seat=seat, name=holders[seat][0])
         correlation = await self._record(
             conn, table_id, row[9], [TableStarted(match_id=match_id)], actor, row[12]
         )
+        seats = range(row[3])
         create = CreateMatch(
             match_id=match_id,
             table_id=table_id,
             game=row[1],
             options=msgspec.json.decode(row[4]),
             seats=row[3],
-            seat_token_hashes=[holders[number][1] for number in range(row[3])],
-            players=[holders[number][0] for number in range(row[3])],
+            seat_token_hashes=[holders[number].token_hash for number in seats],
+            players=[holders[number].player for number in seats],
             seed=row[5],
             private=row[10] == "private",
             invitation_token_hash=row[11],
             app_id=row[12],
             commitments=stored(row[13]),
+            bots={number: bot for number in seats if (bot := holders[number].bot) is not None},
+            hosting=_hosting(row),
         )
         envelope = command("CreateMatch", create, correlation_id=correlation, actor=actor)
         await commands.send(
@@ -405,7 +655,7 @@ class Tables:
 
     async def _seated(
         self, conn: AsyncConnection, table_id: str, *, lock: bool
-    ) -> tuple[tuple[Any, ...], dict[int, tuple[str, str]]]:
+    ) -> tuple[tuple[Any, ...], Holders]:
         """The table's row and its seats' holders in one round trip; ``lock``: the row locked
         for this transaction's change.
 
@@ -420,18 +670,37 @@ class Tables:
         row, fresh, seats = found[:-2], found[-2], found[-1]
         if not fresh:
             return row, await self._holders(conn, table_id)
-        return row, {seat: (name, hashed) for seat, name, hashed in seats}
+        return row, {seat: Holder(name, hashed, bot) for seat, name, hashed, bot in seats}
 
-    async def _holders(self, conn: AsyncConnection, table_id: str) -> dict[int, tuple[str, str]]:
+    async def _holders(self, conn: AsyncConnection, table_id: str) -> Holders:
         result = await conn.execute(
-            "select seat, player_name, token_hash from lobby_seats where table_id = %s", (table_id,)
+            "select seat, player_name, token_hash, bot from lobby_seats where table_id = %s",
+            (table_id,),
         )
-        return {seat: (name, hashed) for seat, name, hashed in await result.fetchall()}
+        return {seat: Holder(*held) for seat, *held in await result.fetchall()}
+
+
+async def _match_standing(
+    conn: AsyncConnection, match_id: str, token_hash: str
+) -> tuple[str | None, int | None]:
+    """The table's match's status, and the seat ``token_hash`` holds in it now.
+
+    The match service's own rows, read here because a rematch needs both and nothing else in
+    the lobby does: a player re-seated in the match (``PlayerReseated``) holds a token the
+    lobby never saw, and the lobby's table does not learn when its match ends."""
+    result = await conn.execute(
+        "select m.status, (select seat from match_seats"
+        " where match_id = m.match_id and token_hash = %s)"
+        " from matches m where m.match_id = %s",
+        (token_hash, match_id),
+    )
+    found = await result.fetchone()
+    return (None, None) if found is None else (found[0], found[1])
 
 
 def _table_info(
     row: tuple[Any, ...],
-    holders: dict[int, tuple[str, str]],
+    holders: Holders,
     secret_options: dict[str, set[str]],
 ) -> s.TableInfo:
     """The table as anyone may see it: secret options (a deck order, say) show as null, and
@@ -448,21 +717,28 @@ def _table_info(
         seeded=row[6],
         status=row[7],
         match_id=row[8],
-        seats=[
-            s.SeatInfo(seat=number, player=holders[number][0] if number in holders else None)
-            for number in range(row[3])
-        ],
+        seats=[_seat_info(number, holders.get(number)) for number in range(row[3])],
         version=row[9],
         visibility=row[10],
         secret_options_set=set_secretly,
         commitments=published(stored(row[13])),
         seats_per_invitation=row[14],
+        hosting=_hosting(row),
+        rematch_of=row[16],
+        rematch_table_id=row[17],
     )
+
+
+def _seat_info(seat: int, held: Holder | None) -> s.SeatInfo:
+    if held is None:
+        return s.SeatInfo(seat=seat, player=None, bot=None)
+    return s.SeatInfo(seat=seat, player=held.player, bot=held.bot)
 
 
 _INSERT_COLUMNS = (
     "table_id, game, name, seats, options, seed, seeded, status, match_id, version,"
-    " visibility, invitation_token_hash, app_id, commitments, seats_per_invitation"
+    " visibility, invitation_token_hash, app_id, commitments, seats_per_invitation,"
+    " hosting, rematch_of, rematch_table_id"
 )
 _COLUMNS = f"{_INSERT_COLUMNS}, created_at"
 _COLUMN_INDEX = {name: index for index, name in enumerate(_COLUMNS.split(", "))}
@@ -470,7 +746,7 @@ _COLUMN_INDEX = {name: index for index, name in enumerate(_COLUMNS.split(", "))}
 _SEATED = f"""
 select {_COLUMNS},
     (select version from lobby_tables where table_id = %(id)s) = version,
-    coalesce((select json_agg(json_build_array(seat, player_name, token_hash))
+    coalesce((select json_agg(json_build_array(seat, player_name, token_hash, bot))
               from lobby_seats where table_id = %(id)s), '[]')
 from lobby_tables where table_id = %(id)s"""
 
@@ -492,6 +768,65 @@ def public_event(event: NewEvent | StoredEvent) -> bytes:
         return event.data
     created = msgspec.json.decode(event.data, type=TableCreated)
     return _json.encode(msgspec.structs.replace(created, options={}))
+
+
+def _hosting(row: tuple[Any, ...]) -> Hosting:
+    """The table's hosting (a table older than hosting has none)."""
+    return NO_HOSTING if row[15] is None else _hosting_decoder.decode(row[15])
+
+
+def _seat_of(holders: Holders, token_hash: str) -> int | None:
+    return next((seat for seat, held in holders.items() if held.token_hash == token_hash), None)
+
+
+def _bot_seats(game: str, seats: int, bots: list[s.BotSeat], hosting: Hosting) -> dict[int, str]:
+    """Where a new table's bots sit (those without a seat: the first free ones, in order),
+    once its bots and hosting are found to be the game's and to fit its seats."""
+    problem = hosting.clock.problem() if hosting.clock is not None else None
+    if problem is not None:
+        raise Problem(422, "bad-hosting", "Invalid hosting", f"clock: {problem}")
+    if hosting.bot is not None:
+        _require_bot(game, hosting.bot)
+    for bot in bots:
+        _require_bot(game, bot.bot)
+    if len(bots) > seats:
+        raise Problem(422, "bad-bots", "Invalid bots", f"{len(bots)} bots do not fit {seats} seats")
+    placed: dict[int, str] = {}
+    for bot in bots:
+        if bot.seat is None:
+            continue
+        _require_seat_number(bot.seat, seats)
+        if bot.seat in placed:
+            raise Problem(422, "bad-bots", "Invalid bots", f"two bots for seat {bot.seat}")
+        placed[bot.seat] = bot.bot
+    free = (seat for seat in range(seats) if seat not in placed)
+    for bot in bots:
+        if bot.seat is None:
+            placed[next(free)] = bot.bot
+    return placed
+
+
+def _require_bot(game: str, name: str) -> None:
+    if bot_named(game, name) is None:
+        raise Problem(
+            422,
+            "unknown-bot",
+            "Unknown bot",
+            f"{game} has no bot {name!r}: its catalogue entry lists its bots",
+        )
+
+
+def _require_seat_number(seat: int, seats: int) -> None:
+    if not 0 <= seat < seats:
+        raise Problem(422, "no-such-seat", "No such seat", f"seats are 0 to {seats - 1}")
+
+
+def _require_access(row: tuple[Any, ...], invitation: str | None, app_id: str | None) -> None:
+    """Only the table's app seats anyone at it (another's sees no table), and at a private
+    table only with its invitation."""
+    if row[12] != app_id:
+        raise not_found("table", row[0])
+    _require_invitation(row, invitation)
 
 
 def _require_invitation(row: tuple[Any, ...], token: str | None) -> None:

@@ -10,7 +10,7 @@ import msgspec
 from litestar import Controller, Litestar, Request, Response, get, post
 from litestar.datastructures import ResponseHeader
 from litestar.di import NamedDependency
-from litestar.params import FromPath, JSONBody, QueryParameter
+from litestar.params import FromPath, JSONBody, PathParameter, QueryParameter
 
 from services.match import schemas as s
 from services.match.feed import MatchFeeds
@@ -28,6 +28,7 @@ from shared.feed import (
 )
 from shared.http import (
     APP_KEY,
+    APP_KEY_OR_INVITATION,
     CONDITIONAL_READ,
     OPTIONAL_SEAT_TOKEN,
     PG_INT_MAX,
@@ -43,7 +44,7 @@ from shared.http import (
     service_app,
 )
 from shared.logs import log_context
-from shared.messages import CreateMatch, decode_command
+from shared.messages import CreateMatch, TimeOut, decode_command
 from shared.metrics import PROBE_TIMEOUT_S, Metric, Probe, gauge
 from shared.runtime import Runtime, rules_check
 from shared.settings import Settings
@@ -122,6 +123,68 @@ class MatchesController(Controller):
     ) -> Response[s.ActionAccepted]:
         token = required_bearer_token(request)
         status, body = await matches.act(match_id, token, data, idempotency_key)
+        return Response(content=body, status_code=status, media_type="application/json")
+
+    @post(
+        "/{match_id:str}/leave",
+        operation_id="leaveMatch",
+        security=SEAT_TOKEN,
+        status_code=200,
+        summary="Leave the running match: the table's policy hands the seat to a bot or ends"
+        " the match as abandoned",
+        description=(
+            "The table's `hosting.on_leave` decides: `bot` (its `hosting.bot`, else the game's"
+            " heuristic bot, plays the seat from now on: `PlayerLeft` then `BotTookOver`) or"
+            " `abandon` (`PlayerLeft` then `MatchForfeited`: the match is over, and its result"
+            " names the seat in `forfeited`). The token holds no seat afterwards; the table's"
+            " app can give the seat a new one (`reseatPlayer`). Answers the match as a"
+            " spectator sees it."
+        ),
+        responses=problem_responses(401, 403, 404, 409, 503),
+    )
+    async def leave_match(
+        self,
+        request: Request[Any, Any, Any],
+        matches: NamedDependency[Matches],
+        match_id: FromPath[str],
+        idempotency_key: IdempotencyKey = None,
+    ) -> Response[s.MatchInfo]:
+        token = required_bearer_token(request)
+        status, body = await matches.leave(match_id, token, idempotency_key)
+        return Response(content=body, status_code=status, media_type="application/json")
+
+    @post(
+        "/{match_id:str}/seats/{seat:int}/token",
+        operation_id="reseatPlayer",
+        security=APP_KEY_OR_INVITATION,
+        status_code=201,
+        summary="A new token for a seat of a running match (the one before stops working): for"
+        " the app whose match it is, or a private table's invitation",
+        description=(
+            "For a player who lost their token, or to take a seat back from the bot that took"
+            " it over (`PlayerReseated`, with `from_bot`). The new token is shown once."
+        ),
+        responses=problem_responses(400, 401, 403, 404, 409, 422, 503),
+    )
+    async def reseat_player(
+        self,
+        request: Request[Any, Any, Any],
+        matches: NamedDependency[Matches],
+        match_id: FromPath[str],
+        seat: Annotated[int, PathParameter(ge=0, le=PG_INT_MAX)],
+        data: JSONBody[s.Reseat],
+        idempotency_key: IdempotencyKey = None,
+    ) -> Response[s.Reseated]:
+        runtime = matches.runtime
+        app_id = None
+        if request.headers.get(apps.API_KEY_HEADER):
+            caller = await apps.authenticate(
+                runtime.pool, runtime.settings, request.headers, "tables"
+            )
+            app_id = caller.app_id
+        status, body = await matches.reseat(
+            match_id, seat, app_id, bearer_token(request), data, idempotency_key
+        )
         return Response(content=body, status_code=status, media_type="application/json")
 
     @get(
@@ -262,6 +325,23 @@ def command_handler(matches: NamedDependency[Matches]) -> Any:
 
     async def handle(_entry_id: str, payload: bytes) -> None:
         envelope = decode_command(payload)
+        if envelope.type == "TimeOut":
+            timeout = msgspec.json.decode(envelope.body, type=TimeOut)
+            with (
+                log_context(correlation_id=envelope.correlation_id, match_id=timeout.match_id),
+                tracing.span(
+                    "command TimeOut",
+                    tracing.CONSUMER,
+                    parent=envelope.traceparent,
+                    attributes={"playtable.match_id": timeout.match_id},
+                ) as span,
+            ):
+                try:
+                    await matches.time_out(timeout, envelope.command_id)
+                except Problem as problem:  # pending: re-driven
+                    tracing.failed(span, problem.code)
+                    log.info("timeout not applied yet: %s", problem.detail)
+            return
         if envelope.type != "CreateMatch":
             log.warning("ignoring unknown command %s", envelope.type)
             return

@@ -8,7 +8,7 @@ only on top of the version it was decided on.
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from itertools import groupby
 from typing import Any
 
@@ -17,12 +17,28 @@ from psycopg import AsyncConnection
 from psycopg.errors import UniqueViolation
 
 from services.match import schemas as s
-from shared import commands, commitments, outbox
+from shared import commands, commitments, hosting, outbox
 from shared import rules_api as api
 from shared.commitments import Commitment
 from shared.eventstore import NewEvent, StoredEvent
+from shared.hosting import (
+    NO_HOSTING,
+    BotTookOver,
+    Clocks,
+    ClockUpdated,
+    ClockView,
+    Hosting,
+    MatchForfeited,
+    PlayerLeft,
+    PlayerReseated,
+    TurnTimedOut,
+    clock_view,
+    run_clocks,
+    seat_deadlines,
+    start_clocks,
+)
 from shared.http import Problem, hash_token, new_token, not_found
-from shared.idempotency import Idempotent, idempotent, recall
+from shared.idempotency import Idempotent, idempotent, recall, remember
 from shared.logs import correlation_id
 from shared.match_file import is_match_file, match_file
 from shared.messages import (
@@ -33,14 +49,19 @@ from shared.messages import (
     EventEnvelope,
     EventMetadata,
     FinishedMatch,
+    TimeOut,
     decode_command,
     metadata,
     new_id,
+    now_ms,
 )
 from shared.metrics import MOVES
 from shared.runtime import Runtime
 
 _json = msgspec.json.Encoder()
+_bots_decoder = msgspec.json.Decoder(dict[int, str])
+_clocks_decoder = msgspec.json.Decoder(Clocks)
+_hosting_decoder = msgspec.json.Decoder(Hosting)
 CACHE_SIZE = 20_000
 
 
@@ -74,6 +95,17 @@ class Snapshot:
     legal_actions: dict[int, list[msgspec.Raw]] | None = None
     """At this version, each seat to move's legal actions, when this process decided the move
     that led here (the rules gave them with the decision); None: ask the rules."""
+    hosting: Hosting = NO_HOSTING
+    bots: dict[int, str] = field(default_factory=dict)
+    clocks: Clocks | None = None
+    seating: int = 0
+    """Counts the changes of who holds a seat: the seat tokens are re-read when it moved."""
+
+    def clock(self, now: int) -> ClockView | None:
+        control = self.hosting.clock
+        if control is None or self.clocks is None:
+            return None
+        return clock_view(control, self.clocks, now)
 
     def seat_of(self, token: str | None) -> int | None:
         """Who the bearer is here: a seat, or None for a spectator; anyone else gets a 403.
@@ -146,6 +178,7 @@ class Matches:
         self.runtime = runtime
         self.topic = runtime.settings.stream("match-events")
         self._cache: OrderedDict[str, Snapshot] = OrderedDict()
+        self._bot_secret: bytes | None = None
 
     # --- creation ------------------------------------------------------------------------------
 
@@ -189,7 +222,19 @@ class Matches:
             app_id=command.app_id,
             commitments=command.commitments,
             command_id=command_id,
+            bots=command.bots,
+            hosting_policy=command.hosting,
         )
+
+    async def bot_secret(self) -> bytes:
+        """The key of bot seats' tokens (``shared.hosting.bot_token``), read once."""
+        if self._bot_secret is None:
+            async with self.runtime.pool.connection() as conn:
+                self._bot_secret = await hosting.bot_secret(conn, self.runtime.settings.bot_secret)
+        return self._bot_secret
+
+    async def bot_token_hash(self, match_id: str, seat: int) -> str:
+        return hash_token(hosting.bot_token(await self.bot_secret(), match_id, seat))
 
     async def import_match(self, body: s.ImportMatch, app_id: str | None) -> tuple[str, list[str]]:
         game = body.game or _game_named_in(body.document)
@@ -249,19 +294,40 @@ class Matches:
         app_id: str | None = None,
         commitments: dict[str, Commitment] | None = None,
         command_id: str | None = None,
+        bots: dict[int, str] | None = None,
+        hosting_policy: Hosting = NO_HOSTING,
     ) -> bool:
         """Create the match row, its seats, its snapshots (default: the state now) and events,
         and mark the command that asked for it done, all in one transaction.
 
         ``actors`` (an imported match's seat per event) records each run of one seat's events
-        with that seat, as played moves are, so replays show who moved."""
+        with that seat, as played moves are, so replays show who moved. Seats ``bots`` play
+        get their bot's token; a time control starts the clocks of the seats to move, which a
+        ``ClockUpdated`` after the set-up records."""
         status = "finished" if progress.result is not None else "running"
+        bots = bots or {}
+        token_hashes = [
+            await self.bot_token_hash(match_id, seat) if seat in bots else hashed
+            for seat, hashed in enumerate(token_hashes)
+        ]
+        events, public_events = list(events), list(public_events)
+        actors = actors or [None] * len(events)
+        clocks = None
+        control = hosting_policy.clock
+        if control is not None and status == "running":
+            now = now_ms()
+            clocks = start_clocks(control, len(token_hashes), progress.to_move, set(bots), now)
+            started = _clock_event(control, clocks, None, None, now)
+            events.append(started)
+            public_events.append(started.data)
+            actors = [*actors, None]
         async with self.runtime.pool.connection() as conn, conn.transaction():
             inserted = await conn.execute(
                 "insert into matches (match_id, table_id, game, seats, options, players, version,"
                 " state, to_move, status, result, private, invitation_token_hash, app_id,"
-                " commitments) values (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
-                " on conflict (match_id) do nothing",
+                " commitments, hosting, bots, bot_seats, clocks, deadline) values (%s, %s, %s,"
+                " %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s,"
+                " to_timestamp(%s::float8 / 1000)) on conflict (match_id) do nothing",
                 (
                     match_id,
                     table_id,
@@ -278,6 +344,11 @@ class Matches:
                     invitation_token_hash,
                     app_id,
                     _json.encode(commitments or {}),
+                    _json.encode(hosting_policy),
+                    _json.encode(bots),
+                    sorted(bots),
+                    None if clocks is None else _json.encode(clocks),
+                    None if control is None else hosting.deadline_ms(control, clocks),
                 ),
             )
             if command_id is not None:
@@ -296,7 +367,7 @@ class Matches:
                         for kept in snapshots or [api.StateSnapshot(len(events), progress.state)]
                     ],
                 )
-            metas = _move_metadata(correlation_id, actors or [None] * len(events), app_id)
+            metas = _move_metadata(correlation_id, actors, app_id)
             await self._append(conn, match_id, 0, events, public_events, metas, progress)
         self.runtime.relay.wake()
         return True
@@ -376,17 +447,20 @@ class Matches:
         async with self.runtime.pool.connection() as conn:
             result = await conn.execute(
                 "select table_id, game, players, version, state, to_move, status, result,"
-                " private, invitation_token_hash, app_id from matches where match_id = %s",
+                " private, invitation_token_hash, app_id, hosting, bots, clocks, seating"
+                " from matches where match_id = %s",
                 (match_id,),
             )
             row = await result.fetchone()
             if row is None:
                 raise await self._missing(conn, match_id)
-            if cached is None:
+            if cached is None or cached.seating != row[14]:
                 seats = await conn.execute(
                     "select token_hash, seat from match_seats where match_id = %s", (match_id,)
                 )
                 token_hashes = dict(await seats.fetchall())
+            else:
+                token_hashes = cached.seat_by_token_hash
         position = {
             "version": row[3],
             "state": bytes(row[4]),
@@ -396,6 +470,11 @@ class Matches:
             "legal_actions": (
                 cached.legal_actions if cached is not None and cached.version == row[3] else None
             ),
+            "players": msgspec.json.decode(row[2]),
+            "seat_by_token_hash": token_hashes,
+            "bots": {} if row[12] is None else _bots_decoder.decode(row[12]),
+            "clocks": None if row[13] is None else _clocks_decoder.decode(row[13]),
+            "seating": row[14],
         }
         if cached is not None:
             return self._remember(replace(cached, **position))
@@ -404,11 +483,10 @@ class Matches:
                 match_id=match_id,
                 table_id=row[0],
                 game=row[1],
-                players=msgspec.json.decode(row[2]),
-                seat_by_token_hash=token_hashes,
                 private=row[8],
                 invitation_token_hash=row[9],
                 app_id=row[10],
+                hosting=NO_HOSTING if row[11] is None else _hosting_decoder.decode(row[11]),
                 **position,
             )
         )
@@ -550,11 +628,15 @@ class Matches:
         )
         if body.expected_version != snapshot.version:
             snapshot = await self.load(match_id, fresh=True)
+            seat = snapshot.player_of(token)  # a seat may have changed hands since
             if body.expected_version != snapshot.version:
                 return await retry.answer_or(_stale(snapshot.version, body.expected_version))
         if snapshot.status == "finished":
             finished = Problem(409, "match-finished", "Match finished", "the match has ended")
             return await retry.answer_or(finished)
+        now = now_ms()
+        if _out_of_time(snapshot, seat, now):
+            return await retry.answer_or(_OUT_OF_TIME)
         decided: api.Decided = await self.runtime.ask_rules(
             api.Decide(
                 game=snapshot.game, state=snapshot.state, seat=seat, action=msgspec.Raw(action)
@@ -563,17 +645,28 @@ class Matches:
         )
         progress = decided.progress
         status = "finished" if progress.result is not None else "running"
-        new_version = snapshot.version + len(decided.events)
+        events, public_events = decided.events, decided.public_events
+        actor_events = decided.actor_events
+        clocks = _clocks_after(snapshot, seat, progress.to_move, now)
+        if clocks is not None:
+            assert snapshot.hosting.clock is not None and snapshot.clocks is not None
+            clocked = _clock_event(snapshot.hosting.clock, clocks, seat, snapshot.clocks, now)
+            events = [*events, clocked]
+            public_events = [*public_events, clocked.data]
+            actor_events = [*actor_events, clocked.data]
+        new_version = snapshot.version + len(events)
+        clocked_snapshot = replace(snapshot, clocks=clocks)
         reply = _json.encode(
             s.ActionAccepted(
                 game=snapshot.game,
                 version=new_version,
-                events=decided.actor_events,
+                events=actor_events,
                 to_move=progress.to_move,
                 status=status,
                 result=progress.result,
                 view=decided.actor_view,
                 legal_actions=decided.legal_actions.get(seat, []),
+                clock=clocked_snapshot.clock(now),
             )
         )
         meta = metadata(
@@ -584,12 +677,7 @@ class Matches:
         encoded_meta = _json.encode(meta)
         result_json = None if progress.result is None else _json.encode(progress.result)
         outbox_payloads = self._publications(
-            match_id,
-            snapshot.version,
-            decided.events,
-            decided.public_events,
-            [meta] * len(decided.events),
-            progress,
+            match_id, snapshot.version, events, public_events, [meta] * len(events), progress
         )
         try:
             async with self.runtime.pool.connection() as conn:
@@ -603,9 +691,11 @@ class Matches:
                         "status": status,
                         "result": result_json,
                         "stream": match_stream(match_id),
-                        "types": [event.type for event in decided.events],
-                        "data": [bytes(event.data) for event in decided.events],
-                        "metadata": [encoded_meta] * len(decided.events),
+                        "types": [event.type for event in events],
+                        "data": [bytes(event.data) for event in events],
+                        "metadata": [encoded_meta] * len(events),
+                        "clocks": None if clocks is None else _json.encode(clocks),
+                        "deadline": hosting.deadline_ms(snapshot.hosting.clock, clocks),
                         "topic": self.topic,
                         "payloads": outbox_payloads,
                         "scope": None if retry.request is None else retry.request.scope,
@@ -626,7 +716,7 @@ class Matches:
         MOVES.labels(snapshot.game).inc()
         self._remember(
             replace(
-                snapshot,
+                clocked_snapshot,
                 version=new_version,
                 state=progress.state,
                 to_move=progress.to_move,
@@ -636,6 +726,372 @@ class Matches:
             )
         )
         return 201, reply
+
+    # --- seats: timeouts, leaving, re-seating -----------------------------------------------------
+
+    async def time_out(self, command: TimeOut, command_id: str) -> None:
+        """Apply the table's timeout policy to the seats whose clocks ran out at the version the
+        clocks service saw, unless a move came first (the version moved on: then nothing). A
+        clock that has not run out yet by this server's time leaves the command pending, to be
+        re-driven."""
+        try:
+            snapshot = await self.load(command.match_id, fresh=True)
+        except Problem:
+            snapshot = None
+        now = now_ms()
+        control = None if snapshot is None else snapshot.hosting.clock
+        if (
+            snapshot is None
+            or control is None
+            or snapshot.clocks is None
+            or snapshot.version != command.version
+            or snapshot.status != "running"
+        ):
+            async with self.runtime.pool.connection() as conn:
+                await commands.complete(conn, command_id, "moved on")
+            return
+        deadlines = seat_deadlines(control, snapshot.clocks)
+        expired = sorted(seat for seat, deadline in deadlines.items() if deadline <= now)
+        if not expired:
+            raise Problem(409, "not-out-of-time", "Not out of time", "no clock has run out yet")
+        policy = snapshot.hosting.on_timeout
+        passed = None
+        if policy == "pass":
+            expired = expired[:1]  # one pass at a time: the others' turns come next
+            passed = await self._pass(snapshot, expired[0])
+            if passed is None:
+                policy = "forfeit"  # the rules allow no pass here
+        change = _SeatChange(snapshot, now)
+        for seat in expired:
+            change.add(TurnTimedOut(seat=seat, policy=policy, deadline_ms=deadlines[seat]))
+        if passed is not None:
+            change.played(expired[0], passed)
+        elif policy == "bot":
+            for seat in expired:
+                await self._hand_to_bot(change, seat, "timeout")
+        else:
+            await self._forfeit(change, expired, "timeout")
+        await self._record(change, command_id=command_id)
+
+    async def _hand_to_bot(self, change: _SeatChange, seat: int, reason: str) -> None:
+        snapshot = change.snapshot
+        bot = snapshot.hosting.takeover_bot(snapshot.game)
+        change.add(BotTookOver(seat=seat, bot=bot, reason=reason))  # type: ignore[arg-type]
+        change.bots[seat] = bot
+        change.tokens[seat] = await self.bot_token_hash(snapshot.match_id, seat)
+
+    async def _pass(self, snapshot: Snapshot, seat: int) -> api.Decided | None:
+        """The seat's pass, where its rules offer one now (None where they do not)."""
+        actions = await self.runtime.ask_rules(
+            api.ListLegalActions(game=snapshot.game, state=snapshot.state, seat=seat),
+            list[dict[str, Any]],
+        )
+        passing = next((action for action in actions if action.get("type") in PASSES), None)
+        if passing is None:
+            return None
+        decided: api.Decided = await self.runtime.ask_rules(
+            api.Decide(
+                game=snapshot.game,
+                state=snapshot.state,
+                seat=seat,
+                action=msgspec.Raw(_json.encode(passing)),
+            ),
+            api.Decided,
+        )
+        return decided
+
+    async def _forfeit(self, change: _SeatChange, seats: list[int], reason: str) -> None:
+        snapshot = change.snapshot
+        result = await self.runtime.ask_rules(
+            api.EndEarly(
+                game=snapshot.game, seats=len(snapshot.players), forfeited=seats, reason=reason
+            ),
+            dict[str, Any],
+        )
+        change.add(MatchForfeited(seats=seats, reason=reason, result=result))  # type: ignore[arg-type]
+        change.finish(result)
+
+    async def leave(self, match_id: str, token: str, key: str | None) -> tuple[int, bytes]:
+        """The bearer leaves the running match: the table's leave policy hands the seat to a bot
+        or ends the match as abandoned. The token holds no seat afterwards."""
+        retry = _Retry(self, idempotent(f"match-leave:{match_id}", key, token))
+        for _ in range(SEAT_CHANGE_ATTEMPTS):
+            snapshot = await self.load(match_id, fresh=True)
+            try:
+                seat = snapshot.player_of(token)
+            except Problem as unseated:
+                return await retry.answer_or(unseated)
+            if snapshot.status == "finished":
+                return await retry.answer_or(_FINISHED)
+            policy = snapshot.hosting.on_leave
+            change = _SeatChange(snapshot, now_ms(), actor=seat)
+            change.add(PlayerLeft(seat=seat, player=snapshot.players[seat], policy=policy))
+            if policy == "bot":
+                await self._hand_to_bot(change, seat, "left")
+            else:
+                await self._forfeit(change, [seat], "abandoned")
+            if await self._record(change, idempotency=retry.request, info=True):
+                return 200, change.answer
+        raise _BUSY
+
+    async def reseat(
+        self,
+        match_id: str,
+        seat: int,
+        caller_app: str | None,
+        bearer: str | None,
+        body: s.Reseat,
+        key: str | None,
+    ) -> tuple[int, bytes]:
+        """A new token for the seat of a running match, for the app whose match it is
+        (``caller_app``) or the bearer of its private table's invitation: a player who lost
+        theirs plays on, and a seat a bot took over comes back to a person."""
+        snapshot = await self.load(match_id, fresh=True)
+        invited = (
+            bearer is not None
+            and snapshot.invitation_token_hash is not None
+            and hash_token(bearer) == snapshot.invitation_token_hash
+        )
+        if not invited and (caller_app is None or caller_app != snapshot.app_id):
+            raise Problem(
+                403,
+                "not-your-match",
+                "Not your match",
+                "re-seat with the key of the app whose match it is, or the private table's"
+                " invitation",
+            )
+        if not 0 <= seat < len(snapshot.players):
+            last = len(snapshot.players) - 1
+            raise Problem(422, "no-such-seat", "No such seat", f"seats are 0 to {last}")
+        asker = bearer if invited and bearer is not None else caller_app or ""
+        retry = _Retry(
+            self,
+            idempotent(f"match-reseat:{match_id}:{seat}", key, asker, _json.encode(body)),
+        )
+        for _ in range(SEAT_CHANGE_ATTEMPTS):
+            if snapshot.status == "finished":
+                return await retry.answer_or(_FINISHED)
+            token = new_token()
+            player = body.name or snapshot.players[seat]
+            change = _SeatChange(snapshot, now_ms())
+            from_bot = snapshot.bots.get(seat)
+            change.add(PlayerReseated(seat=seat, player=player, from_bot=from_bot))
+            change.bots.pop(seat, None)
+            change.tokens[seat] = hash_token(token)
+            change.players[seat] = player
+            if await self._record(change, idempotency=retry.request, reseated=(seat, token)):
+                return 201, change.answer
+            snapshot = await self.load(match_id, fresh=True)
+        raise _BUSY
+
+    async def _record(
+        self,
+        change: _SeatChange,
+        *,
+        command_id: str | None = None,
+        idempotency: Idempotent | None = None,
+        info: bool = False,
+        reseated: tuple[int, str] | None = None,
+    ) -> bool:
+        """Commit a change of seats at the version it was decided on (else nothing: a move came
+        first), with its events, the seats' new tokens and the command or request it answers."""
+        snapshot = change.snapshot
+        events, public, actors, progress, clocks = change.events()
+        new_version = snapshot.version + len(events)
+        status = "finished" if progress.result is not None else "running"
+        settled = replace(
+            snapshot,
+            version=new_version,
+            state=progress.state,
+            to_move=progress.to_move,
+            status=status,
+            result=progress.result,
+            players=change.players,
+            bots=change.bots,
+            clocks=clocks,
+            legal_actions=None,
+        )
+        if reseated is not None:
+            seat, token = reseated
+            change.answer = _json.encode(
+                s.Reseated(seat=seat, token=token, match=_info(settled, seat, None, change.now))
+            )
+        elif info:
+            change.answer = _json.encode(_info(settled, None, None, change.now))
+        async with self.runtime.pool.connection() as conn, conn.transaction():
+            moved = await conn.execute(
+                _COMMIT_SEATS,
+                {
+                    "match_id": snapshot.match_id,
+                    "expected": snapshot.version,
+                    "version": new_version,
+                    "state": progress.state,
+                    "to_move": progress.to_move,
+                    "status": status,
+                    "result": None if progress.result is None else _json.encode(progress.result),
+                    "players": _json.encode(change.players),
+                    "bots": _json.encode(change.bots),
+                    "bot_seats": sorted(change.bots),
+                    "clocks": None if clocks is None else _json.encode(clocks),
+                    "deadline": hosting.deadline_ms(snapshot.hosting.clock, clocks),
+                    "reseated": 1 if change.tokens else 0,
+                },
+            )
+            if moved.rowcount != 1:
+                return False
+            metas = _move_metadata(correlation_id() or new_id(), actors, snapshot.app_id)
+            await self._append(
+                conn, snapshot.match_id, snapshot.version, events, public, metas, progress
+            )
+            async with conn.cursor() as cursor:
+                await cursor.executemany(
+                    "update match_seats set token_hash = %s where match_id = %s and seat = %s",
+                    [(hashed, snapshot.match_id, seat) for seat, hashed in change.tokens.items()],
+                )
+            if new_version // self.runtime.settings.snapshot_every > (
+                snapshot.version // self.runtime.settings.snapshot_every
+            ):
+                await conn.execute(
+                    "insert into match_snapshots (match_id, version, state) values (%s, %s, %s)"
+                    " on conflict do nothing",
+                    (snapshot.match_id, new_version, progress.state),
+                )
+            if command_id is not None:
+                await commands.complete(conn, command_id)
+            if idempotency is not None:
+                await remember(conn, idempotency, 201 if reseated else 200, change.answer)
+        self._cache.pop(snapshot.match_id, None)
+        self.runtime.relay.wake()
+        return True
+
+
+class _SeatChange:
+    """A change of seats being decided: the events it records (hosting events, and a pass's
+    game events), the seats' bots, tokens and players after it, and the clocks."""
+
+    def __init__(self, snapshot: Snapshot, now: int, actor: int | None = None) -> None:
+        self.snapshot = snapshot
+        self.now = now
+        self.actor = actor
+        self.bots = dict(snapshot.bots)
+        self.tokens: dict[int, str] = {}
+        self.players = list(snapshot.players)
+        self.answer = b""
+        self._events: list[tuple[api.EncodedEvent, msgspec.Raw, int | None]] = []
+        self._progress = api.Progress(
+            state=snapshot.state, to_move=snapshot.to_move, result=snapshot.result
+        )
+        self._moved: int | None = None
+
+    def add(self, event: Any) -> None:
+        encoded = _encoded(event)
+        self._events.append((encoded, encoded.data, self.actor))
+
+    def played(self, seat: int, decided: api.Decided) -> None:
+        """The seat's move (its pass) decided by the rules."""
+        for event, public in zip(decided.events, decided.public_events, strict=True):
+            self._events.append((event, public, seat))
+        self._progress = decided.progress
+        self._moved = seat
+
+    def finish(self, result: dict[str, Any]) -> None:
+        self._progress = api.Progress(state=self._progress.state, to_move=[], result=result)
+
+    def events(
+        self,
+    ) -> tuple[
+        list[api.EncodedEvent], list[msgspec.Raw], list[int | None], api.Progress, Clocks | None
+    ]:
+        """Its events (a ``ClockUpdated`` last, when there is a clock), who caused each, the
+        match after it and the clocks."""
+        snapshot, progress = self.snapshot, self._progress
+        entries = list(self._events)
+        clocks = None
+        control = snapshot.hosting.clock
+        if control is not None and snapshot.clocks is not None:
+            clocks = run_clocks(
+                control,
+                snapshot.clocks,
+                moved=self._moved,
+                to_move=progress.to_move,
+                unclocked=set(self.bots),
+                now_ms=self.now,
+            )
+            clocked = _clock_event(control, clocks, self._moved, snapshot.clocks, self.now)
+            entries.append((clocked, clocked.data, None))
+        return (
+            [event for event, _, _ in entries],
+            [public for _, public, _ in entries],
+            [actor for _, _, actor in entries],
+            progress,
+            clocks,
+        )
+
+
+SEAT_CHANGE_ATTEMPTS = 5
+"""A change of seats decided on a version a move just left is decided again, this often."""
+_BUSY = Problem(
+    409,
+    "match-busy",
+    "Match busy",
+    "moves kept coming in while this was being recorded: try again",
+    headers={"Retry-After": "1"},
+)
+_FINISHED = Problem(409, "match-finished", "Match finished", "the match has ended")
+
+PASSES = frozenset({"PassTurn"})
+"""The actions that pass a turn, where a game's rules have one (Breaking News)."""
+
+_OUT_OF_TIME = Problem(
+    409,
+    "out-of-time",
+    "Out of time",
+    "your clock ran out before this move arrived: the table's timeout policy applies",
+)
+
+
+def _out_of_time(snapshot: Snapshot, seat: int, now: int) -> bool:
+    control = snapshot.hosting.clock
+    if control is None or snapshot.clocks is None:
+        return False
+    deadline = seat_deadlines(control, snapshot.clocks).get(seat)
+    return deadline is not None and now > deadline
+
+
+def _clocks_after(snapshot: Snapshot, seat: int, to_move: list[int], now: int) -> Clocks | None:
+    control = snapshot.hosting.clock
+    if control is None or snapshot.clocks is None:
+        return None
+    return run_clocks(
+        control,
+        snapshot.clocks,
+        moved=seat,
+        to_move=to_move,
+        unclocked=set(snapshot.bots),
+        now_ms=now,
+    )
+
+
+def _encoded(event: Any) -> api.EncodedEvent:
+    return api.EncodedEvent(type(event).__name__, msgspec.Raw(_json.encode(event)))
+
+
+def _clock_event(
+    control: Any, clocks: Clocks, moved: int | None, before: Clocks | None, now: int
+) -> api.EncodedEvent:
+    """A ``ClockUpdated`` of the clocks at ``now``; the mover's time taken from ``before``."""
+    shown = clock_view(control, clocks, now)
+    started = None if before is None or moved is None else before.running_since_ms[moved]
+    return _encoded(
+        ClockUpdated(
+            moved=moved,
+            used_ms=None if started is None else now - started,
+            remaining_ms=shown.remaining_ms,
+            on_clock=shown.on_clock,
+            deadline_ms=shown.deadline_ms,
+            server_time_ms=now,
+        )
+    )
 
 
 class _Retry:
@@ -654,11 +1110,22 @@ class _Retry:
         raise problem
 
 
+_COMMIT_SEATS = """
+update matches
+set version = %(version)s, state = %(state)s, to_move = %(to_move)s, status = %(status)s,
+    result = %(result)s, players = %(players)s, bots = %(bots)s, bot_seats = %(bot_seats)s,
+    clocks = %(clocks)s, deadline = to_timestamp(%(deadline)s::float8 / 1000),
+    seating = seating + %(reseated)s, updated_at = now()
+where match_id = %(match_id)s and version = %(expected)s
+"""
+"""A change of seats commits only on the version it was decided on, as a move does."""
+
 _COMMIT_MOVE = """
 with moved as (
     update matches
     set version = version + cardinality(%(types)s::text[]), state = %(state)s,
-        to_move = %(to_move)s, status = %(status)s, result = %(result)s, updated_at = now()
+        to_move = %(to_move)s, status = %(status)s, result = %(result)s, clocks = %(clocks)s,
+        deadline = to_timestamp(%(deadline)s::float8 / 1000), updated_at = now()
     where match_id = %(match_id)s and version = %(expected)s
     returning version
 ), appended as (
@@ -732,8 +1199,13 @@ def _stale(current: int, expected: int) -> Problem:
     )
 
 
-def _info(snapshot: Snapshot, seat: int | None, view: msgspec.Raw | None) -> s.MatchInfo:
+def _info(
+    snapshot: Snapshot, seat: int | None, view: msgspec.Raw | None, now: int | None = None
+) -> s.MatchInfo:
     return s.MatchInfo(
+        bots=snapshot.bots,
+        hosting=snapshot.hosting,
+        clock=snapshot.clock(now_ms() if now is None else now),
         match_id=snapshot.match_id,
         table_id=snapshot.table_id,
         game=snapshot.game,

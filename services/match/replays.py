@@ -9,12 +9,14 @@ read for every other step.
 from __future__ import annotations
 
 from collections import OrderedDict
+from typing import Any
 
 import msgspec
 
 from services.match import schemas as s
 from services.match.matches import Matches, Snapshot, match_stream
 from shared import rules_api as api
+from shared.hosting import ClockUpdated, ClockView, TimeControl
 from shared.http import Problem
 
 _json = msgspec.json.Encoder()
@@ -106,6 +108,7 @@ class Replays:
             stored = await self.runtime.store.read_stream(
                 match_stream(match_id), after_version=base, limit=last - base, conn=conn
             )
+            clock = await _clock_at(conn, snapshot, base)
         span: list[api.Replayed] = await self.runtime.ask_rules(
             api.ReplaySpan(
                 game=snapshot.game,
@@ -117,16 +120,56 @@ class Replays:
             list[api.Replayed],
         )
         wanted = b""
+        control = snapshot.hosting.clock
         for shown_version, replayed in enumerate(span, start=base):
-            shown = _json.encode(_replay(snapshot, seat, shown_version, replayed, full))
+            if control is not None and shown_version > base:
+                event = stored[shown_version - base - 1]
+                if event.type == "ClockUpdated":
+                    clock = _clock_view(control, event.data)
+            shown = _json.encode(_replay(snapshot, seat, shown_version, replayed, full, clock))
             self.shown.put((match_id, shown_version, seat, full), shown)
             if shown_version == version:
                 wanted = shown
         return wanted
 
 
+_clock_decoder = msgspec.json.Decoder(ClockUpdated)
+
+
+def _clock_view(control: TimeControl, data: bytes) -> ClockView:
+    """The clocks as a ``ClockUpdated`` recorded them."""
+    read = _clock_decoder.decode(data)
+    return ClockView(
+        control=control,
+        on_clock=read.on_clock,
+        remaining_ms=read.remaining_ms,
+        deadline_ms=read.deadline_ms,
+        server_time_ms=read.server_time_ms,
+    )
+
+
+async def _clock_at(conn: Any, snapshot: Snapshot, version: int) -> ClockView | None:
+    """The clocks at ``version``: as the last ``ClockUpdated`` up to it recorded them (a
+    clocked match records one after every move, so the look back is short)."""
+    control = snapshot.hosting.clock
+    if control is None:
+        return None
+    found = await conn.execute(
+        "select data from events where stream_id = %s and version <= %s"
+        " and type = 'ClockUpdated' order by version desc limit 1",
+        (match_stream(snapshot.match_id), version),
+    )
+    row = await found.fetchone()
+    return None if row is None else _clock_view(control, bytes(row[0]))
+
+
 def _replay(
-    snapshot: Snapshot, seat: int | None, version: int, replayed: api.Replayed, full: bool
+    snapshot: Snapshot,
+    seat: int | None,
+    version: int,
+    replayed: api.Replayed,
+    full: bool,
+    clock: ClockView | None,
 ) -> s.MatchReplay:
     return s.MatchReplay(
         match_id=snapshot.match_id,
@@ -139,4 +182,5 @@ def _replay(
         view=replayed.view,
         result=replayed.result,
         state=replayed.state if full else None,
+        clock=clock,
     )

@@ -6,6 +6,7 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
+from shared.hosting import ClockView, Hosting
 from shared.http import PG_INT_MAX, documented_as
 
 # The rules service makes these JSON documents; this service passes them on as they are.
@@ -43,6 +44,12 @@ class MatchInfo(msgspec.Struct):
     view: GameView | None
     """The state as the caller may see it (null while ``creating``)."""
     result: Outcome | None
+    bots: dict[int, str]
+    """The seats bots play, by seat, with the bot's name."""
+    hosting: Hosting
+    """The table's time control and what happens when a player is slow or leaves."""
+    clock: ClockView | None
+    """The clocks now (null without a time control)."""
 
 
 class MatchReplay(msgspec.Struct):
@@ -63,6 +70,8 @@ class MatchReplay(msgspec.Struct):
     state: GameState | None
     """With ``full=true`` (finished matches only): the complete state, every hand and the
     deck order included; null otherwise."""
+    clock: ClockView | None = None
+    """The clocks as they read at that version (null without a time control)."""
 
 
 class ActionAccepted(msgspec.Struct):
@@ -79,6 +88,8 @@ class ActionAccepted(msgspec.Struct):
     legal_actions: list[GameAction]
     """The mover's actions now, when the mover is to move again (an extra turn, a
     simultaneous phase); empty otherwise: act on them without asking ``listLegalActions``."""
+    clock: ClockView | None = None
+    """The clocks after the move (null without a time control)."""
 
 
 class MatchEvent(msgspec.Struct):
@@ -133,4 +144,19 @@ class ImportedMatch(msgspec.Struct):
     match_id: str
     tokens: list[str]
     """One secret token per seat, to play on if the imported game had not ended."""
+    match: MatchInfo
+
+
+PlayerName = Annotated[str, msgspec.Meta(min_length=1, max_length=40)]
+
+
+class Reseat(msgspec.Struct, forbid_unknown_fields=True):
+    name: PlayerName | None = None
+    """The seat's player from now on (null: the name it had)."""
+
+
+class Reseated(msgspec.Struct):
+    seat: int
+    token: str
+    """The seat's new secret (the one before no longer works). Shown only once."""
     match: MatchInfo

@@ -6,11 +6,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import itertools
+import json
 import logging
+import os
 import random
 import statistics
 import time
 import uuid
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +30,9 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         return bench_engine(args.game, args.players, args.games, args.seed)
     if args.bench == "bots":
         return bench_bots(args.game, args.matches)
+    if args.bench == "bot-service":
+        matches = {game: getattr(args, game) for game in DEFAULT_PLAYERS}
+        return asyncio.run(bench_bot_service(settings, args.bots, matches))
     if args.bench == "api":
         lobby = args.lobby or f"http://{settings.host}:{settings.lobby_port}"
         match = args.match or f"http://{settings.host}:{settings.match_port}"
@@ -56,6 +62,11 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         if args.bench == "race":
             return asyncio.run(bench_race(lobby, matches, app_key, args.rounds, args.clients))
         return asyncio.run(bench_malformed(lobby, matches, app_key, args.requests, args.matches))
+    if args.bench == "clocks":
+        lobby = args.lobby or f"http://{settings.host}:{settings.lobby_port}"
+        match = args.match or f"http://{settings.host}:{settings.match_port}"
+        app_key = asyncio.run(client_key(settings))
+        return asyncio.run(bench_clocks(lobby, match, app_key, args.clocks, args.per_move))
     if args.bench == "flood":
         lobby = args.lobby or f"http://{settings.host}:{settings.lobby_port}"
         return asyncio.run(
@@ -448,6 +459,203 @@ def bench_bots(only: str | None, matches: int) -> int:
     return 0
 
 
+# --- the bots service ----------------------------------------------------------------------
+
+
+async def bench_bot_service(settings: Settings, bots: int, matches: dict[str, int]) -> int:
+    """Matches of bots only (``matches`` per game, its usual players, each seat its heuristic
+    bot) played by ``bots`` bots processes through a rules worker, a match service and a lobby
+    of their own, on a database and stream prefix of their own: bot moves per second (moves
+    over the time from the first table's creation to the last match's end), and each turn's
+    latency, from the event before it to the move as the match log records them (both are
+    commit times); with the bots' turns by outcome and the CPU time each kind of process spent
+    per move."""
+    import msgspec
+
+    from services.operator.copies import (
+        LOOPBACK,
+        Copies,
+        _drop_database,
+        _forget_streams,
+        free_port,
+        scratch,
+    )
+    from services.operator.hostile import new_session
+    from services.operator.keys import fresh_key
+
+    database_url, prefix, env, directory = await scratch(settings, "bench-bots")
+    stack = Copies(env, 1, directory)  # it starts each process with ``env`` as it is then
+    match_url = env["PLAYTABLE_MATCH_URL"] = f"http://{LOOPBACK}:{stack.ports['match'][0]}"
+    lobby = f"http://{LOOPBACK}:{stack.ports['lobby'][0]}"
+    app_key = await fresh_key(
+        msgspec.structs.replace(settings, database_url=database_url), "bench", "bench bot-service"
+    )
+    metrics_ports = [free_port() for _ in range(bots)]
+    try:
+        for service in ("rules", "match", "lobby"):
+            stack.start(service, 0)
+        for copy, port in enumerate(metrics_ports):
+            env["PLAYTABLE_METRICS_PORT"] = str(port)
+            stack.start("bots", copy)
+        for service in ("match", "lobby"):
+            await asyncio.to_thread(stack.wait_healthy, service, 0)
+        cpu_before = stack.cpu_seconds()
+        started = time.time()
+        async with new_session(app_key, connections=16) as session:
+            games = await _open_bot_tables(session, lobby, matches)
+            running = await asyncio.to_thread(_wait_finished, database_url, list(games))
+            cpu_used = stack.cpu_seconds()
+            outcomes = await _bot_outcomes(
+                session, [f"http://{LOOPBACK}:{port}" for port in metrics_ports]
+            )
+            logs = await asyncio.gather(*(_match_log(session, match_url, match) for match in games))
+    finally:
+        await asyncio.to_thread(stack.stop_all)
+        await asyncio.to_thread(_drop_database, database_url)
+        await _forget_streams(settings.redis_url, prefix)
+    report = _BotRun(started)
+    for game, events in zip(games.values(), logs, strict=True):
+        report.add(game, events)
+    moves = sum(len(turns) for turns in report.turns.values())
+    cpu = ", ".join(  # of our processes (Postgres and Redis may serve others meanwhile)
+        f"{name} {(cpu_used[name] - cpu_before.get(name, 0.0)) * 1000 / moves:.2f}"
+        for name in sorted({name for name, _ in stack.processes})
+    )
+    print(
+        f"bot-service: {bots} bots process(es), {len(games)} matches of bots only:"
+        f" {moves:,} bot moves in {report.elapsed_s():.1f} s: {moves / report.elapsed_s():,.0f}"
+        f" moves/s; turn latency {report.latency()}\n"
+        + "".join(f"  {line}\n" for line in report.per_game())
+        + f"  bot turns by outcome: {dict(sorted(outcomes.items()))}\n"
+        + f"  CPU ms per move: {cpu}\n  logs in {directory}"
+        + (f"\n  {len(running)} matches did not finish" if running else "")
+    )
+    return 1 if running else 0
+
+
+async def _open_bot_tables(session: Any, lobby: str, matches: dict[str, int]) -> dict[str, str]:
+    """Tables of the game's heuristic bot in every seat, which start at once: each match's
+    game, by match id."""
+    from services.operator.hostile import fetch
+
+    games: dict[str, str] = {}
+    opening = asyncio.Semaphore(16)
+
+    async def open_table(game: str) -> None:
+        players = DEFAULT_PLAYERS[game]
+        body = {"game": game, "seats": players, "bots": [{"bot": f"{game}-heuristic"}] * players}
+        async with opening:
+            reply = await fetch(
+                session,
+                "POST",
+                f"{lobby}/tables",
+                body=json.dumps(body).encode(),
+                headers={"Content-Type": "application/json"},
+            )
+        if reply.status != 201:
+            raise RuntimeError(f"table refused: {reply.status} {reply.text}")
+        games[reply.json()["match_id"]] = game
+
+    await asyncio.gather(
+        *(open_table(game) for game, count in matches.items() for _ in range(count))
+    )
+    return games
+
+
+async def _bot_outcomes(session: Any, urls: list[str]) -> dict[str, float]:
+    """Every bots process's turns by outcome, from its ``/metrics``."""
+    from services.operator.hostile import fetch
+
+    outcomes: dict[str, float] = {}
+    for url in urls:
+        for outcome, count in bot_outcomes((await fetch(session, "GET", f"{url}/metrics")).text):
+            outcomes[outcome] = outcomes.get(outcome, 0.0) + count
+    return outcomes
+
+
+def bot_outcomes(metrics_text: str) -> list[tuple[str, float]]:
+    """A bots process's turns by outcome (``playtable_bot_moves``, all games), from the text
+    of its ``/metrics``."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    return [
+        (sample.labels["outcome"], sample.value)
+        for family in text_string_to_metric_families(metrics_text)
+        for sample in family.samples
+        if sample.name == "playtable_bot_moves_total"
+    ]
+
+
+def _wait_finished(database_url: str, match_ids: list[str], timeout_s: float = 1800.0) -> set[str]:
+    """The matches still running (or not yet created) once all have finished or time is up."""
+    import psycopg
+
+    deadline = time.monotonic() + timeout_s
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        while True:
+            rows = conn.execute(
+                "select match_id from matches where match_id = any(%s) and status = 'finished'",
+                (match_ids,),
+            ).fetchall()
+            running = set(match_ids) - {row[0] for row in rows}
+            if not running or time.monotonic() > deadline:
+                return running
+            time.sleep(0.2)
+
+
+async def _match_log(session: Any, match_url: str, match_id: str) -> list[dict[str, Any]]:
+    """Every event of the match as a spectator reads it, a page at a time."""
+    from services.operator.hostile import fetch
+
+    events: list[dict[str, Any]] = []
+    after: int | None = 0
+    while after is not None:
+        url = f"{match_url}/matches/{match_id}/events?after={after}&limit=500"
+        page = (await fetch(session, "GET", url)).json()
+        events += page["items"]
+        after = page["next_after"]
+    return events
+
+
+class _BotRun:
+    """Each game's bot turns, read from the match logs: (when moved, how long after the event
+    before it), in seconds since the run started."""
+
+    def __init__(self, started: float) -> None:
+        self.started = started
+        self.turns: dict[str, list[tuple[float, float]]] = {}
+
+    def add(self, game: str, events: list[dict[str, Any]]) -> None:
+        """A move is the events one seat's move recorded: the same seat, the same commit."""
+        turns = self.turns.setdefault(game, [])
+        before = None
+        for (seat, recorded_at), _ in itertools.groupby(
+            events, lambda event: (event["seat"], event["recorded_at"])
+        ):
+            moment = datetime.fromisoformat(recorded_at).timestamp()
+            if seat is not None and before is not None:
+                turns.append((moment - self.started, moment - before))
+            before = moment
+
+    def elapsed_s(self, game: str | None = None) -> float:
+        games = [game] if game else list(self.turns)
+        return max(moved for name in games for moved, _ in self.turns[name])
+
+    def latency(self, game: str | None = None) -> str:
+        games = [game] if game else list(self.turns)
+        waits = [wait for name in games for _, wait in self.turns[name]]
+        cuts = statistics.quantiles(waits, n=100)
+        return f"p50 {cuts[49] * 1000:.1f} ms, p99 {cuts[98] * 1000:.1f} ms"
+
+    def per_game(self) -> list[str]:
+        return [
+            f"{game}: {len(turns):,} moves, {len(turns) / self.elapsed_s(game):,.0f} moves/s"
+            f" until its last match ended ({self.elapsed_s(game):.1f} s); turn latency"
+            f" {self.latency(game)}"
+            for game, turns in self.turns.items()
+        ]
+
+
 # --- webhooks --------------------------------------------------------------------------------
 
 BENCH_EVENT = "WebhookBenchPinged"
@@ -469,7 +677,6 @@ async def bench_webhooks(
     With ``outage_s``, half the subscribers' receiver answers 503 for that long from the
     first event: then how long its backlog took to arrive once it was back, whether each
     stream came in order, and the other half's delays meanwhile."""
-    import os
     import subprocess
     import sys
 
@@ -784,3 +991,33 @@ async def bench_flood(
         f" 429, by status {dict(sorted(answered.items()))}"
     )
     return 1 if answered[429] else 0
+
+
+# --- clocks ----------------------------------------------------------------------------------
+
+
+async def bench_clocks(
+    lobby: str, match: str, app_key: str, clocks: int, per_move: tuple[int, int]
+) -> int:
+    """How late timeouts fire with ``clocks`` clocks live at once: that many clocked matches
+    are started (a per-move limit drawn in ``per_move`` seconds, so all are live before the
+    first runs out), left alone until each has forfeited, then read back from their logs.
+    Needs the clocks service running (``playtable stack`` runs it)."""
+    from services.operator import clock_load
+    from services.operator.hostile import new_session
+
+    async with new_session(app_key, connections=32) as session:
+        began = time.perf_counter()
+        match_ids = await clock_load.open_clocked_matches(session, lobby, clocks, per_move)
+        opened_s = time.perf_counter() - began
+        if opened_s > per_move[0]:
+            print(f"clocks: opening took {opened_s:.1f} s, longer than the shortest clock")
+        running = await clock_load.wait_all_finished(
+            session, match, match_ids, timeout_s=per_move[1] + 30.0
+        )
+        timeouts = await clock_load.collect_timeouts(session, match, match_ids)
+    print(
+        f"clocks: {clocks} live clocks (opened in {opened_s:.1f} s, per-move limits"
+        f" {per_move[0]}-{per_move[1]} s): {timeouts.report()}; still running: {len(running)}"
+    )
+    return 0 if not (timeouts.doubled or timeouts.lost or running) else 1

@@ -7,7 +7,6 @@ import argparse
 import asyncio
 import contextlib
 import os
-import signal
 import sys
 import tempfile
 from pathlib import Path
@@ -49,17 +48,9 @@ def _serve_http(app_factory_path: str, port: int, settings: Settings, service: s
 
 def run_rules(settings: Settings) -> None:
     from services.rules.worker import serve
+    from shared.runtime import run_until_signalled
 
-    async def main() -> None:
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(signum, stop.set)
-        await serve(settings, stop)
-
-    import uvloop
-
-    uvloop.run(main())
+    run_until_signalled(serve, settings)
 
 
 def _file_commands(commands: Any) -> None:
@@ -140,10 +131,13 @@ def main(argv: list[str] | None = None) -> int:
     commands.add_parser("lobby", help="run the lobby service (HTTP)")
     commands.add_parser("match", help="run the match service (HTTP and command consumer)")
     commands.add_parser("rules", help="run a rules worker (consumer only)")
+    commands.add_parser("clocks", help="run the clocks service (turn timers: TimeOut commands)")
+    commands.add_parser("bots", help="run a bots process (plays the bot seats of matches)")
     commands.add_parser("webhooks", help="run the webhook dispatcher and a Celery worker")
     commands.add_parser("webhooks-api", help="run the webhooks service's HTTP API")
     stack = commands.add_parser("stack", help="run every service as its own process")
     stack.add_argument("--rules-workers", type=int, default=1)
+    stack.add_argument("--bots", type=int, default=1, help="bots processes")
     for service in ("match", "lobby"):
         stack.add_argument(
             f"--{service}-copies",
@@ -196,6 +190,14 @@ def main(argv: list[str] | None = None) -> int:
     bots = bench_kinds.add_parser("bots", help="each game's heuristic bot, in seeded matches")
     bots.add_argument("--game", default=None)
     bots.add_argument("--matches", type=int, default=1000)
+    bot_service = bench_kinds.add_parser(
+        "bot-service", help="matches of bots only, played by bots processes through the services"
+    )
+    bot_service.add_argument("--bots", type=int, default=2, help="bots processes")
+    for game, count in {"hanabi": 50, "carcassonne": 20, "dingo": 20, "breaking_news": 20}.items():
+        bot_service.add_argument(
+            f"--{game.replace('_', '-')}", type=int, default=count, help=f"{game} matches"
+        )
     engine = bench_kinds.add_parser("engine", help="random playouts of one game on one core")
     engine.add_argument("game")
     engine.add_argument("--players", type=int, default=None)
@@ -239,6 +241,13 @@ def main(argv: list[str] | None = None) -> int:
     malformed.add_argument("--matches", type=int, default=20)
     malformed.add_argument("--lobby", default=None, help="lobby URL (default: from settings)")
     malformed.add_argument("--match", action="append", help="match URL; repeat for several")
+    clocks_bench = bench_kinds.add_parser("clocks", help="timeouts fired with many live clocks")
+    clocks_bench.add_argument("--clocks", type=int, default=1000)
+    clocks_bench.add_argument(
+        "--per-move", type=int, nargs=2, default=(40, 60), help="limits drawn in this range (s)"
+    )
+    clocks_bench.add_argument("--lobby", default=None, help="lobby URL (default: from settings)")
+    clocks_bench.add_argument("--match", default=None, help="match URL (default: from settings)")
     flood = bench_kinds.add_parser("flood", help="one client flooding the lobby beside another")
     flood.add_argument("--path", default="/games", help="what both clients GET")
     flood.add_argument("--seconds", type=float, default=10.0)
@@ -257,6 +266,14 @@ def main(argv: list[str] | None = None) -> int:
         _serve_http("services.match.app:create_app", settings.match_port, settings, "match")
     elif args.command == "rules":
         run_rules(settings)
+    elif args.command == "clocks":
+        from services.clocks.worker import run_clocks
+
+        run_clocks(settings)
+    elif args.command == "bots":
+        from services.bots.worker import run_bots
+
+        run_bots(settings)
     elif args.command == "webhooks":
         from services.webhooks.worker import run_webhooks
 
@@ -273,6 +290,7 @@ def main(argv: list[str] | None = None) -> int:
             rules_workers=args.rules_workers,
             match_copies=args.match_copies,
             lobby_copies=args.lobby_copies,
+            bots=args.bots,
         )
     elif args.command == "openapi":
         from services.operator.contract import write_contract

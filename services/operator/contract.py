@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Union
 
 import msgspec
 
+from shared.hosting import HOSTING_EVENT_TYPES, BotInfo, ClockView, Hosting, HostingEvent
 from shared.http import (
     COMPONENT_REF,
     PROBLEM_TYPE_BASE,
@@ -87,7 +88,12 @@ def build_contract() -> dict[str, Any]:
     for app in apps:
         _exact_request_bodies(merged, app)
     add_links(merged)
-    add_components(merged, [MatchFinished, TableFeedEvent, WebhookBody, WebhookPing])
+    # msgspec's schemas of the Structs both the API's bodies and the events hold, whose defaults
+    # Litestar renders otherwise
+    shared_structs = [Hosting, ClockView, BotInfo]
+    add_components(
+        merged, [MatchFinished, TableFeedEvent, WebhookBody, WebhookPing, *shared_structs]
+    )
     _add_union(merged["components"]["schemas"], "TableEvent", TableEvent)
     games = load_games()
     add_game_components(merged["components"]["schemas"], games)
@@ -121,10 +127,9 @@ def _exact_request_bodies(contract: dict[str, Any], app: Litestar) -> None:
             body = handler.parsed_fn_signature.parameters.get("data")
             if body is None or handler.operation_id not in operations:
                 continue
-            media = operations[handler.operation_id]["requestBody"]["content"]["application/json"]
-            name = media["schema"]["$ref"].rpartition("/")[2]
             _, named = msgspec.json.schema_components([body.annotation], ref_template=COMPONENT_REF)
-            contract["components"]["schemas"][name] = _pointed(named[name], {})
+            for named_as, schema in named.items():  # the body, and the Structs it holds
+                contract["components"]["schemas"][named_as] = _pointed(schema, {})
 
 
 def _link(target: str, description: str, **parameters: str) -> dict[str, Any]:
@@ -337,7 +342,9 @@ def document_webhooks(
     as a spectator sees it, with a sample as its example."""
     from services.webhooks import samples as webhook_samples
 
-    data_refs: dict[str, list[str]] = {name: [name] for name in TABLE_EVENT_TYPES}
+    data_refs: dict[str, list[str]] = {
+        name: [name] for name in (*TABLE_EVENT_TYPES, *HOSTING_EVENT_TYPES)
+    }
     data_refs |= {MATCH_FINISHED: ["FinishedMatch"], webhook_samples.PING: ["WebhookPing"]}
     for game_samples in samples:
         game = games[game_samples.game]
@@ -446,6 +453,11 @@ def game_prefix(game: Game) -> str:
     return "".join(part.capitalize() for part in game.name.split("_"))
 
 
+def _game_component(game: Game, name: str) -> str:
+    """A game's component's name; the seats' events every game shares keep theirs."""
+    return name if name in HOSTING_EVENT_TYPES else game_component_name(game, name)
+
+
 def game_component_name(game: Game, name: str) -> str:
     prefix = game_prefix(game)
     return name if name.startswith(prefix) else prefix + name
@@ -457,16 +469,23 @@ def add_game_components(components: dict[str, Any], games: dict[str, Game]) -> N
     from services.rules.games.contract import Outcome
 
     _, outcome = msgspec.json.schema_components([Outcome], ref_template=COMPONENT_REF)
+    outcome["Outcome"]["properties"]["forfeited"] = {
+        "type": "array",
+        "items": {"type": "integer"},
+        "description": "The seats that ran out of time or left, when the match ended early"
+        " (`reason`: `forfeit` or `abandoned`; `scores` are then 0)",
+    }
     _add_unique(components, outcome)
     per_kind: dict[str, list[tuple[str | None, str]]] = {union: [] for union in GAME_DATA}
     for game in games.values():
         types = [getattr(game, attribute) for _, attribute in GAME_DATA.values()]
+        # a match's log holds its seats' events beside the game's (``shared.hosting``)
+        events = list(GAME_DATA).index("GameEvent")
+        types[events] = Union[types[events], HostingEvent]  # noqa: UP007
         roots, named = msgspec.json.schema_components(types, ref_template=COMPONENT_REF)
-        refs = {
-            component_ref(name): component_ref(game_component_name(game, name)) for name in named
-        }
+        refs = {component_ref(name): component_ref(_game_component(game, name)) for name in named}
         for name, schema in named.items():
-            renamed = game_component_name(game, name)
+            renamed = _game_component(game, name)
             # generated clients name their models after titles, which must differ too
             _add_unique(components, {renamed: {**_pointed(schema, refs), "title": renamed}})
         for (union, (kind, attribute)), root in zip(GAME_DATA.items(), roots, strict=True):

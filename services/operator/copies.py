@@ -26,7 +26,7 @@ import uuid
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 import psycopg
@@ -410,6 +410,38 @@ def _drop_database(database_url: str) -> None:
         )
 
 
+class Scratch(NamedTuple):
+    """A run's own database, stream prefix and log directory, and the environment of the
+    processes it starts on them (this process's, without its ``PLAYTABLE_`` settings)."""
+
+    database_url: str
+    prefix: str
+    env: dict[str, str]
+    directory: Path
+
+
+async def scratch(settings: Settings, kind: str, directory: Path | None = None) -> Scratch:
+    """A fresh database and stream prefix named ``<kind>-<run id>``, on the configured
+    servers; drop them with ``_drop_database`` and ``_forget_streams``."""
+    run_id = uuid.uuid4().hex[:8]
+    directory = (directory or Path(".stack") / f"{kind}-{run_id}").resolve()
+    directory.mkdir(parents=True, exist_ok=True)
+    database_url = await asyncio.to_thread(
+        _fresh_database, settings.database_url, f"playtable_{kind.replace('-', '_')}_{run_id}"
+    )
+    prefix = f"{kind}-{run_id}"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PLAYTABLE_")}
+    env.update(
+        DATABASE_URL=database_url,
+        REDIS_URL=settings.redis_url,
+        PLAYTABLE_HOST=LOOPBACK,
+        PLAYTABLE_STREAM_PREFIX=prefix,
+        PLAYTABLE_LOG_LEVEL=os.environ.get("PLAYTABLE_LOG_LEVEL", "warning"),
+        NO_PROXY="*",
+    )
+    return Scratch(database_url, prefix, env, directory)
+
+
 async def run_copies(
     settings: Settings,
     *,
@@ -426,24 +458,11 @@ async def run_copies(
     """Everything the module docstring says, on a database and stream prefix of its own
     (dropped afterwards unless ``keep``); the report lists every problem found. Without
     ``webhooks`` no subscription is made (the cost of a move without any)."""
-    run_id = uuid.uuid4().hex[:8]
-    directory = (directory or Path(".stack") / f"copies-{run_id}").resolve()
-    directory.mkdir(parents=True, exist_ok=True)
-    database_url = await asyncio.to_thread(
-        _fresh_database, settings.database_url, f"playtable_copies_{run_id}"
-    )
-    prefix = f"copies-{run_id}"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PLAYTABLE_")}
+    database_url, prefix, env, directory = await scratch(settings, "copies", directory)
     env.update(
-        DATABASE_URL=database_url,
-        REDIS_URL=settings.redis_url,
-        PLAYTABLE_HOST=LOOPBACK,
-        PLAYTABLE_STREAM_PREFIX=prefix,
         PLAYTABLE_HTTP_WORKERS="1",
-        PLAYTABLE_LOG_LEVEL=os.environ.get("PLAYTABLE_LOG_LEVEL", "warning"),
         PLAYTABLE_WEBHOOK_ALLOWED_NETWORKS="127.0.0.0/8",
         PLAYTABLE_WEBHOOK_REDRIVE_AFTER_S="10",
-        NO_PROXY="*",
     )
     report = CopiesReport(copies, matches)
     migrated = subprocess.run(

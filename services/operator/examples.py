@@ -35,6 +35,7 @@ from shared import apps, messages, rules_api
 from shared.commands import REFUSED
 from shared.eventstore import NewEvent
 from shared.feed import RETRY_MS, check_resume_point, resume_point
+from shared.hosting import NO_HOSTING
 from shared.http import PROBLEM_MEDIA_TYPE, Problem, ProblemDocument, invalid_request, not_found
 from shared.messages import CreateMatch, EventEnvelope, EventMetadata
 from shared.runtime import rejection_problem
@@ -55,6 +56,8 @@ APP_NAME = "Fireworks Night"
 KEY_ID = "9f7d5b3a1c8e4f6a2d0b9c7e5a3f1d8b"
 HOOK_URL = "https://hooks.example.com/playtable"
 
+TAKEOVER_BOT = f"{GAME}-heuristic"
+REMATCH_TABLE_ID = "3f2e1d0c9b8a47a6b5c4d3e2f1a0b9c8"
 PATH_VALUES = {
     "game": GAME,
     "table_id": TABLE_ID,
@@ -360,17 +363,24 @@ class _Story:
             )
         )
 
-    def table(self, events: int, *, bob_left: bool = False) -> lobby_api.TableInfo:
-        """The table after its first ``events`` events (and Bob's leaving), as the lobby's
-        read model shows it: secret options as null."""
+    def table(
+        self, events: int, *, bob_left: bool = False, bot_seated: bool = False
+    ) -> lobby_api.TableInfo:
+        """The table after its first ``events`` events (and Bob's leaving, or a bot seated in
+        his place), as the lobby's read model shows it: secret options as null."""
         history = [event for event, _ in self.table_events[:events]]
-        if bob_left:
+        if bob_left or bot_seated:
             history.append(messages.SeatLeft(seat=1, player=PLAYERS[1]))
+        if bot_seated:
+            history.append(messages.SeatTaken(seat=1, player=TAKEOVER_BOT, bot=TAKEOVER_BOT))
         players: dict[int, str] = {}
+        bots: dict[int, str] = {}
         match_id = None
         for event in history:
             if isinstance(event, messages.SeatTaken):
                 players[event.seat] = event.player
+                if event.bot is not None:
+                    bots[event.seat] = event.bot
             elif isinstance(event, messages.SeatLeft):
                 del players[event.seat]
             elif isinstance(event, messages.TableStarted):
@@ -385,7 +395,10 @@ class _Story:
             seeded=created.seeded,
             status="open" if match_id is None else "started",
             match_id=match_id,
-            seats=[lobby_api.SeatInfo(seat=n, player=players.get(n)) for n in range(created.seats)],
+            seats=[
+                lobby_api.SeatInfo(seat=n, player=players.get(n), bot=bots.get(n))
+                for n in range(created.seats)
+            ],
             version=len(history),
             visibility=created.visibility,
             secret_options_set=sorted(
@@ -393,6 +406,9 @@ class _Story:
             ),
             commitments=created.commitments,
             seats_per_invitation=None,
+            hosting=created.hosting,
+            rematch_of=None,
+            rematch_table_id=None,
         )
 
     def table_feed(self) -> str:
@@ -426,6 +442,9 @@ class _Story:
             you=seat,
             view=self.match.view(version, seat),
             result=progress.result,
+            bots={},
+            hosting=NO_HOSTING,
+            clock=None,
         )
 
     def replay(self, version: int) -> match_api.MatchReplay:
@@ -479,6 +498,9 @@ class _Story:
                 you=None,
                 view=msgspec.Raw(_json.encode(shown)),
                 result=imported.progress.result,
+                bots={},
+                hosting=NO_HOSTING,
+                clock=None,
             ),
         )
 
@@ -610,10 +632,12 @@ def _request_examples(story: _Story) -> dict[str, Any]:
             game=GAME, seats=len(PLAYERS), options=TABLE_OPTIONS, name=TABLE_NAME, seed=SEED
         ),
         "joinTable": lobby_api.JoinTable(name=PLAYERS[1]),
+        "seatBot": lobby_api.SeatBot(bot=TAKEOVER_BOT, seat=1),
         "submitAction": match_api.SubmitAction(
             expected_version=turn.version, action=msgspec.to_builtins(turn.action)
         ),
         "importMatch": match_api.ImportMatch(document=story.exported, game=GAME),
+        "reseatPlayer": match_api.Reseat(name=PLAYERS[1]),
         "createWebhookSubscription": webhooks_api.CreateSubscription(
             url=HOOK_URL, event_types=SUBSCRIBED_EVENTS, table_id=TABLE_ID
         ),
@@ -643,9 +667,33 @@ def _response_examples(story: _Story) -> dict[tuple[str, int], Any]:
             seat=1, token=_fake_token("bob"), table=story.table(events=3)
         ),
         ("leaveTable", 200): story.table(events=3, bob_left=True),
+        ("seatBot", 201): story.table(events=3, bot_seated=True),
+        ("unseatBot", 200): story.table(events=3, bob_left=True),
+        ("rematchTable", 201): lobby_api.Joined(
+            seat=1,
+            token=_fake_token("bob-rematch"),
+            table=msgspec.structs.replace(
+                story.table(events=1),
+                table_id=REMATCH_TABLE_ID,
+                rematch_of=TABLE_ID,
+                seats=[
+                    lobby_api.SeatInfo(seat=0, player=None, bot=None),
+                    lobby_api.SeatInfo(seat=1, player=PLAYERS[1], bot=None),
+                ],
+                version=2,
+            ),
+        ),
         ("startTable", 201): started,
         ("startTable", 202): started,
         ("getMatch", 200): story.match_info(turn.version, turn.seat),
+        ("leaveMatch", 200): msgspec.structs.replace(
+            story.match_info(turn.version, None), bots={1: TAKEOVER_BOT}
+        ),
+        ("reseatPlayer", 201): match_api.Reseated(
+            seat=1,
+            token=_fake_token("bob-reseated"),
+            match=msgspec.structs.replace(story.match_info(turn.version, 1), view=None),
+        ),
         ("listLegalActions", 200): match_api.LegalActions(
             game=GAME,
             version=turn.version,
@@ -834,6 +882,31 @@ def _problem_examples(story: _Story) -> dict[tuple[str, int], Problem | ProblemD
         ("leaveTable", 409): Problem(
             409, "table-started", "Table already started", "the table's match has started"
         ),
+        ("seatBot", 400): _bad_body(lobby_api.SeatBot, {"bot": ""}),
+        ("seatBot", 401): BAD_AUTHORIZATION,
+        ("seatBot", 403): PRIVATE_TABLE,
+        ("seatBot", 404): missing_table,
+        ("seatBot", 409): Problem(409, "seat-taken", "Seat taken", "seat 1 is taken"),
+        ("seatBot", 422): Problem(
+            422,
+            "unknown-bot",
+            "Unknown bot",
+            f"{GAME} has no bot 'chess-engine': its catalogue entry lists its bots",
+        ),
+        ("unseatBot", 404): missing_table,
+        ("unseatBot", 409): Problem(409, "not-a-bot", "Not a bot's seat", "no bot holds seat 1"),
+        ("unseatBot", 422): Problem(422, "no-such-seat", "No such seat", "seats are 0 to 1"),
+        ("rematchTable", 401): TOKEN_REQUIRED,
+        ("rematchTable", 403): Problem(
+            403, "not-seated", "Not seated", "only a player of the table may ask for a rematch"
+        ),
+        ("rematchTable", 404): missing_table,
+        ("rematchTable", 409): Problem(
+            409,
+            "match-running",
+            "Match still running",
+            "a rematch follows a finished match: this table's has not finished",
+        ),
         ("startTable", 401): TOKEN_REQUIRED,
         ("startTable", 403): Problem(
             403, "not-seated", "Not seated", "only a seated player may start the table"
@@ -846,6 +919,24 @@ def _problem_examples(story: _Story) -> dict[tuple[str, int], Problem | ProblemD
         ("getMatch", 401): BAD_AUTHORIZATION,
         ("getMatch", 403): UNKNOWN_TOKEN,
         ("getMatch", 404): missing_match,
+        ("leaveMatch", 401): TOKEN_REQUIRED,
+        ("leaveMatch", 403): UNKNOWN_TOKEN,
+        ("leaveMatch", 404): missing_match,
+        ("leaveMatch", 409): Problem(
+            409, "match-finished", "Match finished", "the match has ended"
+        ),
+        ("reseatPlayer", 400): _bad_body(match_api.Reseat, {"name": ""}),
+        ("reseatPlayer", 403): Problem(
+            403,
+            "not-your-match",
+            "Not your match",
+            "re-seat with the key of the app whose match it is, or the private table's invitation",
+        ),
+        ("reseatPlayer", 404): missing_match,
+        ("reseatPlayer", 409): Problem(
+            409, "match-finished", "Match finished", "the match has ended"
+        ),
+        ("reseatPlayer", 422): Problem(422, "no-such-seat", "No such seat", "seats are 0 to 1"),
         ("listLegalActions", 401): TOKEN_REQUIRED,
         ("listLegalActions", 403): NOT_SEATED,
         ("listLegalActions", 404): missing_match,

@@ -44,7 +44,12 @@ def wait_healthy(url: str, timeout_s: float = 30.0) -> bool:
 
 
 def run_stack(
-    settings: Settings, *, rules_workers: int = 1, match_copies: int = 1, lobby_copies: int = 1
+    settings: Settings,
+    *,
+    rules_workers: int = 1,
+    match_copies: int = 1,
+    lobby_copies: int = 1,
+    bots: int = 1,
 ) -> int:
     env = dict(os.environ)
     env.pop("PLAYTABLE_INSTANCE_ID", None)  # every process names itself
@@ -53,18 +58,27 @@ def run_stack(
         "match": copy_ports(settings.host, settings.match_port, match_copies),
     }
     # With PLAYTABLE_METRICS_PORT, the processes without HTTP serve /metrics on it and the
-    # ports after it: the rules workers, then the webhooks process.
+    # ports after it: the rules workers, the webhooks process, the clocks process, then the
+    # bots processes.
     metrics_ports = [
-        settings.metrics_port + n if settings.metrics_port else 0 for n in range(rules_workers + 1)
+        settings.metrics_port + n if settings.metrics_port else 0
+        for n in range(rules_workers + 2 + bots)
     ]
     processes = [
-        spawn("rules", {**env, "PLAYTABLE_METRICS_PORT": str(port)}) for port in metrics_ports[:-1]
+        spawn("rules", {**env, "PLAYTABLE_METRICS_PORT": str(port)})
+        for port in metrics_ports[:rules_workers]
     ]
     for service, ports in upstreams.items():
         port_variable = f"PLAYTABLE_{service.upper()}_PORT"
         processes += [spawn(service, {**env, port_variable: str(port)}) for port in ports]
-    webhooks_env = {**env, "PLAYTABLE_METRICS_PORT": str(metrics_ports[-1])}
+    webhooks_env = {**env, "PLAYTABLE_METRICS_PORT": str(metrics_ports[rules_workers])}
     processes += [spawn("webhooks", webhooks_env), spawn("webhooks-api", env)]
+    clocks_env = {**env, "PLAYTABLE_METRICS_PORT": str(metrics_ports[rules_workers + 1])}
+    processes.append(spawn("clocks", clocks_env))
+    processes += [
+        spawn("bots", {**env, "PLAYTABLE_METRICS_PORT": str(port)})
+        for port in metrics_ports[rules_workers + 2 :]
+    ]
     base = f"http://{settings.host}"
     for port in [*upstreams["lobby"], *upstreams["match"], settings.webhooks_port]:
         if not wait_healthy(f"{base}:{port}/health"):

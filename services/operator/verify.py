@@ -40,16 +40,17 @@ def differences(
             yield f"snapshot at version {version} is beyond the last event"
         else:
             yield f"snapshot at version {version}, which has no event"
-    game = codec.game
     state = None
+    decoded = []
     for version, data in events:
         try:
             event = codec.event_decoder.decode(data)
         except msgspec.DecodeError as error:
             yield f"event at version {version} does not decode: {error}"
             return
+        decoded.append(event)
         try:
-            state = game.evolve(state, event)
+            state = codec.evolve(state, event)
         except Exception as error:  # a corrupt log may break any invariant of the engine
             yield f"fold fails at version {version}: {type(error).__name__}: {error}"
             return
@@ -59,7 +60,7 @@ def differences(
     if state is None:
         return
     try:
-        folded = codec.progress(state)
+        folded = codec.progress(state, decoded)
     except Exception as error:  # folded without a complaint, yet not a state the engine reads
         yield f"the folded state cannot be read: {type(error).__name__}: {error}"
         return

@@ -9,22 +9,31 @@ from __future__ import annotations
 import importlib
 import random
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from functools import cached_property
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Union
 
 import msgspec
 
 from services.rules.games.contract import Game, Outcome, Rejection, struct_tags
 from services.rules.games.playout import option_variants, played_events
 from shared import rules_api as api
+from shared.hosting import (
+    BOTS,
+    HOSTING_EVENT_TYPES,
+    HOSTING_EVENTS,
+    HostingEvent,
+    MatchForfeited,
+    forfeit_result,
+)
 from shared.match_file import FORMAT, MatchFile, MatchFileResult, is_match_file
 from shared.messages import summary
 
 
 def event_types(game: Game) -> list[str]:
-    """The types of the events a game's matches record: what feeds and webhooks name them."""
-    return sorted(struct_tags(game.event_type))
+    """The types of the events a game's matches record: what feeds and webhooks name them (the
+    game's own, and what every match records about its seats)."""
+    return sorted({*struct_tags(game.event_type), *HOSTING_EVENT_TYPES})
 
 
 SAMPLE_SEEDS = 64
@@ -42,7 +51,9 @@ class GameCodec:
     def __init__(self, game: Game) -> None:
         self.game = game
         self.action_decoder = msgspec.json.Decoder(game.action_type)
-        self.event_decoder = msgspec.json.Decoder(game.event_type)
+        # A match's log holds its seats' events too (``shared.hosting``): decoded beside the
+        # game's, skipped by every fold, shown to everyone as they are.
+        self.event_decoder = msgspec.json.Decoder(Union[game.event_type, HostingEvent])  # noqa: UP007
         self.state_decoder = msgspec.msgpack.Decoder(game.state_type)
         self.json = msgspec.json.Encoder()
         self.msgpack = msgspec.msgpack.Encoder()
@@ -62,7 +73,19 @@ class GameCodec:
 
     def redacted(self, events: list[Any], seat: int | None) -> list[msgspec.Raw]:
         redact, encode = self.game.redact, self.json.encode
-        return [msgspec.Raw(encode(redact(event, seat))) for event in events]
+        return [
+            msgspec.Raw(encode(event if isinstance(event, HOSTING_EVENTS) else redact(event, seat)))
+            for event in events
+        ]
+
+    def evolve(self, state: Any, event: Any) -> Any:
+        """The game's ``evolve``, which a seat's event leaves alone."""
+        return state if isinstance(event, HOSTING_EVENTS) else self.game.evolve(state, event)
+
+    def fold(self, events: list[Any], state: Any = None) -> Any:
+        for event in events:
+            state = self.evolve(state, event)
+        return state
 
     def raw_actions(self, actions: list[Any]) -> list[msgspec.Raw]:
         """Actions as the JSON a ``ListLegalActions`` reply carries, one by one."""
@@ -73,7 +96,7 @@ class GameCodec:
         (varying options and seat counts until every type occurred), and the first match's end.
         Redacted as met: only what the published streams carry ever leaves."""
         game = self.game
-        wanted = set(event_types(game))
+        wanted = set(struct_tags(game.event_type))
         found: dict[str, api.EventSample] = {}
         ends: list[tuple[Any, int]] = []
         for seats, seed, options in _sample_tables(game):
@@ -98,33 +121,45 @@ class GameCodec:
                 )
         raise RuntimeError(f"{game.name}: no sample of {sorted(wanted - found.keys())}")
 
-    def progress(self, state: Any) -> api.Progress:
+    def progress(self, state: Any, events: Sequence[Any] = ()) -> api.Progress:
+        """The match at ``state``, reached by ``events`` (a forfeit among them ended it)."""
+        to_move, result = self.ending(state, _forfeit(events))
+        return api.Progress(state=self.msgpack.encode(state), to_move=to_move, result=result)
+
+    def ending(
+        self, state: Any, forfeit: dict[str, Any] | None
+    ) -> tuple[list[int], dict[str, Any] | None]:
+        """Who is to move at ``state`` and the result, if any: a forfeit's, once there is one
+        (then no one moves), else the game's."""
+        if forfeit is not None:
+            return [], forfeit
         outcome: Outcome | None = self.game.result(state)
-        return api.Progress(
-            state=self.msgpack.encode(state),
-            to_move=self.game.to_move(state),
-            result=None if outcome is None else msgspec.to_builtins(outcome),
-        )
+        return self.game.to_move(state), None if outcome is None else msgspec.to_builtins(outcome)
 
     def replayed_span(
         self, state: Any, events: list[Any], seat: int | None, full: bool
     ) -> list[api.Replayed]:
         """The match at ``state``, then after each event, each view encoded before the next
         event may change the state in place."""
-        evolve = self.game.evolve
+        evolve = self.evolve
         shown = [self.replayed(state, seat, full)]
+        forfeit = None
         for event in events:
             state = evolve(state, event)
-            shown.append(self.replayed(state, seat, full))
+            if isinstance(event, MatchForfeited):
+                forfeit = event.result
+            shown.append(self.replayed(state, seat, full, forfeit))
         return shown
 
-    def replayed(self, state: Any, seat: int | None, full: bool) -> api.Replayed:
-        outcome: Outcome | None = self.game.result(state)
+    def replayed(
+        self, state: Any, seat: int | None, full: bool, forfeit: dict[str, Any] | None = None
+    ) -> api.Replayed:
+        to_move, result = self.ending(state, forfeit)
         encode = self.json.encode
         return api.Replayed(
             view=msgspec.Raw(encode(self.game.view(state, seat))),
-            to_move=self.game.to_move(state),
-            result=None if outcome is None else msgspec.to_builtins(outcome),
+            to_move=to_move,
+            result=result,
             state=msgspec.Raw(encode(msgspec.to_builtins(state) if full else None)),
         )
 
@@ -153,6 +188,7 @@ class RulesEngine:
                 "options": msgspec.to_builtins(list(codec.game.options)),
                 "action_schema": msgspec.json.schema(codec.game.action_type),
                 "event_types": event_types(codec.game),
+                "bots": msgspec.to_builtins(BOTS.get(codec.game.name, ())),
             }
             for codec in self.codecs.values()
         ]
@@ -221,13 +257,17 @@ class RulesEngine:
             case api.RedactEvents(events=raws, seat=seat):
                 return codec.redacted(codec.events(raws), seat)
             case api.Fold(events=raws):
-                return codec.progress(game.fold(codec.events(raws)))
+                events = codec.events(raws)
+                return codec.progress(codec.fold(events), events)
             case api.ReplaySpan(state=state_bytes, events=raws, seat=seat, full=full):
                 return codec.replayed_span(codec.state(state_bytes), codec.events(raws), seat, full)
             case api.ExportMatch(events=raws, players=players, format=name):
-                return self.export(game, codec.events(raws), players, name)
+                played = [e for e in codec.events(raws) if not isinstance(e, HOSTING_EVENTS)]
+                return self.export(game, played, players, name)
             case api.ImportMatch(document=document, snapshot_every=every):
                 return self.import_(codec, document, every)
+            case api.EndEarly(seats=seats, forfeited=forfeited, reason=reason):
+                return forfeit_result(seats, forfeited, reason, cooperative=game.cooperative)
         raise TypeError(f"unhandled request {type(request).__name__}")
 
     @staticmethod
@@ -357,17 +397,16 @@ def _read_match_file(codec: GameCodec, document: msgspec.Raw) -> _ReadMatch | ap
 
 def _imported(codec: GameCodec, read: _ReadMatch, snapshot_every: int) -> Any:
     """Fold the events (any failure refuses the file), snapshotting the state on the way."""
-    game = codec.game
     if not read.events:
         return _invalid("the match has no events")
     snapshots: list[api.StateSnapshot] = []
     state = None
     try:
         for version, event in enumerate(read.events, start=1):
-            state = game.evolve(state, event)
+            state = codec.evolve(state, event)
             if version == read.set_up or (snapshot_every and version % snapshot_every == 0):
                 snapshots.append(api.StateSnapshot(version, codec.msgpack.encode(state)))
-        progress = codec.progress(state)
+        progress = codec.progress(state, read.events)
     except Exception as error:  # a forged log may break any engine invariant
         return _invalid(f"the events do not replay: {type(error).__name__}: {error}")
     problem = _disagreement(read, progress, len(read.players))
@@ -400,6 +439,14 @@ def _disagreement(read: _ReadMatch, progress: api.Progress, seats: int) -> str |
     declared = None if read.declared is None else msgspec.to_builtins(read.declared)
     if declared != progress.result:
         return f"result {declared}, but the events give {progress.result}"
+    return None
+
+
+def _forfeit(events: Sequence[Any]) -> dict[str, Any] | None:
+    """The result of the match's forfeit, if ``events`` end with one (nothing follows it)."""
+    for event in reversed(events):
+        if isinstance(event, MatchForfeited):
+            return event.result
     return None
 
 

@@ -8,11 +8,20 @@ import msgspec
 
 from services.webhooks import schemas as s
 from services.webhooks.dispatcher import webhook_body
+from shared.hosting import (
+    BotTookOver,
+    ClockUpdated,
+    MatchForfeited,
+    PlayerLeft,
+    PlayerReseated,
+    TurnTimedOut,
+)
 from shared.messages import (
     MATCH_FINISHED,
     EventEnvelope,
     EventMetadata,
     FinishedMatch,
+    RematchOffered,
     SeatLeft,
     SeatTaken,
     TableCreated,
@@ -43,8 +52,30 @@ TABLE_SAMPLES = (
     SeatTaken(seat=0, player="Alice"),
     SeatLeft(seat=0, player="Alice"),
     TableStarted(match_id=SAMPLE_MATCH_ID),
+    RematchOffered(rematch_table_id="0a9b8c7d6e5f40312a3b4c5d6e7f8091"),
 )
 """A table's events as published (``TableCreated`` without its options), in stream order."""
+
+_FORFEIT = {"scores": [0, 0], "winners": [0], "reason": "forfeit", "forfeited": [1]}
+HOSTING_SAMPLES = (
+    (
+        12,
+        ClockUpdated(
+            moved=0,
+            used_ms=8_412,
+            remaining_ms=[291_588, 300_000],
+            on_clock=[1],
+            deadline_ms=SAMPLE_TIME_MS + 300_000,
+            server_time_ms=SAMPLE_TIME_MS,
+        ),
+    ),
+    (13, PlayerLeft(seat=1, player="Bob", policy="bot")),
+    (14, BotTookOver(seat=1, bot="hanabi-heuristic", reason="left")),
+    (15, PlayerReseated(seat=1, player="Bob", from_bot="hanabi-heuristic")),
+    (16, TurnTimedOut(seat=1, policy="forfeit", deadline_ms=SAMPLE_TIME_MS - 20)),
+    (17, MatchForfeited(seats=[1], reason="timeout", result=_FORFEIT)),
+)
+"""What a match records about its seats and clocks (every game's), with their versions."""
 
 _json = msgspec.json.Encoder()
 
@@ -61,6 +92,16 @@ def event_types(games: list[GameSamples]) -> list[s.EventTypeInfo]:
             sample=_sample(f"table-{SAMPLE_TABLE_ID}", version, type(event).__name__, event),
         )
         for version, event in enumerate(TABLE_SAMPLES, 1)
+    ]
+    every_game = [game.game for game in games]
+    infos += [
+        s.EventTypeInfo(
+            type=type(event).__name__,
+            games=every_game,
+            description=summary(type(event)),
+            sample=_sample(f"match-{SAMPLE_MATCH_ID}", version, type(event).__name__, event),
+        )
+        for version, event in HOSTING_SAMPLES
     ]
     by_type: dict[str, s.EventTypeInfo] = {}
     for game in games:

@@ -67,6 +67,9 @@ SEMANTIC_REFUSALS = [
         ("rotateInvitation", "422"),  # a private table's, which no schema tells from a public one
         ("revokeInvitation", "422"),
         ("joinTable", "422"),  # a seat number the table does not have
+        ("seatBot", "422"),  # a bot the game does not have, a seat number the table does not
+        ("unseatBot", "422"),
+        ("reseatPlayer", "422"),  # a seat number the match does not have
         ("listTables", "400"),  # a cursor is opaque: only the API's own are valid
         ("listWebhookDeliveries", "400"),  # a period whose `since` is after its `until`
         # where a URL leads (does its name resolve, to an address webhooks may reach?)

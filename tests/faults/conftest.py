@@ -309,7 +309,7 @@ class FaultStack:
         return [self.match_url(name) for name in self.match_ports]
 
     def start(self, name: str) -> subprocess.Popen[bytes]:
-        """Start (or restart) ``name``: rules*, match* or lobby."""
+        """Start (or restart) ``name``: rules*, match*, clocks*, bots* or lobby."""
         service = "match" if name.startswith("match") else name.rstrip("0123456789-")
         env = dict(self.env)
         if service == "match":
@@ -329,8 +329,8 @@ class FaultStack:
         return process
 
     def wait_healthy(self, name: str, timeout: float = 60.0) -> None:
-        if name.startswith("rules"):
-            return
+        if name != "lobby" and not name.startswith("match"):
+            return  # no HTTP to ask (rules, clocks, bots)
         url = self.lobby_url if name == "lobby" else self.match_url(name)
         process = self.processes[name]
         deadline = time.monotonic() + timeout

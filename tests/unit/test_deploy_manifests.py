@@ -31,7 +31,7 @@ KUBERNETES_VERSION = "1.33.0"
 IMAGE = "playtable:0.1.0"
 HTTP_SERVICES = {"lobby": "lobby_port", "match": "match_port", "webhooks-api": "webhooks_port"}
 """Each HTTP process's command and the setting naming its port."""
-PROCESSES = {*HTTP_SERVICES, "rules", "webhooks"}
+PROCESSES = {*HTTP_SERVICES, "rules", "webhooks", "clocks", "bots"}
 """One Deployment per process kind (``playtable webhooks`` is the dispatcher and its Celery
 worker in one process)."""
 AUTOSCALED = {"match", "rules"}

@@ -116,6 +116,8 @@ class Game:
     what to do instead: the API contract lists each one as a problem type."""
     validate_options: Callable[[dict[str, Any], int], dict[str, Any] | Rejection] | None = None
     description: str = ""
+    cooperative: bool = False
+    """The seats win or lose together: a seat that forfeits loses the match for all."""
     sample_tables: tuple[tuple[int, Mapping[str, Any]], ...] = ()
     """Seat counts and options of tables whose matches show what random play seldom reaches
     (a Carcassonne tile that fits nowhere): the event samples play them too."""

@@ -843,6 +843,7 @@ REFUSALS = {
 
 
 GAME = Game(
+    cooperative=True,
     name="hanabi",
     title="Hanabi",
     min_players=2,

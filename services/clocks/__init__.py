@@ -1,0 +1,1 @@
+"""The clocks service: turns the clocks that ran out into ``TimeOut`` commands."""

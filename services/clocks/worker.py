@@ -1,0 +1,129 @@
+"""The clocks service: finds the matches whose first running clock has run out and sends the
+match service a ``TimeOut`` for each, through the durable command path.
+
+Postgres holds every clock (``matches.deadline``), so this process keeps nothing of its own: a
+copy killed at any point, several copies at once, or a wiped Redis only delay a timeout. Each
+timeout's command is named by the match and version it fires at, so it is recorded once however
+many copies see it; the match service applies it only if the match is still at that version (a
+move that came first wins), in the transaction that marks the command done.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from datetime import datetime
+
+import msgspec
+import redis.asyncio as redis_async
+from psycopg_pool import AsyncConnectionPool
+
+from shared import tracing
+from shared.bus import Bus
+from shared.commands import CommandRedriver
+from shared.db import open_pool
+from shared.messages import TimeOut, command
+from shared.metrics import TIMEOUTS_SENT, Metrics, serve_metrics
+from shared.runtime import run_until_signalled
+from shared.settings import Settings
+
+log = logging.getLogger(__name__)
+
+BATCH = 500
+
+_DUE = """
+select match_id, version, deadline from matches
+where deadline <= now() order by deadline limit %s
+"""
+_NEXT = "select min(deadline) - now() from matches where deadline > now()"
+_RECORD = """
+insert into commands (command_id, topic, subject, payload) values (%s, %s, %s, %s)
+on conflict (command_id) do nothing
+"""
+
+
+def timeout_command_id(match_id: str, version: int) -> str:
+    """One command per match and version: a timeout can fire only once at a version."""
+    return f"timeout-{match_id}-{version}"
+
+
+class ClockWatch:
+    """Records a ``TimeOut`` for every clock that ran out, then sleeps until the next deadline
+    (at most ``poll_s``: a clock that starts meanwhile is found on the next look; a timeout
+    recorded but not applied yet is looked at again then, and its command is re-driven)."""
+
+    def __init__(self, pool: AsyncConnectionPool, redriver: CommandRedriver, settings: Settings):
+        self.pool = pool
+        self.redriver = redriver
+        self.topic = settings.stream("commands:match")
+        self.poll_s = settings.clocks_poll_s
+
+    async def run(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            try:
+                while await self.fire_due() == BATCH:
+                    pass
+                wait = await self.until_next()
+            except Exception:
+                log.exception("looking for clocks that ran out failed; trying again")
+                wait = max(self.poll_s, 1.0)
+            try:
+                await asyncio.wait_for(stop.wait(), wait)
+            except TimeoutError:
+                pass
+
+    async def fire_due(self) -> int:
+        """Record the timeouts due now; return how many clocks had run out."""
+        async with self.pool.connection() as conn, conn.transaction():
+            due = await (await conn.execute(_DUE, (BATCH,))).fetchall()
+            recorded = 0
+            for match_id, version, deadline in due:
+                body = TimeOut(match_id=match_id, version=version, deadline_ms=_ms(deadline))
+                envelope = command(
+                    "TimeOut", body, command_id=timeout_command_id(match_id, version)
+                )
+                payload = msgspec.json.encode(envelope)
+                found = await conn.execute(
+                    _RECORD, (envelope.command_id, self.topic, f"match-{match_id}", payload)
+                )
+                recorded += found.rowcount
+        if recorded:
+            TIMEOUTS_SENT.inc(recorded)
+            self.redriver.wake()
+        return len(due)
+
+    async def until_next(self) -> float:
+        async with self.pool.connection() as conn:
+            row = await (await conn.execute(_NEXT)).fetchone()
+        if row is None or row[0] is None:
+            return self.poll_s
+        return min(self.poll_s, max(0.0, row[0].total_seconds()))
+
+
+def _ms(moment: datetime) -> int:
+    return int(moment.timestamp() * 1000)
+
+
+async def serve(settings: Settings, stop: asyncio.Event) -> None:
+    """Bootstrap: Postgres, Redis, the command re-driver and the watch, until stopped."""
+    tracing.configure(settings, "clocks")
+    pool = await open_pool(settings.database_url, min_size=1, max_size=4)
+    redis = redis_async.Redis.from_url(settings.redis_url)
+    redriver = CommandRedriver(pool, Bus(redis))
+    watch = ClockWatch(pool, redriver, settings)
+    exporter = None
+    if settings.metrics_port:
+        exporter = await serve_metrics(Metrics({}), settings.host, settings.metrics_port)
+    log.info("clocks %s watching deadlines", settings.instance_id)
+    try:
+        await asyncio.gather(redriver.run(stop), watch.run(stop))
+    finally:
+        if exporter is not None:
+            await exporter.cleanup()
+        await redis.aclose()
+        await pool.close()
+
+
+def run_clocks(settings: Settings) -> None:
+    """``playtable clocks``: until SIGINT or SIGTERM."""
+    run_until_signalled(serve, settings)

@@ -1,0 +1,275 @@
+"""The bots service through the API, each service its own process: bots play their seats of
+running matches beside people and against each other, every turn once, through a bots process
+killed mid-match, a Redis that forgets everything and wake-ups that never come."""
+
+from __future__ import annotations
+
+import random
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from itertools import groupby
+from typing import Any
+
+import httpx
+import pytest
+import redis
+
+from services.operator.bench import bot_outcomes
+from tests.e2e.conftest import Stack, free_port, running_stack
+from tests.e2e.play import auth
+
+pytestmark = pytest.mark.e2e
+
+HEURISTIC = "hanabi-heuristic"
+
+
+class Bots:
+    """The stack's bots processes, each serving its metrics on a port of its own."""
+
+    def __init__(self, stack: Stack) -> None:
+        self.stack = stack
+        self.metrics_ports: dict[str, int] = {}
+
+    def start(self, name: str, **env: str) -> None:
+        self.metrics_ports[name] = free_port()
+        port = str(self.metrics_ports[name])
+        self.stack.start("bots", name=name, PLAYTABLE_METRICS_PORT=port, **env)
+
+    def kill(self, name: str) -> None:
+        process = self.stack.processes.pop(name)
+        process.kill()
+        process.wait(timeout=10)
+
+    def outcomes(self, name: str) -> dict[str, float]:
+        """The process's bot turns by outcome (``playtable_bot_moves``), all games together."""
+        url = f"http://127.0.0.1:{self.metrics_ports[name]}/metrics"
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                text = httpx.get(url, timeout=2).text
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline, f"{name} serves no metrics"
+                time.sleep(0.1)
+        outcomes: dict[str, float] = {}
+        for outcome, count in bot_outcomes(text):
+            outcomes[outcome] = outcomes.get(outcome, 0.0) + count
+        return outcomes
+
+
+@pytest.fixture(scope="module")
+def stack(database_url: str, redis_url: str) -> Iterator[Stack]:
+    with running_stack(database_url, redis_url) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def bots(stack: Stack) -> Bots:
+    """Lobby, match and rules, and a bots process named ``bots``."""
+    running = Bots(stack)
+    running.start("bots")
+    return running
+
+
+def answered(stack: Stack, method: str, url: str, **request: Any) -> httpx.Response:
+    """The match service's answer once it is no 503: the services come back by themselves
+    within seconds after Redis forgets everything."""
+    deadline = time.monotonic() + 30
+    while (response := stack.match.request(method, url, **request)).status_code == 503:
+        assert time.monotonic() < deadline, response.text
+        time.sleep(0.1)
+    return response
+
+
+def bot_table(stack: Stack, bots: dict[int, str]) -> dict[str, Any]:
+    """A new two-seat Hanabi table with ``bots`` seated (by seat)."""
+    created = stack.lobby.post(
+        "/tables",
+        json={
+            "game": "hanabi",
+            "seats": 2,
+            "bots": [{"bot": bot, "seat": seat} for seat, bot in bots.items()],
+        },
+    )
+    assert created.status_code == 201, created.text
+    return created.json()
+
+
+def with_a_bot(stack: Stack) -> tuple[str, str]:
+    """A started Hanabi match, seat 0 a person's, seat 1 the heuristic bot's: its id and the
+    person's token."""
+    table = bot_table(stack, {1: HEURISTIC})
+    joined = stack.lobby.post(f"/tables/{table['table_id']}/seats", json={"name": "ada"})
+    assert joined.status_code == 201 and joined.json()["seat"] == 0, joined.text
+    token = joined.json()["token"]
+    started = stack.lobby.post(f"/tables/{table['table_id']}/start", headers=auth(token))
+    assert started.status_code == 201, started.text
+    return started.json()["match_id"], token
+
+
+def of_bots_only(stack: Stack) -> str:
+    table = bot_table(stack, {0: HEURISTIC, 1: HEURISTIC})
+    assert table["status"] == "started" and table["match_id"], table  # no one to start it
+    return table["match_id"]
+
+
+def play_person(
+    stack: Stack,
+    match_id: str,
+    token: str,
+    *,
+    after_move: Callable[[int], None] = lambda _moves: None,
+    timeout_s: float = 90.0,
+) -> dict[str, Any]:
+    """Seat 0's player: a random discard (a clue when it may not discard: its clues, given at
+    random, would mislead the bot into misplays) whenever it is first to move, so the match
+    lasts until the deck runs out; ``after_move(moves so far)`` after each."""
+    rng = random.Random(match_id)
+    url = f"/matches/{match_id}"
+    deadline = time.monotonic() + timeout_s
+    moves = 0
+    while True:
+        assert time.monotonic() < deadline, f"match {match_id} did not end"
+        match = answered(stack, "GET", url, headers=auth(token)).json()
+        if match["status"] == "finished":
+            return match
+        if match["to_move"][:1] != [0]:
+            time.sleep(0.01)  # the bot's turn
+            continue
+        version = {"version": match["version"]}
+        listed = answered(stack, "GET", f"{url}/actions", params=version, headers=auth(token))
+        actions = listed.json()["actions"]
+        discards = [action for action in actions if action["type"] == "DiscardCard"]
+        quiet = discards or [action for action in actions if action["type"] != "PlayCard"]
+        move = {"expected_version": match["version"], "action": rng.choice(quiet)}
+        headers = {**auth(token), "Idempotency-Key": uuid.uuid4().hex}
+        moved = answered(stack, "POST", f"{url}/actions", json=move, headers=headers)
+        assert moved.status_code == 201, moved.text
+        moves += 1
+        after_move(moves)
+
+
+def wait_finished(stack: Stack, match_id: str, timeout_s: float = 90.0) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout_s
+    while (match := stack.match.get(f"/matches/{match_id}").json())["status"] != "finished":
+        assert time.monotonic() < deadline, f"match {match_id} did not end: {match}"
+        time.sleep(0.05)
+    return match
+
+
+def movers(stack: Stack, match_id: str) -> list[int]:
+    """The seat of each move, in order, from the log: a move's events share its seat and the
+    moment its transaction recorded them. Checks that no version is missing."""
+    items: list[dict[str, Any]] = []
+    after = 0
+    while after is not None:
+        page = stack.match.get(f"/matches/{match_id}/events", params={"after": after})
+        assert page.status_code == 200, page.text
+        items += page.json()["items"]
+        after = page.json()["next_after"]
+    assert [item["version"] for item in items] == list(range(1, len(items) + 1))
+    moves = [item for item in items if item["seat"] is not None]
+    return [seat for (seat, _), _ in groupby(moves, lambda i: (i["seat"], i["recorded_at"]))]
+
+
+def assert_turns_alternate(seats: list[int]) -> None:
+    """Two-player Hanabi: the seats take turns, so a turn played twice shows as a seat moving
+    twice in a row (the version guard would refuse the second anyway: the log shows none)."""
+    assert len(seats) > 10
+    assert seats == [(seats[0] + n) % 2 for n in range(len(seats))], seats
+
+
+def test_a_bot_plays_its_seat_beside_a_person_every_turn_once(stack: Stack, bots: Bots) -> None:
+    match_id, token = with_a_bot(stack)
+    shown = stack.match.get(f"/matches/{match_id}", headers=auth(token)).json()
+    assert shown["players"][1] == HEURISTIC and shown["you"] == 0
+
+    final = play_person(stack, match_id, token)
+
+    assert final["result"] is not None
+    seats = movers(stack, match_id)
+    assert_turns_alternate(seats)
+    assert seats.count(1) in (seats.count(0), seats.count(0) - 1)
+    assert bots.outcomes("bots") == {"moved": seats.count(1)}  # one move sent per turn
+
+
+def test_a_table_of_bots_plays_to_the_end_by_itself(stack: Stack, bots: Bots) -> None:
+    match_id = of_bots_only(stack)
+    final = wait_finished(stack, match_id)
+    assert final["players"] == [HEURISTIC, HEURISTIC]
+    assert_turns_alternate(movers(stack, match_id))
+
+
+def test_a_bots_process_killed_mid_match_leaves_no_turn_unplayed_or_played_twice(
+    stack: Stack, bots: Bots
+) -> None:
+    """Two copies share the matches; one is killed (SIGKILL) while it plays, and a new one
+    starts: every match ends, each turn played once (a move cut short by the kill is sent again
+    under its Idempotency-Key, and recorded once)."""
+    bots.start("bots-2")
+    match_id, token = with_a_bot(stack)
+    of_bots = []
+
+    def kill_and_replace(moves: int) -> None:
+        if moves == 3:
+            of_bots.extend(of_bots_only(stack) for _ in range(6))
+        if moves == 5:
+            bots.kill("bots")
+        if moves == 8:
+            bots.start("bots")
+
+    try:
+        play_person(stack, match_id, token, after_move=kill_and_replace)
+        assert len(of_bots) == 6
+        for match in [match_id, *of_bots]:
+            wait_finished(stack, match)
+            assert_turns_alternate(movers(stack, match))
+        assert bots.outcomes("bots-2").keys() <= {"moved", "stale"}
+    finally:
+        stack.stop("bots-2")
+        if "bots" not in stack.processes:
+            bots.start("bots")
+
+
+def test_bots_finish_a_match_although_redis_forgets_everything(
+    stack: Stack, bots: Bots, redis_url: str
+) -> None:
+    client = redis.Redis.from_url(redis_url)
+    prefix = stack.env["PLAYTABLE_STREAM_PREFIX"]
+    match_id, token = with_a_bot(stack)
+
+    wiped = []
+
+    def wipe(moves: int) -> None:
+        if moves in (2, 6):
+            for key in client.scan_iter(f"{prefix}:*"):
+                client.delete(key)
+            wiped.append(moves)
+
+    play_person(stack, match_id, token, after_move=wipe)
+
+    assert wiped == [2, 6]
+    seats = movers(stack, match_id)
+    assert_turns_alternate(seats)  # the bot moved after each wipe: the person moved again
+
+
+def test_a_bots_process_that_is_never_woken_plays_by_its_sweep(
+    stack: Stack, bots: Bots, redis_url: str
+) -> None:
+    """A bots process reading another deployment's events (none of these matches') still plays
+    every turn: Postgres says which bots are to move, the events only say it sooner."""
+    stack.stop("bots")
+    elsewhere = f"{stack.env['PLAYTABLE_STREAM_PREFIX']}-elsewhere"
+    bots.start("deaf", PLAYTABLE_STREAM_PREFIX=elsewhere, PLAYTABLE_BOTS_SWEEP_S="0.1")
+    try:
+        match_id, token = with_a_bot(stack)
+        play_person(stack, match_id, token)
+        assert_turns_alternate(movers(stack, match_id))
+        assert bots.outcomes("deaf").keys() <= {"moved", "stale"}
+    finally:
+        stack.stop("deaf")
+        bots.start("bots")
+        client = redis.Redis.from_url(redis_url)
+        for key in client.scan_iter(f"{elsewhere}:*"):
+            client.delete(key)

@@ -1,0 +1,231 @@
+"""The bots service's pure parts: which turn a row gives a bot, the name that makes every
+attempt at a turn send the same move, and how a turn is played against a fake match API."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import subprocess
+import sys
+from typing import Any
+
+import aiohttp
+import msgspec
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestServer
+
+from services.bots.arena import play_match
+from services.bots.policies import GAMES, Policy, load_policies
+from services.bots.worker import BotPlayer, Turn, Turns, due_turn
+from services.rules.games import load_games
+from shared.hosting import bot_token
+
+SECRET = b"k" * 32
+BOTS = msgspec.json.encode({"1": "hanabi-heuristic", "2": "hanabi-random"})
+
+
+def test_a_bot_plays_when_it_is_first_to_move() -> None:
+    assert due_turn(("m1", "hanabi", 7, [1], BOTS)) == Turn(
+        "m1", 7, 1, "hanabi", "hanabi-heuristic"
+    )
+    assert due_turn(("m1", "hanabi", 8, [2, 0], BOTS)) == Turn(
+        "m1", 8, 2, "hanabi", "hanabi-random"
+    )
+
+
+def test_a_bot_waits_while_a_person_is_first_to_move() -> None:
+    """Anyone may interrupt a Breaking News story: the bots listening wait for the teller."""
+    assert due_turn(("m1", "breaking_news", 7, [0, 1, 2], BOTS)) is None
+    assert due_turn(("m1", "hanabi", 9, [], BOTS)) is None
+
+
+def test_a_turn_is_named_by_its_match_seat_and_version() -> None:
+    turn = Turn("m1", 7, 1, "hanabi", "hanabi-heuristic")
+    assert turn.idempotency_key == "bot:m1:1:7"
+    again = Turn("m1", 7, 1, "hanabi", "hanabi-heuristic")
+    assert [turn.rng().random() for _ in range(3)] == [again.rng().random() for _ in range(3)]
+    later = Turn("m1", 8, 1, "hanabi", "hanabi-heuristic")
+    assert turn.rng().random() != later.rng().random()
+
+
+def _positions(game: str, moves: int = 40) -> list[dict[str, Any]]:
+    """What each seat of a seeded heuristic match was shown, move by move."""
+    shown: list[dict[str, Any]] = []
+    heuristic = load_policies()[f"{game}-heuristic"]
+
+    def recording(view: dict[str, Any], actions: list[dict[str, Any]], rng: Any) -> Any:
+        shown.append({"view": view, "actions": actions})
+        return heuristic(view, actions, rng)
+
+    rules = load_games()[game]
+    play_match(rules, [recording] * max(2, rules.min_players), seed=3)
+    return shown[:: max(1, len(shown) // moves)]
+
+
+_CHOOSE = """
+import json, sys
+from services.bots.policies import load_policies
+from services.bots.worker import Turn
+policies, positions = load_policies(), json.load(sys.stdin)
+print(json.dumps([
+    policies[p["bot"]](p["view"], p["actions"], Turn("m", n, 0, "", p["bot"]).rng())
+    for n, p in enumerate(positions)
+]))
+"""
+
+
+def test_every_copy_chooses_the_same_move_for_a_turn() -> None:
+    """Copies playing one turn must send the same body under its Idempotency-Key, whatever
+    their string hashing (a set of strings iterates in another order in another process)."""
+    positions = [
+        {**position, "bot": f"{game}-heuristic"} for game in GAMES for position in _positions(game)
+    ]
+    policies = load_policies()
+    here = [
+        policies[p["bot"]](p["view"], p["actions"], Turn("m", n, 0, "", p["bot"]).rng())
+        for n, p in enumerate(positions)
+    ]
+    for seed in ("1", "2"):
+        chosen = subprocess.run(
+            [sys.executable, "-c", _CHOOSE],
+            input=json.dumps(positions),
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+        )
+        assert json.loads(chosen.stdout) == json.loads(json.dumps(here))
+
+
+# --- a turn against a fake match API ------------------------------------------------------------
+
+TURN = Turn("m1", 7, 1, "hanabi", "first")
+
+
+class FakeMatch:
+    """Answers a seat's view and actions at ``version``, and the move with ``move_status``;
+    ``None``: drops the connection instead of answering."""
+
+    def __init__(self, version: int = 7, move_status: int | None = 201) -> None:
+        self.version = version
+        self.move_status = move_status
+        self.requests: list[tuple[str, str, dict[str, str], bytes]] = []
+
+    async def answer(self, request: web.Request) -> web.StreamResponse:
+        body = await request.read()
+        self.requests.append((request.method, request.path_qs, dict(request.headers), body))
+        if request.method == "POST":
+            if self.move_status is None:
+                assert request.transport is not None
+                request.transport.close()
+            return web.json_response({"type": "x"}, status=self.move_status or 500)
+        if request.path.endswith("/actions"):
+            return web.json_response({"version": self.version, "actions": [{"n": 1}]})
+        return web.json_response({"version": self.version, "view": {}, "to_move": [1]})
+
+
+def first(_view: dict[str, Any], actions: list[dict[str, Any]], _rng: Any) -> dict[str, Any]:
+    return actions[0]
+
+
+async def _play(match: FakeMatch, policies: dict[str, Policy] | None = None) -> str:
+    app = web.Application()
+    app.router.add_route("*", "/{path:.*}", match.answer)
+    async with TestServer(app) as server, aiohttp.ClientSession() as session:
+        player = BotPlayer(session, str(server.make_url("/")), SECRET, policies or {"first": first})
+        return await player.play(TURN)
+
+
+@pytest.mark.asyncio
+async def test_a_turn_reads_as_its_seat_and_moves_at_its_version_under_its_key() -> None:
+    match = FakeMatch()
+    assert await _play(match) == "moved"
+    reads, move = match.requests[:2], match.requests[2]
+    assert sorted((method, path) for method, path, _, _ in reads) == [
+        ("GET", "/matches/m1"),
+        ("GET", "/matches/m1/actions?version=7"),
+    ]
+    token = bot_token(SECRET, "m1", 1)
+    assert all(headers["Authorization"] == f"Bearer {token}" for _, _, headers, _ in match.requests)
+    method, path, headers, body = move
+    assert (method, path) == ("POST", "/matches/m1/actions")
+    assert headers["Idempotency-Key"] == "bot:m1:1:7"
+    assert json.loads(body) == {"expected_version": 7, "action": {"n": 1}}
+
+
+@pytest.mark.asyncio
+async def test_a_match_that_moved_on_is_not_played() -> None:
+    match = FakeMatch(version=8)
+    assert await _play(match) == "stale"
+    assert [method for method, *_ in match.requests] == ["GET", "GET"]
+
+
+@pytest.mark.parametrize(
+    ("status", "outcome"),
+    [(409, "stale"), (422, "refused"), (403, "denied"), (503, "failed"), (429, "failed")],
+)
+@pytest.mark.asyncio
+async def test_each_answer_to_a_move_has_its_outcome(status: int, outcome: str) -> None:
+    assert await _play(FakeMatch(move_status=status)) == outcome
+
+
+@pytest.mark.asyncio
+async def test_a_refused_move_is_logged_as_an_error(caplog: pytest.LogCaptureFixture) -> None:
+    await _play(FakeMatch(move_status=422))
+    assert [r.levelno for r in caplog.records if r.name == "services.bots.worker"] == [
+        logging.ERROR
+    ]
+
+
+@pytest.mark.asyncio
+async def test_a_dropped_connection_fails_the_turn_for_later() -> None:
+    assert await _play(FakeMatch(move_status=None)) == "failed"
+
+
+@pytest.mark.asyncio
+async def test_a_policy_that_fails_refuses_its_turn() -> None:
+    def broken(*_args: Any) -> dict[str, Any]:
+        raise ValueError("a bug")
+
+    assert await _play(FakeMatch(), {"first": broken}) == "refused"
+
+
+# --- turns in flight ----------------------------------------------------------------------------
+
+
+@pytest.mark.asyncio
+async def test_a_turn_plays_once_at_a_time_and_at_most_concurrency_at_once() -> None:
+    release = asyncio.Event()
+    started: list[Turn] = []
+
+    async def play(turn: Turn) -> None:
+        started.append(turn)
+        await release.wait()
+
+    turns = Turns(play, concurrency=2)
+    many = [Turn(f"m{n}", 1, 0, "hanabi", "first") for n in range(3)]
+    for turn in [many[0], many[0], *many[1:]]:
+        turns.start(turn)
+    await asyncio.sleep(0.01)
+    assert started == many[:2]  # the same turn once; the third waits for a slot
+    release.set()
+    await asyncio.sleep(0.01)
+    assert started == many
+    turns.start(many[0])  # over: it may be played again (its move failed, say)
+    await asyncio.sleep(0.01)
+    assert started == [*many, many[0]]
+    await turns.finish(1.0)
+
+
+@pytest.mark.asyncio
+async def test_finishing_cuts_the_turns_still_going_after_the_grace() -> None:
+    async def endless(_turn: Turn) -> None:
+        await asyncio.Event().wait()
+
+    turns = Turns(endless, concurrency=4)
+    turns.start(TURN)
+    await asyncio.sleep(0)
+    await asyncio.wait_for(turns.finish(0.05), 2)

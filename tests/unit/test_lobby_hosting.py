@@ -1,0 +1,62 @@
+"""Where a new table's bots sit, and which bots and hosting a table may ask for (the lobby's
+checks before it writes anything)."""
+
+from __future__ import annotations
+
+import pytest
+
+from services.lobby.schemas import BotSeat
+from services.lobby.tables import _bot_seats
+from shared.hosting import NO_HOSTING, Hosting, TimeControl
+from shared.http import Problem
+
+
+def test_bots_without_a_seat_take_the_first_free_ones_in_order() -> None:
+    bots = [
+        BotSeat("dingo-random"),
+        BotSeat("dingo-heuristic", seat=0),
+        BotSeat("dingo-heuristic"),
+        BotSeat("dingo-random", seat=2),
+    ]
+    assert _bot_seats("dingo", 5, bots, NO_HOSTING) == {
+        0: "dingo-heuristic",
+        1: "dingo-random",
+        2: "dingo-random",
+        3: "dingo-heuristic",
+    }
+    assert _bot_seats("dingo", 2, [], NO_HOSTING) == {}
+
+
+@pytest.mark.parametrize(
+    ("bots", "hosting", "code"),
+    [
+        ([BotSeat("carcassonne-random")], NO_HOSTING, "unknown-bot"),
+        ([], Hosting(bot="hanabi-random"), "unknown-bot"),
+        ([BotSeat("dingo-random", seat=2)], NO_HOSTING, "no-such-seat"),
+        (
+            [BotSeat("dingo-random", seat=1), BotSeat("dingo-random", seat=1)],
+            NO_HOSTING,
+            "bad-bots",
+        ),
+        ([BotSeat("dingo-random")] * 3, NO_HOSTING, "bad-bots"),
+        ([], Hosting(clock=TimeControl()), "bad-hosting"),
+        ([], Hosting(clock=TimeControl(per_move_s=10, bank_s=60)), "bad-hosting"),
+        ([], Hosting(clock=TimeControl(per_move_s=10, increment_s=1)), "bad-hosting"),
+    ],
+)
+def test_bots_and_hosting_not_for_the_table_are_422(
+    bots: list[BotSeat], hosting: Hosting, code: str
+) -> None:
+    with pytest.raises(Problem) as refused:
+        _bot_seats("dingo", 2, bots, hosting)
+    assert refused.value.status == 422 and refused.value.code == code
+
+
+def test_every_policy_and_the_games_bots_are_taken() -> None:
+    hosting = Hosting(
+        clock=TimeControl(bank_s=120, increment_s=3),
+        on_timeout="bot",
+        on_leave="bot",
+        bot="dingo-heuristic",
+    )
+    assert _bot_seats("dingo", 2, [BotSeat("dingo-random")], hosting) == {0: "dingo-random"}
