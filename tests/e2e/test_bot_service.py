@@ -15,6 +15,7 @@ import httpx
 import pytest
 import redis
 
+from services.bots.policies import load_policies
 from services.operator.bench import bot_outcomes
 from tests.e2e.conftest import Stack, free_port, running_stack
 from tests.e2e.play import auth
@@ -22,6 +23,7 @@ from tests.e2e.play import auth
 pytestmark = pytest.mark.e2e
 
 HEURISTIC = "hanabi-heuristic"
+HEURISTIC_POLICY = load_policies()[HEURISTIC]
 
 
 class Bots:
@@ -122,9 +124,9 @@ def play_person(
     after_move: Callable[[int], None] = lambda _moves: None,
     timeout_s: float = 90.0,
 ) -> dict[str, Any]:
-    """Seat 0's player: a random discard (a clue when it may not discard: its clues, given at
-    random, would mislead the bot into misplays) whenever it is first to move, so the match
-    lasts until the deck runs out; ``after_move(moves so far)`` after each."""
+    """Seat 0's player, who plays as the heuristic bot would (a person's random clues mislead
+    the bot into misplays: three end the match early), whenever it is first to move;
+    ``after_move(moves so far)`` after each."""
     rng = random.Random(match_id)
     url = f"/matches/{match_id}"
     deadline = time.monotonic() + timeout_s
@@ -139,10 +141,8 @@ def play_person(
             continue
         version = {"version": match["version"]}
         listed = answered(stack, "GET", f"{url}/actions", params=version, headers=auth(token))
-        actions = listed.json()["actions"]
-        discards = [action for action in actions if action["type"] == "DiscardCard"]
-        quiet = discards or [action for action in actions if action["type"] != "PlayCard"]
-        move = {"expected_version": match["version"], "action": rng.choice(quiet)}
+        action = HEURISTIC_POLICY(match["view"], listed.json()["actions"], rng)
+        move = {"expected_version": match["version"], "action": action}
         headers = {**auth(token), "Idempotency-Key": uuid.uuid4().hex}
         moved = answered(stack, "POST", f"{url}/actions", json=move, headers=headers)
         assert moved.status_code == 201, moved.text
