@@ -357,6 +357,7 @@ class RateLimiter:
         self._leases: dict[str, tuple[str, ...]] = {}
         """The live feeds' leases of this process, and the sets each is in."""
         self._renewing: asyncio.Task[None] | None = None
+        self._stopping = asyncio.Event()
         self._slots_taken = Together(self._take_slots)
         self._slots_freed = Together(self._free_slots)
 
@@ -374,12 +375,19 @@ class RateLimiter:
         self._take_tokens = self._redis.register_script(_TAKE_TOKENS)
         self._take_feed_slot = self._redis.register_script(_TAKE_FEED_SLOT)
         self._renew_feed_slots = self._redis.register_script(_RENEW_FEED_SLOTS)
+        self._stopping = asyncio.Event()
         self._renewing = asyncio.create_task(self._renew_leases())
 
     async def close(self) -> None:
+        """Stop renewing, then close the client. The renewal ends by itself (its Redis calls
+        time out within ``REDIS_TIMEOUT_S``): cancelling it inside a redis-py read could leave
+        it, and this, waiting forever (redis-py 8.1), so it is cancelled only if it has not
+        ended after that, and not waited for."""
         if self._renewing is not None:
-            self._renewing.cancel()
-            await asyncio.gather(self._renewing, return_exceptions=True)
+            self._stopping.set()
+            _ended, stuck = await asyncio.wait({self._renewing}, timeout=2 * REDIS_TIMEOUT_S)
+            for task in stuck:
+                task.cancel()
         if self._redis is not None:
             await self._redis.aclose()
             await self._redis.connection_pool.disconnect()
@@ -521,7 +529,9 @@ class RateLimiter:
     async def _renew_leases(self) -> None:
         lease_ms = int(FEED_LEASE_S * 1000)
         while True:
-            await asyncio.sleep(FEED_LEASE_S / 3)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stopping.wait(), FEED_LEASE_S / 3)
+                return
             held = [(key, lease) for lease, keys in self._leases.items() for key in keys]
             for first in range(0, len(held), RENEWED_AT_ONCE):
                 keys, leases = zip(*held[first : first + RENEWED_AT_ONCE], strict=True)
