@@ -1,4 +1,5 @@
-"""The one public URL: nginx in front of the lobby, the match service and the webhooks API.
+"""The one public URL: nginx in front of the lobby, the match service and the webhooks API,
+serving the web client (services/web, built into its dist/) at ``/``.
 
 One routing template serves both deployments: ``playtable stack`` renders it into its runtime
 directory and runs nginx as its child; ``infra/deploy/gateway.conf`` (Docker) is rendered from
@@ -6,11 +7,14 @@ it too, and so is the Kubernetes gateway's ConfigMap (``python -m services.opera
 rewrites both). Every route answers only the credentials it takes (an app's or the operator's
 key, a seat token). No gateway routes the operator's endpoints (``OPERATOR_ROUTES``: apps and
 their keys), the local stack's included: the operator reaches the lobby's own port, as the
-contract says of those paths.
+contract says of those paths. The web client is one page with hash routes and its hashed
+assets, so no other path is ever served; only the local stack also hands it its development
+app key (``WEB_CONFIG``).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import pwd
 import shutil
@@ -24,6 +28,14 @@ from shared.http import DOCS_ASSETS, PROBLEM_MEDIA_TYPE, PROBLEM_TYPE_BASE
 
 ROOT = Path(__file__).resolve().parents[2]
 CONTRACT_DIR = ROOT / "openapi"
+WEB_DIR = ROOT / "services" / "web" / "dist"
+"""The web client's build (``npm run build`` in services/web; ``./infra/up.sh`` runs it)."""
+DEPLOYED_WEB_DIR = "/srv/playtable/dist"
+"""Where the deployed gateways find that build, beside the contract: Kubernetes copies the
+image's (the Dockerfile builds it), Compose mounts this checkout's."""
+WEB_CONFIG = "web-config.json"
+"""What ``playtable stack`` tells its web client (the development app key), written into the
+gateway's runtime directory, never into the build."""
 DEPLOY_CONFIG = ROOT / "infra" / "deploy" / "gateway.conf"
 KUBERNETES_CONFIG = ROOT / "infra" / "deploy" / "kubernetes" / "gateway-config.yaml"
 PUBLIC_ROUTES = ("games", "tables")
@@ -66,7 +78,7 @@ events {}
 
 http {
     @http
-    types { text/html html; application/json json; }
+    types { text/html html; application/json json; text/javascript js; text/css css; }
     default_type application/octet-stream;
     # which service answers for a path nginx refused a method on itself (TRACE)
     map $uri $refusing_upstream { ~^/matches match; ~^/webhooks webhooks; default lobby; }
@@ -111,6 +123,17 @@ http {
         }
         location @docs_assets/ { proxy_pass http://lobby; }
 
+        # the web client: its one page (always revalidated) and its content-hashed assets
+        location = / {
+            root @web_dir;
+            try_files /index.html =404;
+            add_header Cache-Control "no-cache";
+        }
+        location /assets/ {
+            root @web_dir;
+            add_header Cache-Control "public, max-age=31536000, immutable";
+        }
+@web_config
         # no other path is routed@unrouted_note
         location / {
             default_type @problem_type;
@@ -120,6 +143,16 @@ http {
 }
 """
 )
+
+_WEB_CONFIG_LOCATION = _Config(
+    """\
+        location = /@name {
+            root @directory;
+            add_header Cache-Control "no-store";
+        }
+"""
+)
+"""The local stack's ``WEB_CONFIG``: never cached, as each start makes a new key."""
 
 
 def _upstream(name: str, addresses: list[str], *, resolve: bool) -> str:
@@ -131,6 +164,15 @@ def _upstream(name: str, addresses: list[str], *, resolve: bool) -> str:
     return f"    upstream {name} {{\n" + "".join(f"        {line}\n" for line in lines) + "    }\n"
 
 
+_LOG_NAME = "without_query"
+_LOG_FORMAT = (
+    f"log_format {_LOG_NAME} '$remote_addr [$time_local] \"$request_method $uri $server_protocol\"'"
+    " ' $status $body_bytes_sent $request_time';"
+)
+"""Access logs leave the query string out: a live feed's seat token travels in it (a browser's
+EventSource sends no header), and no log keeps a token."""
+
+
 def render(
     upstreams: dict[str, list[str]],
     *,
@@ -138,15 +180,18 @@ def render(
     contract_dir: Path | str,
     main: list[str],
     http: list[str],
+    web_dir: Path | str,
+    web_config_dir: Path | None = None,
     resolve: bool = False,
 ) -> str:
-    """The gateway config: ``upstreams`` names the addresses of each service's copies."""
+    """The gateway config: ``upstreams`` names the addresses of each service's copies;
+    ``web_config_dir``, where ``WEB_CONFIG`` is served from (the local stack's only)."""
     unrouted = f" (the operator's /{', /'.join(OPERATOR_ROUTES)} either)"
     config = _TEMPLATE.substitute(
         lobby_routes="|".join(PUBLIC_ROUTES),
         unrouted_note=unrouted,
         main="\n".join(main),
-        http="\n    ".join(http),
+        http="\n    ".join([_LOG_FORMAT, *http]),
         upstreams="".join(
             _upstream(name, addresses, resolve=resolve) for name, addresses in upstreams.items()
         ),
@@ -154,6 +199,10 @@ def render(
         max_body=MAX_BODY,
         feed_timeout=FEED_READ_TIMEOUT,
         contract_dir=contract_dir,
+        web_dir=web_dir,
+        web_config=""
+        if web_config_dir is None
+        else _WEB_CONFIG_LOCATION.substitute(name=WEB_CONFIG, directory=web_config_dir),
         docs_page=_DOCS_PAGE,
         docs_assets=DOCS_ASSETS,
         problem_type=PROBLEM_MEDIA_TYPE,
@@ -170,7 +219,8 @@ def deploy_config(upstreams: dict[str, list[str]] | None = None) -> str:
         listen="8080",
         contract_dir="/srv/playtable",
         main=[],
-        http=["resolver 127.0.0.11 valid=10s ipv6=off;"],
+        http=["resolver 127.0.0.11 valid=10s ipv6=off;", f"access_log /dev/stdout {_LOG_NAME};"],
+        web_dir=DEPLOYED_WEB_DIR,
         resolve=upstreams is None,
     )
 
@@ -179,7 +229,12 @@ def kubernetes_config(upstreams: dict[str, list[str]] | None = None) -> str:
     """The Kubernetes deployment's config: each service's ClusterIP Service, which spreads
     connections over its pods (no resolver to name: the Services' addresses never change)."""
     return render(
-        upstreams or UPSTREAMS, listen="8080", contract_dir="/srv/playtable", main=[], http=[]
+        upstreams or UPSTREAMS,
+        listen="8080",
+        contract_dir="/srv/playtable",
+        main=[],
+        http=[f"access_log /dev/stdout {_LOG_NAME};"],
+        web_dir=DEPLOYED_WEB_DIR,
     )
 
 
@@ -211,7 +266,7 @@ def local_config(
     main = [f"pid {directory / 'gateway.pid'};", "error_log stderr warn;"]
     if os.geteuid() == 0:  # workers read the contract: run them as the owner of the files
         main.insert(0, f"user {pwd.getpwuid(CONTRACT_DIR.stat().st_uid).pw_name};")
-    http = [f"access_log {directory / 'gateway-access.log'};"] + [
+    http = [f"access_log {directory / 'gateway-access.log'} {_LOG_NAME};"] + [
         f"{kind}_temp_path {temp / kind};"
         for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
     ]
@@ -221,6 +276,8 @@ def local_config(
         contract_dir=CONTRACT_DIR,
         main=main,
         http=http,
+        web_dir=WEB_DIR,
+        web_config_dir=directory,
     )
 
 
@@ -228,6 +285,12 @@ def runtime_dir(port: int) -> Path:
     """Where a local gateway keeps its config, pid, logs and temporary files: one per port,
     so several stacks on one machine keep apart."""
     return ROOT / ".stack" / f"gateway-{port}"
+
+
+def write_web_config(directory: Path, app_key: str) -> None:
+    """Hand the web client the stack's development app key (a new one each start), so its
+    lobby works at once; only the local stack's gateway serves this file."""
+    (directory / WEB_CONFIG).write_text(json.dumps({"appKey": app_key}))
 
 
 def find_nginx() -> str | None:

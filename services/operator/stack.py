@@ -11,7 +11,7 @@ import sys
 import time
 import urllib.request
 
-from services.operator.gateway import runtime_dir, start_gateway
+from services.operator.gateway import runtime_dir, start_gateway, write_web_config
 from services.operator.keys import development_key
 from shared.settings import Settings
 
@@ -97,8 +97,10 @@ def run_stack(
         gateway_url = f"{base}:{settings.gateway_port}"
         if not wait_healthy(f"{gateway_url}/openapi.json"):
             print(f"the gateway on {gateway_url} did not answer", file=sys.stderr)
-        public = f"{gateway_url} (/games, /tables, /matches, /webhooks, /docs)"
+        public = f"{gateway_url} (the web client at /; /games, /tables, /matches, /webhooks, /docs)"
     app_key = asyncio.run(development_key(settings))
+    if gateway is not None:
+        write_web_config(runtime_dir(settings.gateway_port), app_key)
     print(
         f"playtable is up: {public}; Ctrl-C stops it\ndevelopment app key: X-API-Key: {app_key}",
         flush=True,

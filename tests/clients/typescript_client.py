@@ -28,8 +28,17 @@ def node_missing() -> str | None:
     return None
 
 
-def run(command: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
-    finished = subprocess.run(command, cwd=PROJECT, capture_output=True, text=True, timeout=timeout)
+def node_version() -> tuple[int, int]:
+    """The installed node's major and minor version."""
+    version = subprocess.run(["node", "--version"], capture_output=True, text=True, check=True)
+    major, minor = version.stdout.strip().lstrip("v").split(".")[:2]
+    return int(major), int(minor)
+
+
+def run(
+    command: list[str], timeout: float, cwd: Path = PROJECT
+) -> subprocess.CompletedProcess[str]:
+    finished = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=timeout)
     output = f"{finished.stdout}\n{finished.stderr}"
     assert finished.returncode == 0, f"{' '.join(command)} failed:\n{output}"
     return finished
@@ -37,9 +46,8 @@ def run(command: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
 
 def build_typescript_client() -> Build:
     """Install the pinned tools, generate the client into generated/, type-check and compile."""
-    version = subprocess.run(["node", "--version"], capture_output=True, text=True, check=True)
-    found = tuple(int(part) for part in version.stdout.strip().lstrip("v").split(".")[:2])
-    assert found >= OLDEST_NODE, f"node {version.stdout.strip()} is older than {OLDEST_NODE}"
+    found = node_version()
+    assert found >= OLDEST_NODE, f"node {found} is older than {OLDEST_NODE}"
     run(["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"], timeout=300)
     shutil.rmtree(PROJECT / "generated", ignore_errors=True)
     shutil.rmtree(PROJECT / "dist", ignore_errors=True)

@@ -11,9 +11,10 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import httpx
 import pytest
@@ -21,6 +22,10 @@ import pytest
 from services.operator.gateway import find_nginx, runtime_dir
 from shared.apps import API_KEY_HEADER
 from tests.conftest import new_app_key
+from tests.e2e import web
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, BrowserContext, ViewportSize
 
 
 def free_port() -> int:
@@ -196,3 +201,44 @@ def gateway(database_url: str, redis_url: str, tmp_path_factory) -> Iterator[Gat
         shutil.rmtree(runtime_dir(ports["gateway"]), ignore_errors=True)
     with pytest.raises(httpx.TransportError):  # nginx stopped with the stack
         httpx.get(f"http://127.0.0.1:{ports['gateway']}/openapi.json", timeout=2)
+
+
+@pytest.fixture(scope="session")
+def web_client() -> None:
+    """The web client, built once per session into services/web/dist (which the gateway
+    serves); skips where it cannot be built or driven."""
+    missing = web.browser_missing()
+    if missing is not None:
+        pytest.skip(missing)
+    web.build_web_client()
+
+
+@pytest.fixture(scope="module")
+def browser(web_client: None) -> Iterator[Browser]:
+    """The OS's Chromium through Playwright; one per module, so Playwright's event loop is
+    gone before other modules' tests run theirs."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(
+            executable_path=str(web.CHROMIUM), args=web.CHROMIUM_ARGS
+        )
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def people(browser: Browser, gateway: Gateway) -> Iterator[Callable[..., web.Player]]:
+    """Each call seats a new person at the gateway's web client: a browser context of their
+    own (``viewport``: desktop- or phone-sized), closed after the test."""
+    contexts: list[BrowserContext] = []
+    base_url = str(gateway.client.base_url).rstrip("/")
+
+    def person(viewport: ViewportSize = web.DESKTOP) -> web.Player:
+        context = browser.new_context(viewport=viewport)
+        contexts.append(context)
+        return web.Player(context.new_page(), base_url)
+
+    yield person
+    for context in contexts:
+        context.close()

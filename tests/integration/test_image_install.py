@@ -1,6 +1,8 @@
 """The image's build instructions, as far as a machine without a Docker engine goes: the files
-the Dockerfile copies, in its layout, installed by its own install command into a fresh
-environment, from which the games load their data and ``playtable migrate`` builds a schema.
+the Dockerfile's final stage copies, in its layout, installed by its own install command into a
+fresh environment, from which the games load their data and ``playtable migrate`` builds a
+schema. What it copies from the web client's stage (services/web/dist) is left out: that build
+is the one tests/e2e/test_web_client.py makes and drives.
 
 The fresh environment finds the project's dependencies in the test environment's
 site-packages (a path entry, not a site directory, so the project installed there stays out):
@@ -32,13 +34,16 @@ DOCKERFILE = ROOT / "infra" / "deploy" / "Dockerfile"
 
 
 def instructions() -> list[tuple[str, str]]:
-    """The Dockerfile's instructions (continuation lines joined), comments left out."""
+    """The instructions of the Dockerfile's final stage (continuation lines joined), comments
+    left out."""
     text = re.sub(r"\\\n", " ", DOCKERFILE.read_text())
-    return [
+    every = [
         (line.split(None, 1)[0].upper(), line.split(None, 1)[1].strip())
         for line in text.splitlines()
         if line.strip() and not line.lstrip().startswith("#")
     ]
+    last_from = max(index for index, (instruction, _) in enumerate(every) if instruction == "FROM")
+    return every[last_from + 1 :]
 
 
 def build_context(destination: Path) -> tuple[Path, list[str]]:
@@ -47,17 +52,16 @@ def build_context(destination: Path) -> tuple[Path, list[str]]:
     for instruction, argument in instructions():
         if instruction == "WORKDIR":
             workdir = Path(argument)
-        elif instruction == "COPY":
+        elif instruction == "COPY" and not argument.startswith("--from="):
             *sources, target = shlex.split(argument)
             assert not any(part.startswith("--") for part in sources), "COPY flags unhandled"
             into = destination / (workdir / target).relative_to("/")
             for source in sources:
                 path = ROOT / source
                 placed = into / path.name if target.endswith("/") else into
-                if path.is_dir():
-                    shutil.copytree(
-                        path, placed, ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
-                    )
+                if path.is_dir():  # without what .dockerignore keeps out of the context
+                    ignored = shutil.ignore_patterns("__pycache__", "*.pyc", "node_modules")
+                    shutil.copytree(path, placed, ignore=ignored)
                 else:
                     placed.parent.mkdir(parents=True, exist_ok=True)
                     shutil.copy2(path, placed)

@@ -16,6 +16,7 @@ from services.operator.gateway import (
     DEPLOY_CONFIG,
     KUBERNETES_CONFIG,
     OPERATOR_ROUTES,
+    WEB_CONFIG,
     deploy_config,
     find_nginx,
     kubernetes_config,
@@ -154,3 +155,29 @@ def test_no_gateway_routes_an_operator_endpoint(name: str) -> None:
     }
     for path, upstream in routed.items():
         assert f"proxy_pass http://{upstream};" in chosen(config, path), path
+
+
+@pytest.mark.parametrize("name", ROUTED_CONFIGS)
+def test_every_gateway_serves_the_web_client_and_no_other_file(name: str) -> None:
+    """The page at / and its assets; any other path stays unrouted (its hash routes never reach
+    the server). Only the local stack hands it an app key."""
+    config = ROUTED_CONFIGS[name]()
+    assert "try_files /index.html =404;" in chosen(config, "/")
+    assert re.search(r"root \S+/dist;", chosen(config, "/assets/index-1a2b3c.js"))
+    for path in ["/index.html", "/src/main.tsx", "/package.json"]:
+        assert "return 404" in chosen(config, path), path
+    web_config = chosen(config, f"/{WEB_CONFIG}")
+    assert ("return 404" in web_config) == (name != "local stack"), web_config
+
+
+@pytest.mark.parametrize("name", ROUTED_CONFIGS)
+def test_no_gateway_logs_a_query_string(name: str) -> None:
+    """A live feed's seat token travels in its query string (a browser's EventSource sends no
+    header): every access log leaves the query out."""
+    config = ROUTED_CONFIGS[name]()
+    logs = re.findall(r"^\s*access_log .*;$", config, re.MULTILINE)
+    assert logs and all(line.rstrip(";").endswith(" without_query") for line in logs), logs
+    formats = re.findall(r"^\s*log_format without_query (.*);$", config, re.MULTILINE)
+    assert len(formats) == 1 and "$uri" in formats[0]
+    assert "$request " not in formats[0] and "$args" not in formats[0]
+    assert "$request_uri" not in formats[0] and "$query_string" not in formats[0]

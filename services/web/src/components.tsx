@@ -1,0 +1,78 @@
+// Pieces every page shows: a refused call's problem, the turn clocks, the player list.
+import { useEffect, useMemo, useState } from "preact/hooks";
+
+import type { ClockView, Outcome } from "./client";
+import type { Shown } from "./api";
+
+export function ProblemBox({ problem }: { problem: Shown | null }) {
+  if (problem === null) return null;
+  return (
+    <div class="problem" role="alert" data-testid="problem">
+      <strong data-testid="problem-title">{problem.title}</strong>
+      {problem.detail && <span data-testid="problem-detail">{problem.detail}</span>}
+    </div>
+  );
+}
+
+/** The time each seat has left, counted down from the server's figures since they arrived
+ * (never from this machine's clock, which may be off). */
+export function Clocks({ clock, players }: { clock: ClockView; players: string[] }) {
+  const arrived = useMemo(() => performance.now(), [clock]);
+  const [now, setNow] = useState(arrived);
+  useEffect(() => {
+    const timer = window.setInterval(() => setNow(performance.now()), 500);
+    return () => window.clearInterval(timer);
+  }, []);
+  const running = Math.max(0, now - arrived);
+  return (
+    <ul class="clocks" data-testid="clocks">
+      {clock.remaining_ms.map((remaining, seat) => {
+        const ticking = clock.on_clock.includes(seat);
+        const left = Math.max(0, remaining - (ticking ? running : 0));
+        return (
+          <li key={seat} class={ticking ? "ticking" : ""}>
+            {players[seat] ?? `seat ${seat}`} {formatSeconds(left / 1000)}
+          </li>
+        );
+      })}
+    </ul>
+  );
+}
+
+function formatSeconds(seconds: number): string {
+  const whole = Math.ceil(seconds);
+  return `${Math.floor(whole / 60)}:${String(whole % 60).padStart(2, "0")}`;
+}
+
+export function Players(props: {
+  players: string[];
+  toMove: number[];
+  you: number | null;
+  bots?: Record<string, string>;
+}) {
+  return (
+    <ol class="players" start={0}>
+      {props.players.map((name, seat) => (
+        <li key={seat} class={props.toMove.includes(seat) ? "to-move" : ""}>
+          {name}
+          {props.bots?.[String(seat)] && <em> (bot {props.bots[String(seat)]})</em>}
+          {seat === props.you && <em> (you)</em>}
+          {props.toMove.includes(seat) && <span class="marker"> to move</span>}
+        </li>
+      ))}
+    </ol>
+  );
+}
+
+export function Result({ result, players }: { result: Outcome; players: string[] }) {
+  const names = (seats: number[]) => seats.map((seat) => players[seat] ?? seat).join(", ");
+  return (
+    <p class="result" data-testid="result">
+      Finished ({result.reason ?? "finished"}): scores {result.scores.join(" / ")}
+      {result.winners.length > 0 && `; won by ${names(result.winners)}`}
+      {result.forfeited &&
+        result.forfeited.length > 0 &&
+        `; forfeited by ${names(result.forfeited)}`}
+    </p>
+  );
+}

@@ -1,0 +1,905 @@
+// The Carcassonne table (base game, and with The Messengers).
+//
+// The board is drawn from the game's tile data (seeds/carcassonne/tiles.json, bundled), the
+// followers on their features, the scoring track and each seat's supply. Every control offers
+// only what the API listed in ``actions``: the highlighted squares are exactly those of the
+// listed PlaceTile actions, the rotations offered on a square exactly those listed for it, the
+// follower spots exactly those listed for that square and rotation; The Messengers' figure
+// and message choices are the listed ChooseFigure / CarryOutMessage / TakeMessagePoints
+// actions, the standing preference the listed SetScoringPreference ones. A move is sent as the
+// listed action object itself. Spectators and the replay viewer (actions = []) see the same
+// board read-only.
+import type { ComponentChildren, JSX } from "preact";
+import { useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
+import type {
+  CarcassonneAction,
+  CarcassonneFollower,
+  CarcassonnePlacedTile,
+  CarcassonneView,
+} from "../client";
+import type { TableProps } from "./types";
+import {
+  followerOf,
+  placementWith,
+  sortActions,
+  squareKey,
+  type CarryOut,
+  type PlaceTile,
+  type Square,
+} from "./carcassonne/actions";
+import { Meeple, ScoreTrack, seatColour, SEAT_COLOUR_NAMES, TileArt } from "./carcassonne/draw";
+import { featureKind, spotPoint, TILES, TOTAL_TILES } from "./carcassonne/geometry";
+import { isDark, messageCard } from "./carcassonne/messages";
+import "./carcassonne.css";
+
+type Props = TableProps<CarcassonneView, CarcassonneAction>;
+
+const FIGURE_NAMES = ["scoring figure", "messenger"];
+const KIND_WORDS: Record<string, string> = {
+  city: "city (knight)",
+  road: "road (thief)",
+  cloister: "cloister (monk)",
+  field: "field (farmer)",
+};
+const ZOOMS = [36, 48, 64, 80, 100, 128];
+
+function nameOf(players: string[], seat: number): string {
+  const name = players[seat];
+  return name && name.trim() ? name : `Seat ${seat + 1}`;
+}
+
+function whoOf(players: string[], seat: number, you: number | null): string {
+  return seat === you ? "You" : nameOf(players, seat);
+}
+
+interface Selection {
+  /** The turn this selection belongs to; a new view or new actions clear it. */
+  turn: string;
+  square: string | null;
+  rotation: number | null;
+  follower: number | null;
+  /** Message 8: the follower (``x,y,spot``) chosen to score. */
+  target: string | null;
+}
+
+function targetKey(x: number, y: number, spot: number): string {
+  return `${x},${y},${spot}`;
+}
+
+export function CarcassonneTable(props: Props): JSX.Element {
+  const { view, actions, you, players, busy } = props;
+  const toMove = props.toMove ?? view.to_move;
+  const sorted = useMemo(() => sortActions(actions), [actions]);
+  const messengers = view.messengers ?? null;
+  const turn = useMemo(
+    () =>
+      JSON.stringify([
+        view.board.length,
+        view.tile,
+        toMove,
+        messengers?.phase ?? null,
+        messengers?.message ?? null,
+        messengers?.pending.length ?? 0,
+        actions.length,
+      ]),
+    [view, toMove, messengers, actions],
+  );
+  const [selState, setSelState] = useState<Selection>({ turn, square: null, rotation: null, follower: null, target: null });
+  const sel: Selection = selState.turn === turn ? selState : { turn, square: null, rotation: null, follower: null, target: null };
+  const setSel = (patch: Partial<Selection>) => setSelState({ ...sel, ...patch, turn });
+  // 80 px tiles on a wide screen, 64 px on a phone
+  const [zoomIndex, setZoomIndex] = useState(() => (typeof window !== "undefined" && window.innerWidth < 760 ? 2 : 3));
+  const [preview, setPreview] = useState(0);
+
+  const square: Square | null = sel.square ? sorted.squares.get(sel.square) ?? null : null;
+  const rotation: number | null =
+    square && sel.rotation !== null && square.rotations.includes(sel.rotation)
+      ? sel.rotation
+      : square
+        ? square.rotations.includes(preview)
+          ? preview
+          : square.rotations[0] ?? null
+        : null;
+  const placements: PlaceTile[] = square && rotation !== null ? square.byRotation.get(rotation) ?? [] : [];
+  const spots = placements.map(followerOf).filter((s): s is number => s !== null);
+  const follower = sel.follower !== null && spots.includes(sel.follower) ? sel.follower : null;
+  const chosen = square && rotation !== null ? placementWith(square, rotation, follower) : null;
+  const myTurn = you !== null && toMove.includes(you) && !view.finished;
+
+  const send = (action: CarcassonneAction | null) => {
+    if (!action || busy) return;
+    props.submit(action).catch(() => undefined);
+  };
+
+  const chooseSquare = (key: string) => {
+    if (busy) return;
+    if (sel.square === key && square && rotation !== null) {
+      // a second click on the chosen square turns the tile to its next listed rotation
+      const next = square.rotations[(square.rotations.indexOf(rotation) + 1) % square.rotations.length] ?? rotation;
+      setSel({ rotation: next, follower: null });
+      setPreview(next);
+      return;
+    }
+    setSel({ square: key, rotation: null, follower: null });
+  };
+  const turnTile = (step: number) => {
+    if (square && rotation !== null) {
+      const list = square.rotations;
+      const next = list[(list.indexOf(rotation) + step + list.length) % list.length] ?? rotation;
+      setSel({ rotation: next, follower: null });
+      setPreview(next);
+    } else {
+      setPreview((preview + step + 4) % 4);
+    }
+  };
+
+  // message 8: the listed followers it may score
+  const targets = new Map<string, CarryOut[]>();
+  for (const a of sorted.carryOut) {
+    if (a.follower) {
+      const key = targetKey(a.follower.x, a.follower.y, a.follower.spot);
+      targets.set(key, [...(targets.get(key) ?? []), a]);
+    }
+  }
+  const target = sel.target && targets.has(sel.target) ? sel.target : null;
+
+  return (
+    <div class="carc-table" data-testid="carc-table" data-your-turn={myTurn ? "true" : "false"} data-phase={messengers?.phase ?? (view.finished ? "finished" : "place_tile")}>
+      <Board
+        view={view}
+        sorted={sorted}
+        square={square}
+        rotation={rotation}
+        follower={follower}
+        spots={spots}
+        you={you}
+        busy={busy}
+        size={ZOOMS[zoomIndex] ?? 64}
+        targets={targets}
+        target={target}
+        onSquare={chooseSquare}
+        onSpot={(spot) => setSel({ follower: spot === follower ? null : spot })}
+        onTarget={(key) => setSel({ target: key === target ? null : key })}
+      />
+      <div class="carc-zoom">
+        <button type="button" aria-label="Zoom out" data-testid="carc-zoom-out" disabled={zoomIndex === 0} onClick={() => setZoomIndex(Math.max(0, zoomIndex - 1))}>
+          −
+        </button>
+        <button
+          type="button"
+          aria-label="Zoom in"
+          data-testid="carc-zoom-in"
+          disabled={zoomIndex === ZOOMS.length - 1}
+          onClick={() => setZoomIndex(Math.min(ZOOMS.length - 1, zoomIndex + 1))}
+        >
+          +
+        </button>
+        <span class="carc-muted">
+          {view.board.length} tiles placed · {view.tiles_left} left
+        </span>
+      </div>
+      <Status view={view} players={players} you={you} toMove={toMove} />
+      <Controls
+        view={view}
+        players={players}
+        you={you}
+        busy={busy}
+        myTurn={myTurn}
+        sorted={sorted}
+        square={square}
+        rotation={rotation}
+        preview={preview}
+        placements={placements}
+        follower={follower}
+        chosen={chosen}
+        targets={targets}
+        target={target}
+        onTurn={turnTile}
+        onFollower={(spot) => setSel({ follower: spot })}
+        onCancel={() => setSel({ square: null, rotation: null, follower: null })}
+        onTarget={(key) => setSel({ target: key })}
+        send={send}
+      />
+      <Scores view={view} players={players} you={you} toMove={toMove} />
+    </div>
+  );
+}
+
+// ------------------------------------------------------------------ the board
+
+interface BoardProps {
+  view: CarcassonneView;
+  sorted: ReturnType<typeof sortActions>;
+  square: Square | null;
+  rotation: number | null;
+  follower: number | null;
+  spots: number[];
+  you: number | null;
+  busy: boolean;
+  size: number;
+  targets: Map<string, CarryOut[]>;
+  target: string | null;
+  onSquare: (key: string) => void;
+  onSpot: (spot: number) => void;
+  onTarget: (key: string) => void;
+}
+
+function Board(props: BoardProps): JSX.Element {
+  const { view, sorted, square, rotation, size, busy } = props;
+  const tiles = view.board;
+  const byKey = new Map<string, CarcassonnePlacedTile>(tiles.map((t) => [squareKey(t.x, t.y), t]));
+  let minX = 0;
+  let maxX = 0;
+  let minY = 0;
+  let maxY = 0;
+  const extend = (x: number, y: number) => {
+    minX = Math.min(minX, x);
+    maxX = Math.max(maxX, x);
+    minY = Math.min(minY, y);
+    maxY = Math.max(maxY, y);
+  };
+  tiles.forEach((t) => extend(t.x, t.y));
+  sorted.squares.forEach((s) => extend(s.x, s.y));
+  // one empty row and column all around, so the board never ends at a tile's edge
+  minX -= 1;
+  maxX += 1;
+  minY -= 1;
+  maxY += 1;
+  const width = (maxX - minX + 1) * size;
+  const height = (maxY - minY + 1) * size;
+  const left = (x: number) => (x - minX) * size;
+  const top = (y: number) => (maxY - y) * size;
+  const scale = size / 100;
+
+  // Keep what the player looks at in place when the board grows west or north, and start
+  // with the middle of the board in view.
+  const scroller = useRef<HTMLDivElement>(null);
+  const origin = useRef<{ minX: number; maxY: number; size: number } | null>(null);
+  useLayoutEffect(() => {
+    const el = scroller.current;
+    if (!el) return;
+    const before = origin.current;
+    if (!before || before.size !== size) {
+      const last = tiles[tiles.length - 1];
+      const cx = last ? left(last.x) + size / 2 : width / 2;
+      const cy = last ? top(last.y) + size / 2 : height / 2;
+      if (before) {
+        // zoom: keep the middle of the view in the middle
+        const ratio = size / before.size;
+        el.scrollLeft = (el.scrollLeft + el.clientWidth / 2) * ratio - el.clientWidth / 2;
+        el.scrollTop = (el.scrollTop + el.clientHeight / 2) * ratio - el.clientHeight / 2;
+      } else {
+        el.scrollLeft = cx - el.clientWidth / 2;
+        el.scrollTop = cy - el.clientHeight / 2;
+      }
+    } else {
+      el.scrollLeft += (before.minX - minX) * size;
+      el.scrollTop += (maxY - before.maxY) * size;
+    }
+    origin.current = { minX, maxY, size };
+  }, [minX, maxY, size]);
+
+  // Drag with the mouse to pan (touch screens scroll natively).
+  const drag = useRef<{ x: number; y: number; left: number; top: number; moved: boolean } | null>(null);
+  const onPointerDown = (e: PointerEvent) => {
+    if (e.pointerType !== "mouse" || e.button !== 0 || !scroller.current) return;
+    drag.current = { x: e.clientX, y: e.clientY, left: scroller.current.scrollLeft, top: scroller.current.scrollTop, moved: false };
+  };
+  const onPointerMove = (e: PointerEvent) => {
+    const d = drag.current;
+    const el = scroller.current;
+    if (!d || !el) return;
+    const dx = e.clientX - d.x;
+    const dy = e.clientY - d.y;
+    if (!d.moved && Math.hypot(dx, dy) < 6) return;
+    d.moved = true;
+    el.scrollLeft = d.left - dx;
+    el.scrollTop = d.top - dy;
+  };
+  const endDrag = () => {
+    // a drag that moved swallows the click that follows it
+    const d = drag.current;
+    drag.current = null;
+    if (d?.moved) {
+      const swallow = (ev: Event) => {
+        ev.stopPropagation();
+        ev.preventDefault();
+      };
+      window.addEventListener("click", swallow, { capture: true, once: true });
+      setTimeout(() => window.removeEventListener("click", swallow, { capture: true }), 0);
+    }
+  };
+
+  const last = tiles[tiles.length - 1];
+  const drawn = view.tile;
+  const followersAt = (f: CarcassonneFollower) => {
+    const tile = byKey.get(squareKey(f.x, f.y));
+    return tile ? spotPoint(tile.tile, tile.rotation, f.spot) : ([50, 50] as const);
+  };
+
+  return (
+    <div
+      class="carc-board-scroll"
+      ref={scroller}
+      onPointerDown={onPointerDown}
+      onPointerMove={onPointerMove}
+      onPointerUp={endDrag}
+      onPointerLeave={() => {
+        drag.current = null;
+      }}
+    >
+      <svg
+        class="carc-board"
+        data-testid="carc-board"
+        data-placed={tiles.length}
+        width={width}
+        height={height}
+        viewBox={`0 0 ${width} ${height}`}
+      >
+        <defs>
+          <pattern id="carc-grid" width={size} height={size} patternUnits="userSpaceOnUse" x={0} y={0}>
+            <rect width={size} height={size} fill="none" stroke="#d7ccb4" stroke-width="1" />
+          </pattern>
+        </defs>
+        <rect width={width} height={height} fill="url(#carc-grid)" />
+        {tiles.map((t) => (
+          <g
+            key={squareKey(t.x, t.y)}
+            class="carc-tile"
+            data-x={t.x}
+            data-y={t.y}
+            data-tile={t.tile}
+            data-rotation={t.rotation}
+            transform={`translate(${left(t.x)} ${top(t.y)}) scale(${scale})`}
+          >
+            <title>{`${t.tile} (${t.x}, ${t.y}) turned ${t.rotation * 90}°: ${TILES.get(t.tile)?.description ?? ""}`}</title>
+            <TileArt letter={t.tile} rotation={t.rotation} />
+          </g>
+        ))}
+        {last && (
+          <rect
+            class="carc-last"
+            x={left(last.x) + 1.5}
+            y={top(last.y) + 1.5}
+            width={size - 3}
+            height={size - 3}
+            fill="none"
+            stroke="#fff"
+            stroke-width="3"
+            stroke-dasharray="6 4"
+            pointer-events="none"
+          />
+        )}
+        {view.followers.map((f) => {
+          const key = targetKey(f.x, f.y, f.spot);
+          const isTarget = props.targets.has(key);
+          const at = followersAt(f);
+          return (
+            <g key={`${key}-${f.seat}`} transform={`translate(${left(f.x)} ${top(f.y)}) scale(${scale})`}>
+              <Meeple
+                at={at}
+                seat={f.seat}
+                size={26}
+                class="carc-follower"
+                testid="carc-follower"
+                title={`${SEAT_COLOUR_NAMES[f.seat] ?? ""} follower on a ${f.feature}`}
+                data={{ "data-seat": String(f.seat), "data-feature": f.feature }}
+              />
+              {isTarget && (
+                <circle
+                  class={`carc-target${props.target === key ? " carc-target-chosen" : ""}`}
+                  data-testid="carc-target"
+                  data-target={key}
+                  cx={at[0]}
+                  cy={at[1]}
+                  r="17"
+                  onClick={(e) => {
+                    e.stopPropagation();
+                    if (!busy) props.onTarget(key);
+                  }}
+                />
+              )}
+            </g>
+          );
+        })}
+        {[...sorted.squares.values()].map((s) =>
+          square && s.key === square.key ? null : (
+            <rect
+              key={`legal-${s.key}`}
+              class="carc-legal"
+              data-testid="carc-legal"
+              data-x={s.x}
+              data-y={s.y}
+              data-rotations={s.rotations.join(" ")}
+              x={left(s.x) + 3}
+              y={top(s.y) + 3}
+              width={size - 6}
+              height={size - 6}
+              rx={size / 12}
+              tabIndex={0}
+              role="button"
+              aria-label={`Place the tile at (${s.x}, ${s.y})`}
+              onClick={() => props.onSquare(s.key)}
+              onKeyDown={(e) => {
+                if (e.key === "Enter" || e.key === " ") {
+                  e.preventDefault();
+                  props.onSquare(s.key);
+                }
+              }}
+            >
+              <title>{`Place the tile at (${s.x}, ${s.y})`}</title>
+            </rect>
+          ),
+        )}
+        {square && drawn && rotation !== null && (
+          <g class="carc-ghost" data-testid="carc-ghost" data-x={square.x} data-y={square.y} data-rotation={rotation}>
+            <g
+              transform={`translate(${left(square.x)} ${top(square.y)}) scale(${scale})`}
+              onClick={() => props.onSquare(square.key)}
+              style={{ cursor: square.rotations.length > 1 ? "pointer" : "default" }}
+            >
+              <title>{square.rotations.length > 1 ? "Click to turn the tile" : "The only way this tile fits here"}</title>
+              <g opacity="0.9">
+                <TileArt letter={drawn} rotation={rotation} />
+              </g>
+              <rect width="100" height="100" fill="none" stroke="#ffeb3b" stroke-width="5" />
+            </g>
+            <g transform={`translate(${left(square.x)} ${top(square.y)}) scale(${scale})`}>
+              {props.spots.map((spot) => {
+                const at = spotPoint(drawn, rotation, spot);
+                const on = props.follower === spot;
+                return on && props.you !== null ? (
+                  <Meeple
+                    key={spot}
+                    at={at}
+                    seat={props.you}
+                    size={26}
+                    class="carc-spot carc-spot-chosen"
+                    testid="carc-spot"
+                    data={{ "data-spot": String(spot) }}
+                    onClick={(e) => {
+                      e.stopPropagation();
+                      props.onSpot(spot);
+                    }}
+                  />
+                ) : (
+                  <circle
+                    key={spot}
+                    class="carc-spot"
+                    data-testid="carc-spot"
+                    data-spot={spot}
+                    cx={at[0]}
+                    cy={at[1]}
+                    r="10"
+                    onClick={(e) => {
+                      e.stopPropagation();
+                      if (!busy) props.onSpot(spot);
+                    }}
+                  >
+                    <title>{`Follower on the ${featureKind(drawn, spot) ?? "feature"}`}</title>
+                  </circle>
+                );
+              })}
+            </g>
+          </g>
+        )}
+      </svg>
+    </div>
+  );
+}
+
+// ------------------------------------------------------------------ status and scores
+
+function Status(props: { view: CarcassonneView; players: string[]; you: number | null; toMove: number[] }): JSX.Element {
+  const { view, players, you, toMove } = props;
+  if (view.finished) {
+    const winners = view.winners.map((s) => whoOf(players, s, you)).join(" and ");
+    return (
+      <div class="carc-status" data-testid="carc-status">
+        <strong>Game over.</strong> {winners ? `${winners} ${view.winners.length > 1 || view.winners[0] === you ? "win" : "wins"}.` : ""}
+      </div>
+    );
+  }
+  const seat = toMove[0];
+  const phase = view.messengers?.phase ?? "place_tile";
+  const [mine, theirs] =
+    phase === "choose_figure"
+      ? ["choose which figure moves", "choosing which figure moves"]
+      : phase === "resolve_message"
+        ? ["resolve the message", "resolving a message"]
+        : ["place the drawn tile", "placing a tile"];
+  return (
+    <div class="carc-status" data-testid="carc-status">
+      {seat === undefined ? (
+        "Waiting…"
+      ) : seat === you ? (
+        <strong>Your turn: {mine}.</strong>
+      ) : (
+        <span>
+          <span class="carc-dot" style={{ background: seatColour(seat) }} /> {nameOf(players, seat)} is {theirs}.
+        </span>
+      )}
+      {you === null && <span class="carc-muted"> (watching)</span>}
+    </div>
+  );
+}
+
+function Scores(props: { view: CarcassonneView; players: string[]; you: number | null; toMove: number[] }): JSX.Element {
+  const { view, players, you, toMove } = props;
+  const m = view.messengers ?? null;
+  const figures = view.scores.map((score, seat) => (m && !m.figures_summed ? m.figures[seat] ?? [score] : [score]));
+  return (
+    <div class="carc-scores">
+      <table class="carc-score-table" data-testid="carc-scores">
+        <thead>
+          <tr>
+            <th>Player</th>
+            <th>Score</th>
+            {m && !m.figures_summed && <th title="scoring figure / messenger">Figures</th>}
+            <th title="followers in the supply">Followers</th>
+          </tr>
+        </thead>
+        <tbody>
+          {view.scores.map((score, seat) => (
+            <tr key={seat} class={toMove.includes(seat) && !view.finished ? "carc-to-move" : ""} data-seat={seat}>
+              <td>
+                <span class="carc-dot" style={{ background: seatColour(seat) }} /> {nameOf(players, seat)}
+                {seat === you ? " (you)" : ""}
+                {view.finished && view.winners.includes(seat) ? " ★ winner" : ""}
+              </td>
+              <td class="carc-num" data-testid="carc-score">
+                {score}
+              </td>
+              {m && !m.figures_summed && (
+                <td class="carc-num">
+                  {(m.figures[seat] ?? []).join(" / ")}
+                  {m.preferences[seat] !== null && m.preferences[seat] !== undefined ? (
+                    <span class="carc-muted" title="standing preference">
+                      {" "}
+                      ↦{FIGURE_NAMES[m.preferences[seat] ?? 0]?.split(" ")[0]}
+                    </span>
+                  ) : null}
+                </td>
+              )}
+              <td>
+                <span class="carc-supply" data-testid="carc-supply" title={`${view.supply[seat] ?? 0} followers left`}>
+                  <svg width="15" height="15" viewBox="-11 -11 22 22" aria-hidden="true">
+                    <Meeple at={[0, 0]} seat={seat} />
+                  </svg>
+                  ×{view.supply[seat] ?? 0}
+                </span>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <ScoreTrack figures={figures} players={players} />
+      <div class="carc-muted carc-small">
+        Each lap of the track is 50 points.
+        {m ? ` Messages face down: ${m.messages_left} (${m.edition}${m.zmg_alone_rule ? ", ZMG reading" : ""}).` : ""}
+        {` Tiles: ${view.board.length} placed, ${view.tiles_left} in the stack (${TOTAL_TILES} in the game).`}
+      </div>
+    </div>
+  );
+}
+
+// ------------------------------------------------------------------ controls
+
+interface ControlsProps {
+  view: CarcassonneView;
+  players: string[];
+  you: number | null;
+  busy: boolean;
+  myTurn: boolean;
+  sorted: ReturnType<typeof sortActions>;
+  square: Square | null;
+  rotation: number | null;
+  preview: number;
+  placements: PlaceTile[];
+  follower: number | null;
+  chosen: PlaceTile | null;
+  targets: Map<string, CarryOut[]>;
+  target: string | null;
+  onTurn: (step: number) => void;
+  onFollower: (spot: number | null) => void;
+  onCancel: () => void;
+  onTarget: (key: string | null) => void;
+  send: (action: CarcassonneAction | null) => void;
+}
+
+/** A button that sends one listed action, written into ``data-action`` for all (and the browser tests) to see. */
+function SendButton(props: {
+  action: CarcassonneAction;
+  testid: string;
+  figure: number | string;
+  class?: string;
+  busy: boolean;
+  send: (action: CarcassonneAction) => void;
+  children: ComponentChildren;
+}) {
+  return (
+    <button
+      type="button"
+      class={props.class}
+      data-testid={props.testid}
+      data-figure={props.figure}
+      data-action={JSON.stringify(props.action)}
+      disabled={props.busy}
+      onClick={() => props.send(props.action)}
+    >
+      {props.children}
+    </button>
+  );
+}
+
+/** A choice among several (a rotation, a follower's spot, a follower to score), ringed when chosen. */
+function Chip(props: {
+  on: boolean;
+  testid: string;
+  data: Record<`data-${string}`, string | number>;
+  busy: boolean;
+  onClick: () => void;
+  children: ComponentChildren;
+}) {
+  return (
+    <button
+      type="button"
+      class={props.on ? "carc-chip carc-chip-on" : "carc-chip"}
+      data-testid={props.testid}
+      {...props.data}
+      disabled={props.busy}
+      onClick={props.onClick}
+    >
+      {props.children}
+    </button>
+  );
+}
+
+function Controls(props: ControlsProps): JSX.Element {
+  const { view, sorted, busy, square, rotation } = props;
+  const m = view.messengers ?? null;
+  const drawn = view.tile;
+  const parts: JSX.Element[] = [];
+
+  // The drawn tile, turned as it would go down.
+  if (drawn && !view.finished) {
+    const shown = rotation ?? props.preview;
+    parts.push(
+      <div class="carc-drawn" key="drawn">
+        <svg class="carc-drawn-tile" viewBox="-4 -4 108 108" width="84" height="84" data-testid="carc-drawn" data-tile={drawn}>
+          <TileArt letter={drawn} rotation={shown} />
+          <rect x="0" y="0" width="100" height="100" fill="none" stroke="#333" stroke-width="2" />
+        </svg>
+        <div>
+          <div>
+            Drawn tile <strong>{drawn}</strong>
+          </div>
+          <div class="carc-muted carc-small">{TILES.get(drawn)?.description}</div>
+          {sorted.squares.size > 0 && (
+            <div class="carc-row">
+              <button type="button" data-testid="carc-rotate-left" disabled={busy || (square !== null && square.rotations.length < 2)} onClick={() => props.onTurn(-1)} aria-label="Turn anticlockwise">
+                ⟲
+              </button>
+              <button type="button" data-testid="carc-rotate" disabled={busy || (square !== null && square.rotations.length < 2)} onClick={() => props.onTurn(1)} aria-label="Turn clockwise">
+                ⟳
+              </button>
+              {square && (
+                <span class="carc-muted carc-small">
+                  {square.rotations.length > 1 ? `${square.rotations.length} ways fit here` : "only one way fits here"}
+                </span>
+              )}
+            </div>
+          )}
+        </div>
+      </div>,
+    );
+  }
+
+  if (sorted.squares.size > 0) {
+    if (!square) {
+      parts.push(
+        <p key="hint" class="carc-hint">
+          Choose one of the {sorted.squares.size} highlighted squares for the tile.
+        </p>,
+      );
+    } else if (rotation !== null) {
+      const spots = props.placements.map(followerOf).filter((s): s is number => s !== null);
+      parts.push(
+        <div key="place" class="carc-place">
+          <div class="carc-small">
+            At ({square.x}, {square.y}), turned {rotation * 90}°. Rotations here:{" "}
+            {square.rotations.map((r) => (
+              <Chip
+                key={r}
+                on={r === rotation}
+                testid="carc-rotation"
+                data={{ "data-rotation": r }}
+                busy={busy}
+                onClick={() => props.onTurn(square.rotations.indexOf(r) - square.rotations.indexOf(rotation))}
+              >
+                {r * 90}°
+              </Chip>
+            ))}
+          </div>
+          <div class="carc-small">
+            Follower:{" "}
+            <Chip on={props.follower === null} testid="carc-follower-choice" data={{ "data-spot": "" }} busy={busy} onClick={() => props.onFollower(null)}>
+              none
+            </Chip>
+            {spots.map((spot) => (
+              <Chip
+                key={spot}
+                on={props.follower === spot}
+                testid="carc-follower-choice"
+                data={{ "data-spot": spot }}
+                busy={busy}
+                onClick={() => props.onFollower(spot)}
+              >
+                {KIND_WORDS[featureKind(drawn ?? "", spot) ?? ""] ?? `spot ${spot}`}
+              </Chip>
+            ))}
+            {spots.length === 0 && (
+              <span class="carc-muted">
+                {props.you !== null && (view.supply[props.you] ?? 0) === 0 ? " (no followers left)" : " (no free feature)"}
+              </span>
+            )}
+          </div>
+          <div class="carc-row">
+            <button
+              type="button"
+              class="carc-primary"
+              data-testid="carc-place"
+              data-action={props.chosen ? JSON.stringify(props.chosen) : ""}
+              disabled={busy || !props.chosen}
+              onClick={() => props.send(props.chosen)}
+            >
+              Place tile{props.follower !== null ? " and follower" : ""}
+            </button>
+            <button type="button" data-testid="carc-cancel" disabled={busy} onClick={props.onCancel}>
+              Cancel
+            </button>
+          </div>
+        </div>,
+      );
+    }
+  }
+
+  // The Messengers: a figure for each of the placing player's scorings.
+  if (m && m.phase === "choose_figure") {
+    const first = m.pending[0];
+    parts.push(
+      <div key="figures" class="carc-messengers-box" data-testid="carc-pending">
+        <div>
+          {first ? (
+            <span>
+              {props.myTurn ? "Your" : `${nameOf(props.players, props.view.to_move[0] ?? 0)}'s`} {first.feature} scored{" "}
+              <strong>{first.points}</strong> points: which figure moves?
+            </span>
+          ) : (
+            "Scorings wait for a figure."
+          )}
+          {m.pending.length > 1 && <span class="carc-muted"> ({m.pending.length - 1} more after this)</span>}
+        </div>
+        <div class="carc-row">
+          {sorted.figures.map((a) => {
+            const seat = props.view.to_move[0] ?? 0;
+            const now = m.figures[seat]?.[a.figure] ?? 0;
+            const then = now + (first?.points ?? 0);
+            return (
+              <SendButton key={a.figure} action={a} class="carc-primary" testid="carc-choose-figure" figure={a.figure} busy={busy} send={props.send}>
+                Move {FIGURE_NAMES[a.figure] ?? `figure ${a.figure}`} {now} → {then}
+                {isDark(then) ? " ◆" : ""}
+              </SendButton>
+            );
+          })}
+        </div>
+        {sorted.figures.length > 0 && <div class="carc-muted carc-small">◆ lands on a dark space: a message is drawn.</div>}
+      </div>,
+    );
+  }
+
+  // The Messengers: the drawn message.
+  if (m && m.message) {
+    const card = messageCard(m.message);
+    const seat = props.view.to_move[0] ?? 0;
+    const withFollower = sorted.carryOut.filter((a) => a.follower);
+    const plain = sorted.carryOut.filter((a) => !a.follower);
+    const forTarget = props.target ? props.targets.get(props.target) ?? [] : [];
+    parts.push(
+      <div key="message" class="carc-messengers-box carc-message" data-testid="carc-message" data-message={m.message}>
+        <div class="carc-message-title">
+          Message {m.message}: <strong>{card?.title ?? ""}</strong>
+          {!props.myTurn && <span class="carc-muted"> (drawn by {nameOf(props.players, seat)})</span>}
+        </div>
+        <div class="carc-small">{card?.text}</div>
+        {props.myTurn && (
+          <>
+            {sorted.carryOut.length === 0 && sorted.takePoints.length > 0 && (
+              <div class="carc-muted carc-small">It cannot be carried out now: take its points instead.</div>
+            )}
+            {plain.length > 0 && (
+              <div class="carc-row">
+                {plain.map((a, i) => (
+                  <SendButton key={`c${i}`} action={a} class="carc-primary" testid="carc-carry-out" figure={a.figure ?? ""} busy={busy} send={props.send}>
+                    {a.figure === null || a.figure === undefined ? "Carry it out" : `Carry it out, points to the ${FIGURE_NAMES[a.figure] ?? a.figure}`}
+                  </SendButton>
+                ))}
+              </div>
+            )}
+            {withFollower.length > 0 && (
+              <div class="carc-small">
+                <div>Choose the follower to score (ringed on the board):</div>
+                <div class="carc-row">
+                  {[...props.targets.keys()].map((key) => {
+                    const [x, y, spot] = key.split(",").map(Number) as [number, number, number];
+                    const tile = view.board.find((t) => t.x === x && t.y === y);
+                    const kind = tile ? featureKind(tile.tile, spot) : null;
+                    return (
+                      <Chip
+                        key={key}
+                        on={props.target === key}
+                        testid="carc-target-choice"
+                        data={{ "data-target": key }}
+                        busy={busy}
+                        onClick={() => props.onTarget(key)}
+                      >
+                        {kind ?? "follower"} at ({x}, {y})
+                      </Chip>
+                    );
+                  })}
+                </div>
+                {forTarget.length > 0 && (
+                  <div class="carc-row">
+                    {forTarget.map((a, i) => (
+                      <SendButton key={`t${i}`} action={a} class="carc-primary" testid="carc-carry-out" figure={a.figure ?? ""} busy={busy} send={props.send}>
+                        Score it, points to the {FIGURE_NAMES[a.figure ?? 0] ?? a.figure}
+                      </SendButton>
+                    ))}
+                  </div>
+                )}
+              </div>
+            )}
+            {sorted.takePoints.length > 0 && (
+              <div class="carc-row">
+                {sorted.takePoints.map((a) => (
+                  <SendButton key={`p${a.figure}`} action={a} testid="carc-take-points" figure={a.figure} busy={busy} send={props.send}>
+                    Take {card?.instead_points ?? 2} points instead: {FIGURE_NAMES[a.figure] ?? a.figure}
+                  </SendButton>
+                ))}
+              </div>
+            )}
+          </>
+        )}
+      </div>,
+    );
+  }
+
+  // The Messengers: the standing preference, any time, in or out of turn.
+  if (m && props.you !== null && !view.finished && (sorted.preferences.length > 0 || m.preferences[props.you] !== undefined)) {
+    const current = m.preferences[props.you] ?? null;
+    const label = (figure: number | null) => (figure === null ? "whichever is behind" : FIGURE_NAMES[figure] ?? String(figure));
+    parts.push(
+      <div key="pref" class="carc-small carc-pref" data-testid="carc-preference">
+        Your points scored out of your own choices go to: <strong>{label(current)}</strong>
+        {sorted.preferences.length > 0 && (
+          <span>
+            {" "}
+            · change to{" "}
+            {sorted.preferences.map((a) => (
+              <SendButton key={String(a.figure ?? "behind")} action={a} class="carc-chip" testid="carc-set-preference" figure={a.figure ?? ""} busy={busy} send={props.send}>
+                {label(a.figure ?? null)}
+              </SendButton>
+            ))}
+          </span>
+        )}
+      </div>,
+    );
+  }
+
+  if (parts.length === 0) return <></>;
+  return (
+    <div class="carc-controls" data-testid="carc-controls">
+      {parts}
+    </div>
+  );
+}

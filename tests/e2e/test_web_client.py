@@ -1,0 +1,136 @@
+"""The web client in the OS's Chromium against ``playtable stack`` behind its gateway: people
+create, join and start tables by clicking, play Hanabi to its end, watch it live and replay it;
+screenshots of the table are kept (tests/e2e/web.py: ``ARTIFACTS``)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.e2e.conftest import Gateway
+from tests.e2e.web import PHONE, Player, screenshot
+
+pytestmark = pytest.mark.e2e  # the fixtures skip without nginx, node 20.19+ or chromium
+
+SEED = 14
+"""The deck, so every run plays the same match: after five moves it has a firework started, a
+fuse burned, clues given and a card discarded, for the screenshots."""
+MAX_MOVES = 80
+"""The match below ends long before: its players play their first card from the fourth move on,
+and the third misplay ends it."""
+SCREENSHOT_AFTER = 5
+SHOWN_COUNTERS = {"deck-size": "deck_size", "clue-tokens": "clue_tokens", "score": "score"}
+"""The Hanabi table's counters (test ids) and the view's fields they show."""
+
+expect.set_options(timeout=10_000)
+
+
+def shown_version(page: Page) -> int:
+    return int(page.get_by_test_id("version").inner_text())
+
+
+def make_move(player: Player, seat: int, move: int) -> None:
+    """Click one control the legal actions offer: two clues first, then a discard, then plays."""
+    page = player.page
+    expect(page.get_by_test_id("your-turn")).to_be_visible()
+    if move < 2:
+        page.get_by_test_id(f"clues-{1 - seat}").get_by_role("button").first.click()
+    else:
+        action = "Discard" if move == 2 else "Play"
+        page.get_by_test_id("my-hand").get_by_role("button", name=action).first.click()
+
+
+def test_two_people_play_hanabi_to_its_end_watched_live_then_replayed(
+    gateway: Gateway, people: Callable[..., Player]
+) -> None:
+    ada, bob, watcher = people(), people(PHONE), people()
+    table_id = ada.create_table("hanabi", 2, seed=SEED)
+    ada.take_seat("ada")
+    bob.open(f"#/tables/{table_id}")
+    bob.take_seat("bob")
+    match_id = ada.start()
+    assert bob.wait_for_route("matches") == match_id  # bob's table page followed it there
+    watcher.open(f"#/matches/{match_id}")
+    expect(watcher.page.get_by_test_id("match")).to_have_attribute("data-you", "spectator")
+
+    seats = [ada, bob]
+    pages = [ada.page, bob.page, watcher.page]
+    for move in range(MAX_MOVES):
+        if watcher.page.get_by_test_id("match").get_attribute("data-status") == "finished":
+            break
+        mover = seats[move % 2]  # two players take turns, seat 0 first
+        before = shown_version(mover.page)
+        make_move(mover, move % 2, move)
+        expect(mover.page.get_by_test_id("version")).not_to_have_text(str(before))
+        version = mover.page.get_by_test_id("version").inner_text()
+        last_event = mover.page.get_by_test_id("last-event")
+        expect(last_event).to_have_text(re.compile(rf"^{version} \w+$"))  # from the feed
+        for page in pages:  # the same moves, live, on every screen
+            expect(page.get_by_test_id("version")).to_have_text(version)
+            expect(page.get_by_test_id("last-event")).to_have_text(last_event.inner_text())
+        if move + 1 == SCREENSHOT_AFTER:
+            screenshot(ada.page, "hanabi-mid-game")
+            screenshot(bob.page, "hanabi-phone")
+            assert bob.page.evaluate("document.documentElement.scrollWidth <= innerWidth")
+    for page in pages:
+        expect(page.get_by_test_id("match")).to_have_attribute("data-status", "finished")
+        expect(page.get_by_test_id("result")).to_be_visible()
+    final = shown_version(watcher.page)
+
+    watcher.page.get_by_role("link", name="Replay").click()
+    replay = watcher.page
+    shows = replay.get_by_test_id("replay-version")
+    expect(shows).to_have_text(str(final))
+    middle = final // 2
+    replay.locator("input[name=version]").fill(str(middle))
+    expect(shows).to_have_text(str(middle))
+    assert_replay_shows(replay, gateway, match_id, middle)
+    replay.get_by_role("button", name="Back").click()
+    expect(shows).to_have_text(str(middle - 1))
+    assert_replay_shows(replay, gateway, match_id, middle - 1)
+    for _ in range(2):
+        replay.get_by_role("button", name="Forward").click()
+    expect(shows).to_have_text(str(middle + 1))
+    assert_replay_shows(replay, gateway, match_id, middle + 1)
+    replay.locator("input[name=full]").check()
+    expect(replay.get_by_test_id("full-state")).to_contain_text('"deck"')
+
+
+def assert_replay_shows(page: Page, gateway: Gateway, match_id: str, version: int) -> None:
+    """The page draws the spectator's view at ``version`` as the API answers it."""
+    answer = gateway.client.get(f"/matches/{match_id}/replay", params={"version": version})
+    assert answer.status_code == 200, answer.text
+    view = answer.json()["view"]
+    for test_id, field in SHOWN_COUNTERS.items():
+        expect(page.get_by_test_id(test_id)).to_have_text(str(view[field]))
+
+
+def test_a_refused_start_shows_the_problem_title_and_detail(
+    people: Callable[..., Player],
+) -> None:
+    ada = people()
+    ada.create_table("hanabi", 2)
+    ada.take_seat("ada")
+    ada.page.get_by_role("button", name="Start").click()  # one of two seats taken
+    expect(ada.page.get_by_test_id("problem-title")).to_have_text("Table not full")
+    expect(ada.page.get_by_test_id("problem-detail")).to_have_text("1 of 2 seats are taken")
+
+
+def test_a_private_table_with_a_bot_opens_by_its_invitation_link(
+    people: Callable[..., Player],
+) -> None:
+    ada, guest = people(), people()
+    ada.create_table("hanabi", 2, private=True, bots={1: "hanabi-heuristic"})
+    link = ada.page.get_by_test_id("invitation-link").input_value()
+    guest.page.goto(link)  # the invitation in the link opens the private table
+    expect(guest.page.get_by_test_id("table")).to_contain_text("(bot hanabi-heuristic)")
+    ada.take_seat("ada")
+    ada.start()
+    page = ada.page
+    before = shown_version(page)
+    page.get_by_test_id("my-hand").get_by_role("button", name="Play").first.click()
+    expect(page.get_by_test_id("version")).not_to_have_text(str(before))
+    expect(page.get_by_test_id("your-turn")).to_be_visible()  # again: the bot has moved

@@ -1,0 +1,156 @@
+"""The web client (services/web) in a real browser, for every game's browser tests: its build,
+the OS's Chromium driven by Playwright, and what a person does through the UI (``Player``).
+The fixtures that use these are in tests/e2e/conftest.py."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from services.operator.gateway import ROOT, WEB_DIR
+from tests.clients.typescript_client import node_missing, node_version, run
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Page, ViewportSize
+
+    from tests.e2e.conftest import Gateway
+
+WEB = ROOT / "services" / "web"
+OLDEST_NODE = (20, 19)  # Vite 7's engines
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+"""The OS package's Chromium as these tests run it: headless, without a sandbox (root in a
+container) and without the background traffic a fresh profile starts."""
+DESKTOP: ViewportSize = {"width": 1280, "height": 900}
+PHONE: ViewportSize = {"width": 390, "height": 844}
+ARTIFACTS = Path(os.environ.get("PLAYTABLE_ARTIFACTS") or ROOT / ".artifacts" / "web")
+"""Where the screenshots are kept."""
+
+
+def browser_missing() -> str | None:
+    """Why the browser tests cannot run here, or None when they can."""
+    missing = node_missing()
+    if missing is not None:
+        return missing
+    found = node_version()
+    if found < OLDEST_NODE:
+        return f"node {found} is older than {OLDEST_NODE}, which the web client's Vite needs"
+    if not CHROMIUM.exists():
+        return f"{CHROMIUM} is missing (infra/ensure-chromium.sh installs it as root)"
+    return None
+
+
+def build_web_client() -> None:
+    """Install the pinned tools, generate the client from the contract, type-check and bundle
+    into services/web/dist, which the gateway serves."""
+    run(["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"], timeout=300, cwd=WEB)
+    shutil.rmtree(WEB_DIR, ignore_errors=True)
+    run(["npm", "run", "--silent", "build"], timeout=300, cwd=WEB)
+    assert (WEB_DIR / "index.html").exists()
+
+
+def screenshot(page: Page, name: str) -> Path:
+    """Keep what ``page`` shows as ``ARTIFACTS/name.png``."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    page.screenshot(path=path, full_page=True)
+    return path
+
+
+@dataclass
+class Player:
+    """One person at the web client: a browser context of their own, so their own app key and
+    seat tokens in its localStorage, and its page."""
+
+    page: Page
+    base_url: str
+
+    def open(self, route: str = "#/") -> None:
+        self.page.goto(f"{self.base_url}/{route}")
+
+    def create_table(
+        self,
+        game: str,
+        seats: int,
+        *,
+        seed: int | None = None,
+        private: bool = False,
+        bots: dict[int, str] | None = None,
+        filled: dict[str, str] | None = None,
+        checked: dict[str, bool] | None = None,
+    ) -> str:
+        """Fill the lobby's form (the game's options: ``filled`` fields, ``checked`` boxes) and
+        create the table; its id (the page is then the table's)."""
+        self.open()
+        form = self.page.get_by_test_id("create-table")
+        form.locator("select[name=game]").select_option(game)
+        form.locator("input[name=seats]").fill(str(seats))
+        if seed is not None:
+            form.locator("input[name=seed]").fill(str(seed))
+        if private:
+            form.locator("select[name=visibility]").select_option("private")
+        for seat, bot in (bots or {}).items():
+            form.locator(f"select[name=bot-{seat}]").select_option(bot)
+        for name, value in (filled or {}).items():
+            form.locator(f"input[name={name}]").fill(value)
+        from playwright.sync_api import expect
+
+        for name, on in (checked or {}).items():
+            box = form.locator(f"input[name={name}]")
+            box.set_checked(on)
+            expect(box).to_be_checked(checked=on)
+        form.get_by_role("button", name="Create table").click()
+        return self.wait_for_route("tables")
+
+    def take_seat(self, name: str) -> None:
+        self.page.locator("input[name=player]").fill(name)
+        self.page.get_by_role("button", name="Take a seat").click()
+        self.page.get_by_role("button", name="Start").wait_for()
+
+    def start(self) -> str:
+        """Start the table this page shows; the match's id, once the page has gone to it."""
+        self.page.get_by_role("button", name="Start").click()
+        return self.wait_for_route("matches")
+
+    def wait_for_route(self, section: str) -> str:
+        """The id in this page's route once it is ``#/section/<id>``."""
+        self.page.wait_for_url(re.compile(rf"#/{section}/[^/?]+$"))
+        found = re.search(rf"#/{section}/([^/?]+)$", self.page.url)
+        assert found is not None, self.page.url
+        return found.group(1)
+
+
+def seat_two(
+    people: Callable[..., Player], game: str, seed: int, **options: Any
+) -> tuple[list[Player], str]:
+    """Ada (desktop) creates a seeded 2-seat table (``options``: ``Player.create_table``'s)
+    and takes seat 0, Bob (phone) seat 1 from its link; Ada starts it. The two and the match."""
+    ada, bob = people(), people(PHONE)
+    table_id = ada.create_table(game, 2, seed=seed, **options)
+    ada.take_seat("ada")
+    bob.open(f"#/tables/{table_id}")
+    bob.take_seat("bob")
+    match_id = ada.start()
+    assert bob.wait_for_route("matches") == match_id
+    return [ada, bob], match_id
+
+
+def server_match(gateway: Gateway, match_id: str) -> dict[str, Any]:
+    """The match as the server has it (a spectator's view)."""
+    answer = gateway.client.get(f"/matches/{match_id}")
+    assert answer.status_code == 200, answer.text
+    return answer.json()
