@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
+from collections.abc import Iterator
 from functools import partial
 from typing import Annotated, Any
 
@@ -11,6 +13,7 @@ from litestar import Controller, Litestar, Request, Response, get, post
 from litestar.datastructures import ResponseHeader
 from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody, PathParameter, QueryParameter
+from opentelemetry.trace import Span
 
 from services.match import schemas as s
 from services.match.feed import MatchFeeds
@@ -44,7 +47,7 @@ from shared.http import (
     service_app,
 )
 from shared.logs import log_context
-from shared.messages import CreateMatch, TimeOut, decode_command
+from shared.messages import CommandEnvelope, CreateMatch, TimeOut, decode_command
 from shared.metrics import PROBE_TIMEOUT_S, Metric, Probe, gauge
 from shared.runtime import Runtime, rules_check
 from shared.settings import Settings
@@ -316,6 +319,24 @@ class MatchesController(Controller):
         )
 
 
+@contextlib.contextmanager
+def _command_span(
+    envelope: CommandEnvelope, match_id: str, attributes: dict[str, str]
+) -> Iterator[Span]:
+    """A command's handling: logged with its correlation and match ids, in a span continuing
+    the trace that sent it."""
+    with (
+        log_context(correlation_id=envelope.correlation_id, match_id=match_id),
+        tracing.span(
+            f"command {envelope.type}",
+            tracing.CONSUMER,
+            parent=envelope.traceparent,
+            attributes=attributes,
+        ) as span,
+    ):
+        yield span
+
+
 def command_handler(matches: NamedDependency[Matches]) -> Any:
     """Handle the lobby's commands, each in a span continuing the trace that sent it. Each is
     kept in Postgres and re-driven until done, so when the rules service does not answer the
@@ -327,15 +348,8 @@ def command_handler(matches: NamedDependency[Matches]) -> Any:
         envelope = decode_command(payload)
         if envelope.type == "TimeOut":
             timeout = msgspec.json.decode(envelope.body, type=TimeOut)
-            with (
-                log_context(correlation_id=envelope.correlation_id, match_id=timeout.match_id),
-                tracing.span(
-                    "command TimeOut",
-                    tracing.CONSUMER,
-                    parent=envelope.traceparent,
-                    attributes={"playtable.match_id": timeout.match_id},
-                ) as span,
-            ):
+            traced = {"playtable.match_id": timeout.match_id}
+            with _command_span(envelope, timeout.match_id, traced) as span:
                 try:
                     await matches.time_out(timeout, envelope.command_id)
                 except Problem as problem:  # pending: re-driven
@@ -351,15 +365,7 @@ def command_handler(matches: NamedDependency[Matches]) -> Any:
             "playtable.match_id": command.match_id,
             "playtable.table_id": command.table_id,
         }
-        with (
-            log_context(correlation_id=envelope.correlation_id, match_id=command.match_id),
-            tracing.span(
-                f"command {envelope.type}",
-                tracing.CONSUMER,
-                parent=envelope.traceparent,
-                attributes=traced,
-            ) as span,
-        ):
+        with _command_span(envelope, command.match_id, traced) as span:
             try:
                 await matches.create(command, envelope.correlation_id, envelope.command_id)
             except Problem as problem:

@@ -632,11 +632,10 @@ class Matches:
             if body.expected_version != snapshot.version:
                 return await retry.answer_or(_stale(snapshot.version, body.expected_version))
         if snapshot.status == "finished":
-            finished = Problem(409, "match-finished", "Match finished", "the match has ended")
-            return await retry.answer_or(finished)
+            return await retry.answer_or(_finished())
         now = now_ms()
         if _out_of_time(snapshot, seat, now):
-            return await retry.answer_or(_OUT_OF_TIME)
+            return await retry.answer_or(_out_of_time_problem())
         decided: api.Decided = await self.runtime.ask_rules(
             api.Decide(
                 game=snapshot.game, state=snapshot.state, seat=seat, action=msgspec.Raw(action)
@@ -822,7 +821,7 @@ class Matches:
             except Problem as unseated:
                 return await retry.answer_or(unseated)
             if snapshot.status == "finished":
-                return await retry.answer_or(_FINISHED)
+                return await retry.answer_or(_finished())
             policy = snapshot.hosting.on_leave
             change = _SeatChange(snapshot, now_ms(), actor=seat)
             change.add(PlayerLeft(seat=seat, player=snapshot.players[seat], policy=policy))
@@ -832,7 +831,7 @@ class Matches:
                 await self._forfeit(change, [seat], "abandoned")
             if await self._record(change, idempotency=retry.request, info=True):
                 return 200, change.answer
-        raise _BUSY
+        raise _busy()
 
     async def reseat(
         self,
@@ -870,7 +869,7 @@ class Matches:
         )
         for _ in range(SEAT_CHANGE_ATTEMPTS):
             if snapshot.status == "finished":
-                return await retry.answer_or(_FINISHED)
+                return await retry.answer_or(_finished())
             token = new_token()
             player = body.name or snapshot.players[seat]
             change = _SeatChange(snapshot, now_ms())
@@ -882,7 +881,7 @@ class Matches:
             if await self._record(change, idempotency=retry.request, reseated=(seat, token)):
                 return 201, change.answer
             snapshot = await self.load(match_id, fresh=True)
-        raise _BUSY
+        raise _busy()
 
     async def _record(
         self,
@@ -1030,24 +1029,35 @@ class _SeatChange:
 
 SEAT_CHANGE_ATTEMPTS = 5
 """A change of seats decided on a version a move just left is decided again, this often."""
-_BUSY = Problem(
-    409,
-    "match-busy",
-    "Match busy",
-    "moves kept coming in while this was being recorded: try again",
-    headers={"Retry-After": "1"},
-)
-_FINISHED = Problem(409, "match-finished", "Match finished", "the match has ended")
+
+
+def _busy() -> Problem:
+    return Problem(
+        409,
+        "match-busy",
+        "Match busy",
+        "moves kept coming in while this was being recorded: try again",
+        headers={"Retry-After": "1"},
+    )
+
+
+def _finished() -> Problem:
+    """A new problem each time: an exception raised carries its traceback with it, so no
+    instance is shared between requests."""
+    return Problem(409, "match-finished", "Match finished", "the match has ended")
+
 
 PASSES = frozenset({"PassTurn"})
 """The actions that pass a turn, where a game's rules have one (Breaking News)."""
 
-_OUT_OF_TIME = Problem(
-    409,
-    "out-of-time",
-    "Out of time",
-    "your clock ran out before this move arrived: the table's timeout policy applies",
-)
+
+def _out_of_time_problem() -> Problem:
+    return Problem(
+        409,
+        "out-of-time",
+        "Out of time",
+        "your clock ran out before this move arrived: the table's timeout policy applies",
+    )
 
 
 def _out_of_time(snapshot: Snapshot, seat: int, now: int) -> bool:
