@@ -136,6 +136,13 @@ class Snapshot:
         return seat
 
 
+_SELECT_MATCH = (
+    "select table_id, game, players, version, state, to_move, status, result,"
+    " private, invitation_token_hash, app_id, hosting, bots, clocks, seating"
+    " from matches where match_id = %s"
+)
+
+
 class MatchCreating(Problem):
     """A match whose table has started but which does not exist yet: its reads answer this
     409 (retry shortly), except ``GET /matches/{id}``, which shows the ``creating`` state."""
@@ -445,15 +452,13 @@ class Matches:
             if not fresh:
                 return cached
         async with self.runtime.pool.connection() as conn:
-            result = await conn.execute(
-                "select table_id, game, players, version, state, to_move, status, result,"
-                " private, invitation_token_hash, app_id, hosting, bots, clocks, seating"
-                " from matches where match_id = %s",
-                (match_id,),
-            )
-            row = await result.fetchone()
+            row = await (await conn.execute(_SELECT_MATCH, (match_id,))).fetchone()
             if row is None:
-                raise await self._missing(conn, match_id)
+                missing = await self._missing(conn, match_id)
+                # the creation may have committed between the two reads: its command is done
+                row = await (await conn.execute(_SELECT_MATCH, (match_id,))).fetchone()
+                if row is None:
+                    raise missing
             if cached is None or cached.seating != row[14]:
                 seats = await conn.execute(
                     "select token_hash, seat from match_seats where match_id = %s", (match_id,)

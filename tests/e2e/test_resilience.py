@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import threading
 import time
 
 import httpx
@@ -187,3 +188,30 @@ def test_start_retried_with_its_key_answers_the_same_match(stack: Stack) -> None
     second = stack.lobby.post(f"/tables/{table_id}/start", headers=headers)
     assert first.status_code == second.status_code == 201
     assert first.json()["match_id"] == second.json()["match_id"]
+
+
+def test_a_match_read_while_its_table_starts_is_creating_or_there_never_missing(
+    stack: Stack,
+) -> None:
+    """A client that sees the table's ``match_id`` reads the match at once, as the web client
+    does: each read shows it ``creating`` or running, never 404, across many starts (a read
+    that found no row and then the done command once said the match did not exist)."""
+    statuses: list[int] = []
+    for _ in range(30):
+        table_id, tokens = seated_table(stack)
+        starting = threading.Thread(
+            target=stack.lobby.post,
+            args=(f"/tables/{table_id}/start",),
+            kwargs={"headers": auth(tokens[0])},
+        )
+        starting.start()
+        while (match_id := stack.lobby.get(f"/tables/{table_id}").json()["match_id"]) is None:
+            pass
+        while True:
+            read = stack.match.get(f"/matches/{match_id}", headers=auth(tokens[1]))
+            statuses.append(read.status_code)
+            assert read.status_code == 200, read.text
+            if read.json()["status"] == "running":
+                break
+        starting.join()
+    assert len(statuses) > 30
