@@ -75,16 +75,26 @@ def click_move(page: Page, move: int) -> str:
     return "placement"
 
 
+def assert_board_shows(page: Page, view: dict[str, Any]) -> None:
+    """The page's board has the view's tiles and followers."""
+    board = page.get_by_test_id("carc-board")
+    expect(board).to_have_attribute("data-placed", str(len(view["board"])))
+    expect(board.locator(".carc-tile")).to_have_count(len(view["board"]))
+    expect(board.get_by_test_id("carc-follower")).to_have_count(len(view["followers"]))
+
+
 def play(
     gateway: Gateway,
     players: list[Player],
     match_id: str,
     max_moves: int,
     before_move: Callable[[dict[str, Any], int], None] | None = None,
+    watchers: tuple[Player, ...] = (),
 ) -> tuple[dict[str, Any], dict[str, int]]:
-    """Click moves until the match ends or ``max_moves``; after each, both boards show the
-    server's tile count. ``before_move`` sees the match (both pages showing it) before each
-    move. The match as the server has it, and how many of each kind of move."""
+    """Click moves until the match ends or ``max_moves``; after each, both boards (and the
+    ``watchers``') show the server's tiles and followers. ``before_move`` sees the match (both
+    pages showing it) before each move. The match as the server has it, and how many of each
+    kind of move."""
     done: dict[str, int] = {}
     for move in range(max_moves):
         match = server_match(gateway, match_id)
@@ -98,24 +108,29 @@ def play(
         done[kind] = done.get(kind, 0) + 1
         expect(mover.get_by_test_id("version")).not_to_have_text(str(match["version"]))
         after = server_match(gateway, match_id)
-        placed = len(after["view"]["board"])
-        for player in players:  # the other one sees it live, through the feed
+        for player in (*players, *watchers):  # the others see it live, through the feed
             wait_until_shown(player.page, after["version"])
-            board = player.page.get_by_test_id("carc-board")
-            expect(board).to_have_attribute("data-placed", str(placed))
-            expect(board.locator(".carc-tile")).to_have_count(placed)
-            expect(board.get_by_test_id("carc-follower")).to_have_count(
-                len(after["view"]["followers"])
-            )
+            assert_board_shows(player.page, after["view"])
     return server_match(gateway, match_id), done
+
+
+def replayed(gateway: Gateway, match_id: str, version: int) -> dict[str, Any]:
+    """The spectator's view at ``version``, as the API replays it."""
+    answer = gateway.client.get(f"/matches/{match_id}/replay", params={"version": version})
+    assert answer.status_code == 200, answer.text
+    return answer.json()["view"]
 
 
 def test_two_people_play_a_whole_carcassonne_match_by_clicking(
     gateway: Gateway, people: Callable[..., Player]
 ) -> None:
+    """A spectator watches every move live; then steps the finished match's replay."""
     started = time.monotonic()
     players, match_id = seat_two(people, "carcassonne", SEED)
-    for player in players:
+    watcher = people()
+    watcher.open(f"#/matches/{match_id}")
+    expect(watcher.page.get_by_test_id("match")).to_have_attribute("data-you", "spectator")
+    for player in (*players, watcher):
         expect(player.page.get_by_test_id("carc-board")).to_have_attribute("data-placed", "1")
 
     def mid_game(match: dict[str, Any], move: int) -> None:
@@ -134,7 +149,7 @@ def test_two_people_play_a_whole_carcassonne_match_by_clicking(
         page.get_by_test_id("carc-cancel").click()
         expect(page.get_by_test_id("carc-ghost")).to_have_count(0)
 
-    final, done = play(gateway, players, match_id, MAX_MOVES, mid_game)
+    final, done = play(gateway, players, match_id, MAX_MOVES, mid_game, (watcher,))
 
     assert final["status"] == "finished", f"not over after {MAX_MOVES} moves: {done}"
     assert done.get("placement", 0) >= 60
@@ -149,6 +164,20 @@ def test_two_people_play_a_whole_carcassonne_match_by_clicking(
             "data-placed", str(len(final["view"]["board"]))
         )
     screenshot(players[0].page, "carcassonne-finished")
+
+    watcher.page.get_by_role("link", name="Replay").click()
+    replay = watcher.page
+    shows = replay.get_by_test_id("replay-version")
+    expect(shows).to_have_text(str(final["version"]))
+    assert_board_shows(replay, final["view"])
+    middle = final["version"] // 2
+    replay.locator("input[name=version]").fill(str(middle))
+    for version, step in ((middle, None), (middle - 1, "Back"), (middle, "Forward")):
+        if step is not None:
+            replay.get_by_role("button", name=step).click()
+        expect(shows).to_have_text(str(version))
+        assert_board_shows(replay, replayed(gateway, match_id, version))
+    assert 1 < len(replayed(gateway, match_id, middle)["board"]) < len(final["view"]["board"])
     print(f"carcassonne by clicking: {done} in {time.monotonic() - started:.1f}s")
 
 

@@ -8,7 +8,7 @@ import re
 from collections.abc import Callable
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Locator, Page, expect
 
 from tests.e2e.conftest import Gateway
 from tests.e2e.web import PHONE, Player, screenshot
@@ -134,3 +134,64 @@ def test_a_private_table_with_a_bot_opens_by_its_invitation_link(
     page.get_by_test_id("my-hand").get_by_role("button", name="Play").first.click()
     expect(page.get_by_test_id("version")).not_to_have_text(str(before))
     expect(page.get_by_test_id("your-turn")).to_be_visible()  # again: the bot has moved
+
+
+def seat_row(page: Page, seat: int) -> Locator:
+    return page.get_by_test_id("seats").locator("li").nth(seat)
+
+
+def test_seats_bots_leaving_and_a_rematch_by_clicking(
+    gateway: Gateway, people: Callable[..., Player]
+) -> None:
+    """At the table page a bot is seated and removed, a player takes a seat and leaves it; in
+    the match one player leaves (the table abandons it), the other sees the result and opens
+    the rematch from the match page, the first takes their seat in it from the old table's
+    page, and the rematch starts. Each step is checked against the server too."""
+    ada, bob = people(), people(PHONE)
+    table_id = ada.create_table("hanabi", 2)
+    ada.take_seat("ada")
+
+    def seats() -> list[dict]:
+        return gateway.client.get(f"/tables/{table_id}").json()["seats"]
+
+    seat_row(ada.page, 1).locator("select").select_option("hanabi-random")
+    seat_row(ada.page, 1).get_by_role("button", name="Seat bot").click()
+    expect(seat_row(ada.page, 1)).to_contain_text("(bot hanabi-random)")
+    assert seats()[1]["bot"] == "hanabi-random"
+    seat_row(ada.page, 1).get_by_role("button", name="Remove bot").click()
+    expect(seat_row(ada.page, 1)).to_contain_text("empty")
+    assert seats()[1] == {"seat": 1, "player": None, "bot": None}
+
+    bob.open(f"#/tables/{table_id}")
+    bob.take_seat("bob")
+    expect(seat_row(ada.page, 1)).to_contain_text("bob")  # through ada's table feed
+    seat_row(bob.page, 1).get_by_role("button", name="Leave seat").click()
+    expect(bob.page.get_by_role("button", name="Take a seat")).to_be_visible()
+    expect(seat_row(ada.page, 1)).to_contain_text("empty")
+    assert seats()[1]["player"] is None
+    bob.take_seat("bob")
+    match_id = ada.start()
+    assert bob.wait_for_route("matches") == match_id
+
+    ada.page.once("dialog", lambda dialog: dialog.accept())
+    ada.page.get_by_role("button", name="Leave match").click()
+    for page in (ada.page, bob.page):
+        expect(page.get_by_test_id("result")).to_contain_text("forfeited by ada")
+    finished = gateway.client.get(f"/matches/{match_id}").json()
+    assert finished["status"] == "finished" and finished["result"]["forfeited"] == [0]
+    expect(ada.page.get_by_role("button", name="Rematch")).to_have_count(0)  # she left
+
+    bob.page.get_by_role("button", name="Rematch").click()
+    rematch_id = bob.wait_for_route("tables")
+    assert rematch_id != table_id
+    ada.page.get_by_role("link", name="Table", exact=True).click()
+    ada.page.get_by_role("button", name="Take your seat in the rematch").click()
+    ada.page.wait_for_url(re.compile(rf"#/tables/{rematch_id}$"))  # from the old table's page
+    rematch = gateway.client.get(f"/tables/{rematch_id}").json()
+    assert rematch["rematch_of"] == table_id
+    assert [seat["player"] for seat in rematch["seats"]] == ["ada", "bob"]
+    expect(seat_row(bob.page, 0)).to_contain_text("ada")
+    second_match = bob.start()
+    assert second_match != match_id
+    assert ada.wait_for_route("matches") == second_match
+    expect(ada.page.get_by_test_id("match")).to_have_attribute("data-you", "0")

@@ -86,6 +86,9 @@ export const credentials = {
   keepSeat(tableId: string, seat: Seat): void {
     localStorage.setItem(seatKey(tableId), JSON.stringify(seat));
   },
+  forgetSeat(tableId: string): void {
+    localStorage.removeItem(seatKey(tableId));
+  },
   invitation(tableId: string): string | null {
     return localStorage.getItem(invitationKey(tableId));
   },

@@ -17,7 +17,16 @@ import type {
   BreakingNewsVoteForStory,
 } from "../client/types.gen";
 import type { TableProps } from "./types";
-import { ActionButton, Fact, ScoreTable, Section, SpectatingNote, StatusAndResult, turnLine, whoName } from "./cardtable";
+import {
+  ActionButton,
+  Fact,
+  ScoreTable,
+  Section,
+  SpectatingNote,
+  StatusAndResult,
+  turnLine,
+  whoName,
+} from "./cardtable";
 import "./breaking_news.css";
 
 type PlaceAction = { type: "PlaceCard" } & BreakingNewsPlaceCard;
@@ -84,7 +93,10 @@ export function wordNeeds(
     let words: string[];
     if (language !== null && language in all) words = [all[language]];
     else words = Object.values(all);
-    const shown = language !== null && language in all ? all[language] : (all[display] ?? words[0] ?? `card ${card}`);
+    const shown =
+      language !== null && language in all
+        ? all[language]
+        : (all[display] ?? words[0] ?? `card ${card}`);
     const found = words.some((word) => text.includes(normaliseText(word)));
     return { card, words, shown, found };
   });
@@ -97,7 +109,11 @@ function elementWord(card: BreakingNewsElementCard, language: string): string {
 function ObjectFace(props: { object: BreakingNewsObjectCard; note?: string; highlight?: boolean }) {
   const { object } = props;
   return (
-    <div class={`bn-object ${props.highlight ? "bn-highlight" : ""}`} data-testid="object-card" data-object={object.object}>
+    <div
+      class={`bn-object ${props.highlight ? "bn-highlight" : ""}`}
+      data-testid="object-card"
+      data-object={object.object}
+    >
       <div class="bn-object-head">
         <span>Object #{object.object}</span>
         <span class="bn-points" title="points">
@@ -125,7 +141,12 @@ function ElementFace(props: {
   const { card, language } = props;
   if (props.faceDown) {
     return (
-      <div class={`bn-element bn-face-down ${props.classes ?? ""}`} data-testid="table-card" data-card={card.card} title="face down">
+      <div
+        class={`bn-element bn-face-down ${props.classes ?? ""}`}
+        data-testid="table-card"
+        data-card={card.card}
+        title="face down"
+      >
         <span aria-hidden="true">▦</span>
       </div>
     );
@@ -177,7 +198,10 @@ function Grid(props: {
   const maxX = Math.max(...xs);
   const minY = Math.min(...ys);
   const maxY = Math.max(...ys);
-  const place = (x: number, y: number) => ({ gridColumn: `${x - minX + 1}`, gridRow: `${maxY - y + 1}` });
+  const place = (x: number, y: number) => ({
+    gridColumn: `${x - minX + 1}`,
+    gridRow: `${maxY - y + 1}`,
+  });
   const taken = new Set(slots.map((slot) => `${slot.x},${slot.y}`));
   return (
     <div class="bn-grid-scroll" data-testid="bn-grid">
@@ -194,15 +218,31 @@ function Grid(props: {
             props.played === entry.card.card ? "bn-played" : "",
           ].join(" ");
           return (
-            <div key={`c${entry.card.card}`} class="bn-cell" style={place(entry.x, entry.y)} data-x={entry.x} data-y={entry.y}>
-              <ElementFace card={entry.card} language={props.language} faceDown={entry.face_down} classes={classes} />
+            <div
+              key={`c${entry.card.card}`}
+              class="bn-cell"
+              style={place(entry.x, entry.y)}
+              data-x={entry.x}
+              data-y={entry.y}
+            >
+              <ElementFace
+                card={entry.card}
+                language={props.language}
+                faceDown={entry.face_down}
+                classes={classes}
+              />
             </div>
           );
         })}
         {hints
           .filter((hint) => !taken.has(`${hint.x},${hint.y}`))
           .map((hint) => (
-            <div key={`h${hint.x},${hint.y}`} class="bn-cell bn-hint" style={place(hint.x, hint.y)} aria-hidden="true" />
+            <div
+              key={`h${hint.x},${hint.y}`}
+              class="bn-cell bn-hint"
+              style={place(hint.x, hint.y)}
+              aria-hidden="true"
+            />
           ))}
         {slots.map((slot) => (
           <div key={`s${slot.x},${slot.y}`} class="bn-cell" style={place(slot.x, slot.y)}>
@@ -259,7 +299,9 @@ function StoryEditor(props: {
           >
             {variants.map((option, index) => (
               <option key={index} value={String(index)}>
-                {option.language ? (LANGUAGE_NAME[option.language] ?? option.language) : "not declared"}
+                {option.language
+                  ? (LANGUAGE_NAME[option.language] ?? option.language)
+                  : "not declared"}
               </option>
             ))}
           </select>
@@ -278,7 +320,9 @@ function StoryEditor(props: {
           >
             {need.found ? "✓ " : ""}
             {need.shown}
-            {need.words.length > 1 ? <small> ({need.words.filter((w) => w !== need.shown).join(" / ")})</small> : null}
+            {need.words.length > 1 ? (
+              <small> ({need.words.filter((w) => w !== need.shown).join(" / ")})</small>
+            ) : null}
           </span>
         ))}
       </div>
@@ -342,11 +386,20 @@ function useElapsed(since: number | null, active: boolean): number {
   return Math.max(0, now - arrived);
 }
 
-function storyWords(story: BreakingNewsStory, lookup: Map<number, BreakingNewsElementCard>, display: string): string {
+function storyWords(
+  story: BreakingNewsStory,
+  lookup: Map<number, BreakingNewsElementCard>,
+  display: string,
+): string {
   return story.cards
     .map((card) => {
       const element = lookup.get(card);
-      return element ? elementWord(element, story.language && story.language in element.words ? story.language : display) : `#${card}`;
+      return element
+        ? elementWord(
+            element,
+            story.language && story.language in element.words ? story.language : display,
+          )
+        : `#${card}`;
     })
     .join(", ");
 }
@@ -371,10 +424,14 @@ function StoryRecord(props: {
       onMouseLeave={props.onHover ? () => props.onHover?.(null) : undefined}
     >
       <div class="bn-story-head">
-        <strong>{whoName(props.players, story.seat, you)}</strong> completed object #{story.object} with{" "}
-        {storyWords(story, props.lookup, props.display)}: <strong>+{story.points}</strong>
-        {story.language ? <span> · told in {LANGUAGE_NAME[story.language] ?? story.language}</span> : null}
-        {story.duration_ms !== null ? <span> · {(story.duration_ms / 1000).toFixed(1)} s</span> : null}
+        <strong>{whoName(props.players, story.seat, you)}</strong> completed object #{story.object}{" "}
+        with {storyWords(story, props.lookup, props.display)}: <strong>+{story.points}</strong>
+        {story.language ? (
+          <span> · told in {LANGUAGE_NAME[story.language] ?? story.language}</span>
+        ) : null}
+        {story.duration_ms !== null ? (
+          <span> · {(story.duration_ms / 1000).toFixed(1)} s</span>
+        ) : null}
       </div>
       <blockquote class="bn-story-text">{story.story}</blockquote>
       {props.children}
@@ -385,7 +442,9 @@ function StoryRecord(props: {
 export function BreakingNewsTable(props: TableProps<BreakingNewsView, BreakingNewsAction>) {
   const { view, actions, you, players, toMove, submit, busy } = props;
   const homeLanguage = you !== null && view.home_languages ? view.home_languages[you] : undefined;
-  const [display, setDisplay] = useState<string>(homeLanguage && homeLanguage in LANGUAGE_NAME ? homeLanguage : "en");
+  const [display, setDisplay] = useState<string>(
+    homeLanguage && homeLanguage in LANGUAGE_NAME ? homeLanguage : "en",
+  );
   const [selected, setSelected] = useState<number | null>(null);
   const [chosen, setChosen] = useState<string | null>(null);
   const [hoverCards, setHoverCards] = useState<number[] | null>(null);
@@ -404,16 +463,23 @@ export function BreakingNewsTable(props: TableProps<BreakingNewsView, BreakingNe
   const pass = actions.find((action) => action.type === "PassTurn");
   const endTurn = actions.find((action) => action.type === "EndTurn");
   const silence = actions.find((action) => action.type === "ReportSilence");
-  const completions = actions.filter((action): action is CompleteAction => action.type === "CompleteObject");
-  const calls = actions.filter((action): action is CallAction => action.type === "CallBreakingNews");
+  const completions = actions.filter(
+    (action): action is CompleteAction => action.type === "CompleteObject",
+  );
+  const calls = actions.filter(
+    (action): action is CallAction => action.type === "CallBreakingNews",
+  );
   const tells = actions.filter((action): action is TellAction => action.type === "TellStory");
   const votes = actions.filter((action): action is VoteAction => action.type === "VoteForStory");
 
   const placeable = new Set(placements.map((action) => action.card));
   const selectedCard = selected !== null && placeable.has(selected) ? selected : null;
-  const slots = selectedCard === null ? [] : placements.filter((action) => action.card === selectedCard);
+  const slots =
+    selectedCard === null ? [] : placements.filter((action) => action.card === selectedCard);
   const hintKeys = new Map<string, { x: number; y: number }>();
-  if (selectedCard === null) for (const action of placements) hintKeys.set(`${action.x},${action.y}`, { x: action.x, y: action.y });
+  if (selectedCard === null)
+    for (const action of placements)
+      hintKeys.set(`${action.x},${action.y}`, { x: action.x, y: action.y });
 
   // The news on offer: each (object, chain) once, with its listed language variants.
   const news = new Map<string, CompleteAction[]>();
@@ -484,7 +550,12 @@ export function BreakingNewsTable(props: TableProps<BreakingNewsView, BreakingNe
       : turnLine(players, toMove, you);
 
   return (
-    <div class="ct-table bn-table" data-testid="breaking-news-table" data-game="breaking_news" data-phase={view.phase}>
+    <div
+      class="ct-table bn-table"
+      data-testid="breaking-news-table"
+      data-game="breaking_news"
+      data-phase={view.phase}
+    >
       <div class="ct-facts">
         <Fact label="Phase" testid="bn-phase">
           {PHASE_TEXT[view.phase] ?? view.phase}
@@ -500,7 +571,9 @@ export function BreakingNewsTable(props: TableProps<BreakingNewsView, BreakingNe
         <Fact label="Mode">{view.mode}</Fact>
         <Fact label="Tie-break">{view.tiebreak === "vote" ? "vote" : "objects in hand"}</Fact>
         {view.stopwatch ? <Fact label="Stopwatch">on (&lt;15 s −1, &gt;30 s +1)</Fact> : null}
-        {view.foreign_language_bonus ? <Fact label="Language bonus">+1 foreign language</Fact> : null}
+        {view.foreign_language_bonus ? (
+          <Fact label="Language bonus">+1 foreign language</Fact>
+        ) : null}
         <Fact label="Words in">
           <select
             aria-label="Show the cards' words in"
@@ -526,7 +599,9 @@ export function BreakingNewsTable(props: TableProps<BreakingNewsView, BreakingNe
         reason={view.end_reason}
         extra={
           view.tiebreak_used.length ? (
-            <div class="ct-final-reason">Tie broken by: {view.tiebreak_used.join(", then ").replace(/_/g, " ")}</div>
+            <div class="ct-final-reason">
+              Tie broken by: {view.tiebreak_used.join(", then ").replace(/_/g, " ")}
+            </div>
           ) : null
         }
       />
@@ -571,7 +646,11 @@ export function BreakingNewsTable(props: TableProps<BreakingNewsView, BreakingNe
           />
           <div class="bn-legend">
             Cards are never rotated; touching edges must match. N is up.
-            {selectedCard !== null ? " Click a + to place the chosen card." : placements.length ? " Choose a card from your hand." : ""}
+            {selectedCard !== null
+              ? " Click a + to place the chosen card."
+              : placements.length
+                ? " Choose a card from your hand."
+                : ""}
           </div>
         </Section>
 
@@ -579,7 +658,9 @@ export function BreakingNewsTable(props: TableProps<BreakingNewsView, BreakingNe
           <Section title="Open objects" class="bn-open-objects">
             <div class="bn-objects">
               {view.open_objects.length ? (
-                view.open_objects.map((object) => <ObjectFace key={object.object} object={object} />)
+                view.open_objects.map((object) => (
+                  <ObjectFace key={object.object} object={object} />
+                ))
               ) : (
                 <div class="ct-note">None</div>
               )}
@@ -616,7 +697,9 @@ export function BreakingNewsTable(props: TableProps<BreakingNewsView, BreakingNe
                   data-placeable={canPlace ? "true" : "false"}
                   aria-pressed={selectedCard === card.card}
                   disabled={!canPlace || busy}
-                  title={canPlace ? "Choose this card, then a + on the table" : "It fits nowhere now"}
+                  title={
+                    canPlace ? "Choose this card, then a + on the table" : "It fits nowhere now"
+                  }
                   onClick={() => setSelected(selectedCard === card.card ? null : card.card)}
                 >
                   <ElementFace card={card} language={display} />
@@ -626,7 +709,12 @@ export function BreakingNewsTable(props: TableProps<BreakingNewsView, BreakingNe
           </div>
           {pass ? (
             <div class="bn-row">
-              <ActionButton action={pass} busy={busy} onChoose={() => void submit(pass)} className="bn-pass">
+              <ActionButton
+                action={pass}
+                busy={busy}
+                onChoose={() => void submit(pass)}
+                className="bn-pass"
+              >
                 Pass: put your hand under the deck and draw three
               </ActionButton>
             </div>
@@ -657,9 +745,9 @@ export function BreakingNewsTable(props: TableProps<BreakingNewsView, BreakingNe
               ))}
             </div>
           ) : null}
-          {chosenNews && chosenKey ? (
-            storyEditor(chosenKey, chosenNews, chosenNews[0].cards, "Publish the story")
-          ) : null}
+          {chosenNews && chosenKey
+            ? storyEditor(chosenKey, chosenNews, chosenNews[0].cards, "Publish the story")
+            : null}
           {calls.map((call) => (
             <ActionButton
               key={`${call.object}:${call.cards.join(",")}`}
@@ -690,22 +778,41 @@ export function BreakingNewsTable(props: TableProps<BreakingNewsView, BreakingNe
               <div>
                 <strong>{whoName(players, view.called_news.seat, you)}</strong>{" "}
                 {view.called_news.seat === you ? "are" : "is"} telling the news of{" "}
-                {wordsOf(view.called_news.cards).join(", ")}
-                .
+                {wordsOf(view.called_news.cards).join(", ")}.
               </div>
-              <div class="bn-clock" data-testid="story-clock" title="since the call reached this page (the server times the story itself)">
+              <div
+                class="bn-clock"
+                data-testid="story-clock"
+                title="since the call reached this page (the server times the story itself)"
+              >
                 {(storyElapsed / 1000).toFixed(0)} s
-                {storyElapsed < 15000 ? " (under 15 s: −1)" : storyElapsed > 30000 ? " (over 30 s: +1)" : ""}
+                {storyElapsed < 15000
+                  ? " (under 15 s: −1)"
+                  : storyElapsed > 30000
+                    ? " (over 30 s: +1)"
+                    : ""}
               </div>
             </div>
           </div>
-          {tells.length ? (
-            storyEditor(`tell:${view.called_news.called_at_ms}`, tells, view.called_news.cards, "Stop the clock: tell it")
-          ) : null}
+          {tells.length
+            ? storyEditor(
+                `tell:${view.called_news.called_at_ms}`,
+                tells,
+                view.called_news.cards,
+                "Stop the clock: tell it",
+              )
+            : null}
           {silence ? (
             <div class="bn-row">
-              <ActionButton action={silence} busy={busy} onChoose={() => void submit(silence)} className="bn-silence">
-                {view.called_news.seat === you ? "I fell silent (end my story)" : "Report silence (more than 3 s)"}
+              <ActionButton
+                action={silence}
+                busy={busy}
+                onChoose={() => void submit(silence)}
+                className="bn-silence"
+              >
+                {view.called_news.seat === you
+                  ? "I fell silent (end my story)"
+                  : "Report silence (more than 3 s)"}
               </ActionButton>
             </div>
           ) : null}
@@ -715,8 +822,9 @@ export function BreakingNewsTable(props: TableProps<BreakingNewsView, BreakingNe
       {view.phase === "vote" && view.voting ? (
         <Section title="The vote" class="bn-vote" testid="vote">
           <div>
-            A tie: {view.voting.voters.map((seat) => whoName(players, seat, you)).join(", ")} vote for the most interesting
-            story. Votes cast: {Object.keys(view.voting.votes).length} of {view.voting.voters.length}.
+            A tie: {view.voting.voters.map((seat) => whoName(players, seat, you)).join(", ")} vote
+            for the most interesting story. Votes cast: {Object.keys(view.voting.votes).length} of{" "}
+            {view.voting.voters.length}.
           </div>
           <ol class="bn-stories">
             {view.voting.stories.map((index) => {
@@ -727,7 +835,12 @@ export function BreakingNewsTable(props: TableProps<BreakingNewsView, BreakingNe
                 story,
                 index,
                 vote ? (
-                  <ActionButton action={vote} busy={busy} onChoose={() => void submit(vote)} className="ct-primary">
+                  <ActionButton
+                    action={vote}
+                    busy={busy}
+                    onChoose={() => void submit(vote)}
+                    className="ct-primary"
+                  >
                     Vote for this story
                   </ActionButton>
                 ) : null,

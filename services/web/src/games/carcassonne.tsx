@@ -84,23 +84,35 @@ export function CarcassonneTable(props: Props): JSX.Element {
       ]),
     [view, toMove, messengers, actions],
   );
-  const [selState, setSelState] = useState<Selection>({ turn, square: null, rotation: null, follower: null, target: null });
-  const sel: Selection = selState.turn === turn ? selState : { turn, square: null, rotation: null, follower: null, target: null };
+  const [selState, setSelState] = useState<Selection>({
+    turn,
+    square: null,
+    rotation: null,
+    follower: null,
+    target: null,
+  });
+  const sel: Selection =
+    selState.turn === turn
+      ? selState
+      : { turn, square: null, rotation: null, follower: null, target: null };
   const setSel = (patch: Partial<Selection>) => setSelState({ ...sel, ...patch, turn });
   // 80 px tiles on a wide screen, 64 px on a phone
-  const [zoomIndex, setZoomIndex] = useState(() => (typeof window !== "undefined" && window.innerWidth < 760 ? 2 : 3));
+  const [zoomIndex, setZoomIndex] = useState(() =>
+    typeof window !== "undefined" && window.innerWidth < 760 ? 2 : 3,
+  );
   const [preview, setPreview] = useState(0);
 
-  const square: Square | null = sel.square ? sorted.squares.get(sel.square) ?? null : null;
+  const square: Square | null = sel.square ? (sorted.squares.get(sel.square) ?? null) : null;
   const rotation: number | null =
     square && sel.rotation !== null && square.rotations.includes(sel.rotation)
       ? sel.rotation
       : square
         ? square.rotations.includes(preview)
           ? preview
-          : square.rotations[0] ?? null
+          : (square.rotations[0] ?? null)
         : null;
-  const placements: PlaceTile[] = square && rotation !== null ? square.byRotation.get(rotation) ?? [] : [];
+  const placements: PlaceTile[] =
+    square && rotation !== null ? (square.byRotation.get(rotation) ?? []) : [];
   const spots = placements.map(followerOf).filter((s): s is number => s !== null);
   const follower = sel.follower !== null && spots.includes(sel.follower) ? sel.follower : null;
   const chosen = square && rotation !== null ? placementWith(square, rotation, follower) : null;
@@ -115,7 +127,9 @@ export function CarcassonneTable(props: Props): JSX.Element {
     if (busy) return;
     if (sel.square === key && square && rotation !== null) {
       // a second click on the chosen square turns the tile to its next listed rotation
-      const next = square.rotations[(square.rotations.indexOf(rotation) + 1) % square.rotations.length] ?? rotation;
+      const next =
+        square.rotations[(square.rotations.indexOf(rotation) + 1) % square.rotations.length] ??
+        rotation;
       setSel({ rotation: next, follower: null });
       setPreview(next);
       return;
@@ -144,7 +158,12 @@ export function CarcassonneTable(props: Props): JSX.Element {
   const target = sel.target && targets.has(sel.target) ? sel.target : null;
 
   return (
-    <div class="carc-table" data-testid="carc-table" data-your-turn={myTurn ? "true" : "false"} data-phase={messengers?.phase ?? (view.finished ? "finished" : "place_tile")}>
+    <div
+      class="carc-table"
+      data-testid="carc-table"
+      data-your-turn={myTurn ? "true" : "false"}
+      data-phase={messengers?.phase ?? (view.finished ? "finished" : "place_tile")}
+    >
       <Board
         view={view}
         sorted={sorted}
@@ -162,7 +181,13 @@ export function CarcassonneTable(props: Props): JSX.Element {
         onTarget={(key) => setSel({ target: key === target ? null : key })}
       />
       <div class="carc-zoom">
-        <button type="button" aria-label="Zoom out" data-testid="carc-zoom-out" disabled={zoomIndex === 0} onClick={() => setZoomIndex(Math.max(0, zoomIndex - 1))}>
+        <button
+          type="button"
+          aria-label="Zoom out"
+          data-testid="carc-zoom-out"
+          disabled={zoomIndex === 0}
+          onClick={() => setZoomIndex(Math.max(0, zoomIndex - 1))}
+        >
           −
         </button>
         <button
@@ -280,10 +305,18 @@ function Board(props: BoardProps): JSX.Element {
   }, [minX, maxY, size]);
 
   // Drag with the mouse to pan (touch screens scroll natively).
-  const drag = useRef<{ x: number; y: number; left: number; top: number; moved: boolean } | null>(null);
+  const drag = useRef<{ x: number; y: number; left: number; top: number; moved: boolean } | null>(
+    null,
+  );
   const onPointerDown = (e: PointerEvent) => {
     if (e.pointerType !== "mouse" || e.button !== 0 || !scroller.current) return;
-    drag.current = { x: e.clientX, y: e.clientY, left: scroller.current.scrollLeft, top: scroller.current.scrollTop, moved: false };
+    drag.current = {
+      x: e.clientX,
+      y: e.clientY,
+      left: scroller.current.scrollLeft,
+      top: scroller.current.scrollTop,
+      moved: false,
+    };
   };
   const onPointerMove = (e: PointerEvent) => {
     const d = drag.current;
@@ -337,7 +370,14 @@ function Board(props: BoardProps): JSX.Element {
         viewBox={`0 0 ${width} ${height}`}
       >
         <defs>
-          <pattern id="carc-grid" width={size} height={size} patternUnits="userSpaceOnUse" x={0} y={0}>
+          <pattern
+            id="carc-grid"
+            width={size}
+            height={size}
+            patternUnits="userSpaceOnUse"
+            x={0}
+            y={0}
+          >
             <rect width={size} height={size} fill="none" stroke="#d7ccb4" stroke-width="1" />
           </pattern>
         </defs>
@@ -375,7 +415,10 @@ function Board(props: BoardProps): JSX.Element {
           const isTarget = props.targets.has(key);
           const at = followersAt(f);
           return (
-            <g key={`${key}-${f.seat}`} transform={`translate(${left(f.x)} ${top(f.y)}) scale(${scale})`}>
+            <g
+              key={`${key}-${f.seat}`}
+              transform={`translate(${left(f.x)} ${top(f.y)}) scale(${scale})`}
+            >
               <Meeple
                 at={at}
                 seat={f.seat}
@@ -432,13 +475,23 @@ function Board(props: BoardProps): JSX.Element {
           ),
         )}
         {square && drawn && rotation !== null && (
-          <g class="carc-ghost" data-testid="carc-ghost" data-x={square.x} data-y={square.y} data-rotation={rotation}>
+          <g
+            class="carc-ghost"
+            data-testid="carc-ghost"
+            data-x={square.x}
+            data-y={square.y}
+            data-rotation={rotation}
+          >
             <g
               transform={`translate(${left(square.x)} ${top(square.y)}) scale(${scale})`}
               onClick={() => props.onSquare(square.key)}
               style={{ cursor: square.rotations.length > 1 ? "pointer" : "default" }}
             >
-              <title>{square.rotations.length > 1 ? "Click to turn the tile" : "The only way this tile fits here"}</title>
+              <title>
+                {square.rotations.length > 1
+                  ? "Click to turn the tile"
+                  : "The only way this tile fits here"}
+              </title>
               <g opacity="0.9">
                 <TileArt letter={drawn} rotation={rotation} />
               </g>
@@ -490,13 +543,21 @@ function Board(props: BoardProps): JSX.Element {
 
 // ------------------------------------------------------------------ status and scores
 
-function Status(props: { view: CarcassonneView; players: string[]; you: number | null; toMove: number[] }): JSX.Element {
+function Status(props: {
+  view: CarcassonneView;
+  players: string[];
+  you: number | null;
+  toMove: number[];
+}): JSX.Element {
   const { view, players, you, toMove } = props;
   if (view.finished) {
     const winners = view.winners.map((s) => whoOf(players, s, you)).join(" and ");
     return (
       <div class="carc-status" data-testid="carc-status">
-        <strong>Game over.</strong> {winners ? `${winners} ${view.winners.length > 1 || view.winners[0] === you ? "win" : "wins"}.` : ""}
+        <strong>Game over.</strong>{" "}
+        {winners
+          ? `${winners} ${view.winners.length > 1 || view.winners[0] === you ? "win" : "wins"}.`
+          : ""}
       </div>
     );
   }
@@ -516,7 +577,8 @@ function Status(props: { view: CarcassonneView; players: string[]; you: number |
         <strong>Your turn: {mine}.</strong>
       ) : (
         <span>
-          <span class="carc-dot" style={{ background: seatColour(seat) }} /> {nameOf(players, seat)} is {theirs}.
+          <span class="carc-dot" style={{ background: seatColour(seat) }} /> {nameOf(players, seat)}{" "}
+          is {theirs}.
         </span>
       )}
       {you === null && <span class="carc-muted"> (watching)</span>}
@@ -524,10 +586,17 @@ function Status(props: { view: CarcassonneView; players: string[]; you: number |
   );
 }
 
-function Scores(props: { view: CarcassonneView; players: string[]; you: number | null; toMove: number[] }): JSX.Element {
+function Scores(props: {
+  view: CarcassonneView;
+  players: string[];
+  you: number | null;
+  toMove: number[];
+}): JSX.Element {
   const { view, players, you, toMove } = props;
   const m = view.messengers ?? null;
-  const figures = view.scores.map((score, seat) => (m && !m.figures_summed ? m.figures[seat] ?? [score] : [score]));
+  const figures = view.scores.map((score, seat) =>
+    m && !m.figures_summed ? (m.figures[seat] ?? [score]) : [score],
+  );
   return (
     <div class="carc-scores">
       <table class="carc-score-table" data-testid="carc-scores">
@@ -541,9 +610,14 @@ function Scores(props: { view: CarcassonneView; players: string[]; you: number |
         </thead>
         <tbody>
           {view.scores.map((score, seat) => (
-            <tr key={seat} class={toMove.includes(seat) && !view.finished ? "carc-to-move" : ""} data-seat={seat}>
+            <tr
+              key={seat}
+              class={toMove.includes(seat) && !view.finished ? "carc-to-move" : ""}
+              data-seat={seat}
+            >
               <td>
-                <span class="carc-dot" style={{ background: seatColour(seat) }} /> {nameOf(players, seat)}
+                <span class="carc-dot" style={{ background: seatColour(seat) }} />{" "}
+                {nameOf(players, seat)}
                 {seat === you ? " (you)" : ""}
                 {view.finished && view.winners.includes(seat) ? " ★ winner" : ""}
               </td>
@@ -562,7 +636,11 @@ function Scores(props: { view: CarcassonneView; players: string[]; you: number |
                 </td>
               )}
               <td>
-                <span class="carc-supply" data-testid="carc-supply" title={`${view.supply[seat] ?? 0} followers left`}>
+                <span
+                  class="carc-supply"
+                  data-testid="carc-supply"
+                  title={`${view.supply[seat] ?? 0} followers left`}
+                >
                   <svg width="15" height="15" viewBox="-11 -11 22 22" aria-hidden="true">
                     <Meeple at={[0, 0]} seat={seat} />
                   </svg>
@@ -576,7 +654,9 @@ function Scores(props: { view: CarcassonneView; players: string[]; you: number |
       <ScoreTrack figures={figures} players={players} />
       <div class="carc-muted carc-small">
         Each lap of the track is 50 points.
-        {m ? ` Messages face down: ${m.messages_left} (${m.edition}${m.zmg_alone_rule ? ", ZMG reading" : ""}).` : ""}
+        {m
+          ? ` Messages face down: ${m.messages_left} (${m.edition}${m.zmg_alone_rule ? ", ZMG reading" : ""}).`
+          : ""}
         {` Tiles: ${view.board.length} placed, ${view.tiles_left} in the stack (${TOTAL_TILES} in the game).`}
       </div>
     </div>
@@ -666,7 +746,14 @@ function Controls(props: ControlsProps): JSX.Element {
     const shown = rotation ?? props.preview;
     parts.push(
       <div class="carc-drawn" key="drawn">
-        <svg class="carc-drawn-tile" viewBox="-4 -4 108 108" width="84" height="84" data-testid="carc-drawn" data-tile={drawn}>
+        <svg
+          class="carc-drawn-tile"
+          viewBox="-4 -4 108 108"
+          width="84"
+          height="84"
+          data-testid="carc-drawn"
+          data-tile={drawn}
+        >
           <TileArt letter={drawn} rotation={shown} />
           <rect x="0" y="0" width="100" height="100" fill="none" stroke="#333" stroke-width="2" />
         </svg>
@@ -677,15 +764,29 @@ function Controls(props: ControlsProps): JSX.Element {
           <div class="carc-muted carc-small">{TILES.get(drawn)?.description}</div>
           {sorted.squares.size > 0 && (
             <div class="carc-row">
-              <button type="button" data-testid="carc-rotate-left" disabled={busy || (square !== null && square.rotations.length < 2)} onClick={() => props.onTurn(-1)} aria-label="Turn anticlockwise">
+              <button
+                type="button"
+                data-testid="carc-rotate-left"
+                disabled={busy || (square !== null && square.rotations.length < 2)}
+                onClick={() => props.onTurn(-1)}
+                aria-label="Turn anticlockwise"
+              >
                 ⟲
               </button>
-              <button type="button" data-testid="carc-rotate" disabled={busy || (square !== null && square.rotations.length < 2)} onClick={() => props.onTurn(1)} aria-label="Turn clockwise">
+              <button
+                type="button"
+                data-testid="carc-rotate"
+                disabled={busy || (square !== null && square.rotations.length < 2)}
+                onClick={() => props.onTurn(1)}
+                aria-label="Turn clockwise"
+              >
                 ⟳
               </button>
               {square && (
                 <span class="carc-muted carc-small">
-                  {square.rotations.length > 1 ? `${square.rotations.length} ways fit here` : "only one way fits here"}
+                  {square.rotations.length > 1
+                    ? `${square.rotations.length} ways fit here`
+                    : "only one way fits here"}
                 </span>
               )}
             </div>
@@ -715,7 +816,9 @@ function Controls(props: ControlsProps): JSX.Element {
                 testid="carc-rotation"
                 data={{ "data-rotation": r }}
                 busy={busy}
-                onClick={() => props.onTurn(square.rotations.indexOf(r) - square.rotations.indexOf(rotation))}
+                onClick={() =>
+                  props.onTurn(square.rotations.indexOf(r) - square.rotations.indexOf(rotation))
+                }
               >
                 {r * 90}°
               </Chip>
@@ -723,7 +826,13 @@ function Controls(props: ControlsProps): JSX.Element {
           </div>
           <div class="carc-small">
             Follower:{" "}
-            <Chip on={props.follower === null} testid="carc-follower-choice" data={{ "data-spot": "" }} busy={busy} onClick={() => props.onFollower(null)}>
+            <Chip
+              on={props.follower === null}
+              testid="carc-follower-choice"
+              data={{ "data-spot": "" }}
+              busy={busy}
+              onClick={() => props.onFollower(null)}
+            >
               none
             </Chip>
             {spots.map((spot) => (
@@ -740,7 +849,9 @@ function Controls(props: ControlsProps): JSX.Element {
             ))}
             {spots.length === 0 && (
               <span class="carc-muted">
-                {props.you !== null && (view.supply[props.you] ?? 0) === 0 ? " (no followers left)" : " (no free feature)"}
+                {props.you !== null && (view.supply[props.you] ?? 0) === 0
+                  ? " (no followers left)"
+                  : " (no free feature)"}
               </span>
             )}
           </div>
@@ -755,7 +866,12 @@ function Controls(props: ControlsProps): JSX.Element {
             >
               Place tile{props.follower !== null ? " and follower" : ""}
             </button>
-            <button type="button" data-testid="carc-cancel" disabled={busy} onClick={props.onCancel}>
+            <button
+              type="button"
+              data-testid="carc-cancel"
+              disabled={busy}
+              onClick={props.onCancel}
+            >
               Cancel
             </button>
           </div>
@@ -772,13 +888,15 @@ function Controls(props: ControlsProps): JSX.Element {
         <div>
           {first ? (
             <span>
-              {props.myTurn ? "Your" : `${nameOf(props.players, props.view.to_move[0] ?? 0)}'s`} {first.feature} scored{" "}
-              <strong>{first.points}</strong> points: which figure moves?
+              {props.myTurn ? "Your" : `${nameOf(props.players, props.view.to_move[0] ?? 0)}'s`}{" "}
+              {first.feature} scored <strong>{first.points}</strong> points: which figure moves?
             </span>
           ) : (
             "Scorings wait for a figure."
           )}
-          {m.pending.length > 1 && <span class="carc-muted"> ({m.pending.length - 1} more after this)</span>}
+          {m.pending.length > 1 && (
+            <span class="carc-muted"> ({m.pending.length - 1} more after this)</span>
+          )}
         </div>
         <div class="carc-row">
           {sorted.figures.map((a) => {
@@ -786,14 +904,24 @@ function Controls(props: ControlsProps): JSX.Element {
             const now = m.figures[seat]?.[a.figure] ?? 0;
             const then = now + (first?.points ?? 0);
             return (
-              <SendButton key={a.figure} action={a} class="carc-primary" testid="carc-choose-figure" figure={a.figure} busy={busy} send={props.send}>
+              <SendButton
+                key={a.figure}
+                action={a}
+                class="carc-primary"
+                testid="carc-choose-figure"
+                figure={a.figure}
+                busy={busy}
+                send={props.send}
+              >
                 Move {FIGURE_NAMES[a.figure] ?? `figure ${a.figure}`} {now} → {then}
                 {isDark(then) ? " ◆" : ""}
               </SendButton>
             );
           })}
         </div>
-        {sorted.figures.length > 0 && <div class="carc-muted carc-small">◆ lands on a dark space: a message is drawn.</div>}
+        {sorted.figures.length > 0 && (
+          <div class="carc-muted carc-small">◆ lands on a dark space: a message is drawn.</div>
+        )}
       </div>,
     );
   }
@@ -804,24 +932,43 @@ function Controls(props: ControlsProps): JSX.Element {
     const seat = props.view.to_move[0] ?? 0;
     const withFollower = sorted.carryOut.filter((a) => a.follower);
     const plain = sorted.carryOut.filter((a) => !a.follower);
-    const forTarget = props.target ? props.targets.get(props.target) ?? [] : [];
+    const forTarget = props.target ? (props.targets.get(props.target) ?? []) : [];
     parts.push(
-      <div key="message" class="carc-messengers-box carc-message" data-testid="carc-message" data-message={m.message}>
+      <div
+        key="message"
+        class="carc-messengers-box carc-message"
+        data-testid="carc-message"
+        data-message={m.message}
+      >
         <div class="carc-message-title">
           Message {m.message}: <strong>{card?.title ?? ""}</strong>
-          {!props.myTurn && <span class="carc-muted"> (drawn by {nameOf(props.players, seat)})</span>}
+          {!props.myTurn && (
+            <span class="carc-muted"> (drawn by {nameOf(props.players, seat)})</span>
+          )}
         </div>
         <div class="carc-small">{card?.text}</div>
         {props.myTurn && (
           <>
             {sorted.carryOut.length === 0 && sorted.takePoints.length > 0 && (
-              <div class="carc-muted carc-small">It cannot be carried out now: take its points instead.</div>
+              <div class="carc-muted carc-small">
+                It cannot be carried out now: take its points instead.
+              </div>
             )}
             {plain.length > 0 && (
               <div class="carc-row">
                 {plain.map((a, i) => (
-                  <SendButton key={`c${i}`} action={a} class="carc-primary" testid="carc-carry-out" figure={a.figure ?? ""} busy={busy} send={props.send}>
-                    {a.figure === null || a.figure === undefined ? "Carry it out" : `Carry it out, points to the ${FIGURE_NAMES[a.figure] ?? a.figure}`}
+                  <SendButton
+                    key={`c${i}`}
+                    action={a}
+                    class="carc-primary"
+                    testid="carc-carry-out"
+                    figure={a.figure ?? ""}
+                    busy={busy}
+                    send={props.send}
+                  >
+                    {a.figure === null || a.figure === undefined
+                      ? "Carry it out"
+                      : `Carry it out, points to the ${FIGURE_NAMES[a.figure] ?? a.figure}`}
                   </SendButton>
                 ))}
               </div>
@@ -851,7 +998,15 @@ function Controls(props: ControlsProps): JSX.Element {
                 {forTarget.length > 0 && (
                   <div class="carc-row">
                     {forTarget.map((a, i) => (
-                      <SendButton key={`t${i}`} action={a} class="carc-primary" testid="carc-carry-out" figure={a.figure ?? ""} busy={busy} send={props.send}>
+                      <SendButton
+                        key={`t${i}`}
+                        action={a}
+                        class="carc-primary"
+                        testid="carc-carry-out"
+                        figure={a.figure ?? ""}
+                        busy={busy}
+                        send={props.send}
+                      >
                         Score it, points to the {FIGURE_NAMES[a.figure ?? 0] ?? a.figure}
                       </SendButton>
                     ))}
@@ -862,8 +1017,16 @@ function Controls(props: ControlsProps): JSX.Element {
             {sorted.takePoints.length > 0 && (
               <div class="carc-row">
                 {sorted.takePoints.map((a) => (
-                  <SendButton key={`p${a.figure}`} action={a} testid="carc-take-points" figure={a.figure} busy={busy} send={props.send}>
-                    Take {card?.instead_points ?? 2} points instead: {FIGURE_NAMES[a.figure] ?? a.figure}
+                  <SendButton
+                    key={`p${a.figure}`}
+                    action={a}
+                    testid="carc-take-points"
+                    figure={a.figure}
+                    busy={busy}
+                    send={props.send}
+                  >
+                    Take {card?.instead_points ?? 2} points instead:{" "}
+                    {FIGURE_NAMES[a.figure] ?? a.figure}
                   </SendButton>
                 ))}
               </div>
@@ -875,9 +1038,15 @@ function Controls(props: ControlsProps): JSX.Element {
   }
 
   // The Messengers: the standing preference, any time, in or out of turn.
-  if (m && props.you !== null && !view.finished && (sorted.preferences.length > 0 || m.preferences[props.you] !== undefined)) {
+  if (
+    m &&
+    props.you !== null &&
+    !view.finished &&
+    (sorted.preferences.length > 0 || m.preferences[props.you] !== undefined)
+  ) {
     const current = m.preferences[props.you] ?? null;
-    const label = (figure: number | null) => (figure === null ? "whichever is behind" : FIGURE_NAMES[figure] ?? String(figure));
+    const label = (figure: number | null) =>
+      figure === null ? "whichever is behind" : (FIGURE_NAMES[figure] ?? String(figure));
     parts.push(
       <div key="pref" class="carc-small carc-pref" data-testid="carc-preference">
         Your points scored out of your own choices go to: <strong>{label(current)}</strong>
@@ -886,7 +1055,15 @@ function Controls(props: ControlsProps): JSX.Element {
             {" "}
             · change to{" "}
             {sorted.preferences.map((a) => (
-              <SendButton key={String(a.figure ?? "behind")} action={a} class="carc-chip" testid="carc-set-preference" figure={a.figure ?? ""} busy={busy} send={props.send}>
+              <SendButton
+                key={String(a.figure ?? "behind")}
+                action={a}
+                class="carc-chip"
+                testid="carc-set-preference"
+                figure={a.figure ?? ""}
+                busy={busy}
+                send={props.send}
+              >
                 {label(a.figure ?? null)}
               </SendButton>
             ))}

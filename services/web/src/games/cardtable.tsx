@@ -21,7 +21,13 @@ export function listNames(players: string[], seats: number[], you: number | null
 export function turnLine(players: string[], toMove: number[], you: number | null): string {
   if (toMove.length === 0) return "";
   if (you !== null && toMove.includes(you)) {
-    return toMove.length === 1 ? "Your move" : `Your move (also ${listNames(players, toMove.filter((s) => s !== you), you)})`;
+    return toMove.length === 1
+      ? "Your move"
+      : `Your move (also ${listNames(
+          players,
+          toMove.filter((s) => s !== you),
+          you,
+        )})`;
   }
   return `Waiting for ${listNames(players, toMove, you)}`;
 }
@@ -56,7 +62,12 @@ export function ActionButton(props: {
   );
 }
 
-export function Section(props: { title: ComponentChildren; children: ComponentChildren; class?: string; testid?: string }) {
+export function Section(props: {
+  title: ComponentChildren;
+  children: ComponentChildren;
+  class?: string;
+  testid?: string;
+}) {
   return (
     <section class={`ct-section ${props.class ?? ""}`} data-testid={props.testid}>
       <h3 class="ct-section-title">{props.title}</h3>
@@ -66,7 +77,12 @@ export function Section(props: { title: ComponentChildren; children: ComponentCh
 }
 
 /** A label-value fact in the table's header strip. */
-export function Fact(props: { label: string; children: ComponentChildren; testid?: string; title?: string }) {
+export function Fact(props: {
+  label: string;
+  children: ComponentChildren;
+  testid?: string;
+  title?: string;
+}) {
   return (
     <div class="ct-fact" data-testid={props.testid} title={props.title}>
       <span class="ct-fact-label">{props.label}</span>
@@ -111,7 +127,9 @@ export function FinalResult(props: {
           </li>
         ))}
       </ol>
-      {props.reason ? <div class="ct-final-reason">Ended: {props.reason.replace(/_/g, " ")}</div> : null}
+      {props.reason ? (
+        <div class="ct-final-reason">Ended: {props.reason.replace(/_/g, " ")}</div>
+      ) : null}
       {props.extra}
     </div>
   );
@@ -139,7 +157,10 @@ export function StatusAndResult(props: {
   return (
     <>
       {status ? (
-        <div class={`ct-status ${you !== null && toMove.includes(you) ? "ct-your-turn" : ""}`} data-testid="status">
+        <div
+          class={`ct-status ${you !== null && toMove.includes(you) ? "ct-your-turn" : ""}`}
+          data-testid="status"
+        >
           {status}
         </div>
       ) : null}
@@ -182,7 +203,12 @@ export function ScoreTable(props: {
         </thead>
         <tbody>
           {props.scores.map((score, seat) => (
-            <tr key={seat} class={toMove.includes(seat) ? "ct-to-move" : ""} data-testid="score-row" data-seat={seat}>
+            <tr
+              key={seat}
+              class={toMove.includes(seat) ? "ct-to-move" : ""}
+              data-testid="score-row"
+              data-seat={seat}
+            >
               <td>
                 {toMove.includes(seat) ? "▶ " : ""}
                 {whoName(players, seat, you)}

@@ -10,7 +10,17 @@ import type {
   DingoView,
 } from "../client/types.gen";
 import type { TableProps } from "./types";
-import { ActionButton, Fact, ScoreTable, Section, seatName, SpectatingNote, StatusAndResult, turnLine, whoName } from "./cardtable";
+import {
+  ActionButton,
+  Fact,
+  ScoreTable,
+  Section,
+  seatName,
+  SpectatingNote,
+  StatusAndResult,
+  turnLine,
+  whoName,
+} from "./cardtable";
 import "./dingo.css";
 
 const VERB: Record<string, string> = {
@@ -56,7 +66,12 @@ function CardFace(props: {
     props.protectedCard ? "dg-protected" : "",
   ].join(" ");
   return (
-    <div class={classes} data-testid="dingo-card" data-card={card.id} title={`${card.id}: ${effectText(card)}`}>
+    <div
+      class={classes}
+      data-testid="dingo-card"
+      data-card={card.id}
+      title={`${card.id}: ${effectText(card)}`}
+    >
       <div class="dg-card-top">
         <span class="dg-colour-name">{card.colour}</span>
         <span class="dg-value">{card.value}</span>
@@ -65,7 +80,9 @@ function CardFace(props: {
       {props.small ? null : <div class="dg-effect">{effectText(card)}</div>}
       {props.protectedCard || props.guarded ? (
         <div class="dg-marks">
-          {props.protectedCard ? <span title="protected: no effect removes it">◆ protected</span> : null}
+          {props.protectedCard ? (
+            <span title="protected: no effect removes it">◆ protected</span>
+          ) : null}
           {props.guarded ? <span title="guarded by the moon to its right">☾ guarded</span> : null}
         </div>
       ) : null}
@@ -92,9 +109,15 @@ function Ranch(props: {
       data-seat={ranch.seat}
     >
       <div class="dg-ranch-head">
-        <span class={`dg-swatch dg-colour-${ranch.starting_colour}`} title={`starting colour ${ranch.starting_colour}`} />
+        <span
+          class={`dg-swatch dg-colour-${ranch.starting_colour}`}
+          title={`starting colour ${ranch.starting_colour}`}
+        />
         <strong>{mine ? "Your ranch" : `${seatName(players, ranch.seat)}'s ranch`}</strong>
-        <span class={`dg-ranch-value ${over ? "dg-over" : "dg-within"}`} title="ranch value / today's target">
+        <span
+          class={`dg-ranch-value ${over ? "dg-over" : "dg-within"}`}
+          title="ranch value / today's target"
+        >
           {ranch.value} / {view.target}
           {over ? " over!" : ""}
         </span>
@@ -172,7 +195,10 @@ function HandCardControls(props: {
     <div class="dg-controls" data-testid="card-controls" data-card={card.id}>
       {[...groups.values()].map((group) => {
         const first = group[0];
-        const onto = first.ranch === you ? "Onto your ranch" : `Onto ${seatName(players, first.ranch)}'s ranch`;
+        const onto =
+          first.ranch === you
+            ? "Onto your ranch"
+            : `Onto ${seatName(players, first.ranch)}'s ranch`;
         const destroy = first.destroy_protected
           ? ` and destroy your protected ${protectedCard ? cardLabel(protectedCard) : "card"}`
           : "";
@@ -191,7 +217,9 @@ function HandCardControls(props: {
                 } else {
                   const hit = cardById(view, target);
                   const owner = ownerOf(view, target);
-                  const where = owner ? ` on ${owner.seat === you ? "your" : `${seatName(players, owner.seat)}'s`} ranch` : "";
+                  const where = owner
+                    ? ` on ${owner.seat === you ? "your" : `${seatName(players, owner.seat)}'s`} ranch`
+                    : "";
                   text = `play, ${card.keyword ?? "remove"} ${hit ? cardLabel(hit) : target}${where}`;
                 }
                 return (
@@ -257,7 +285,10 @@ export function DingoTable(props: TableProps<DingoView, DingoAction>) {
           {view.discards.length} / {view.discard_limit}
         </Fact>
         <Fact label="Draw pile">{view.draw_pile}</Fact>
-        <Fact label="Game to" title={`the game ends on the day a total passes ${view.target_score}`}>
+        <Fact
+          label="Game to"
+          title={`the game ends on the day a total passes ${view.target_score}`}
+        >
           more than {view.target_score}
         </Fact>
         <Fact label="Tie">{view.tiebreak === "extra_day" ? "extra day" : "shared win"}</Fact>
@@ -277,7 +308,11 @@ export function DingoTable(props: TableProps<DingoView, DingoAction>) {
           seats={props}
           scores={view.totals}
           columns={[{ label: "Total" }, { label: "Ranch" }, { label: "Hand" }]}
-          nameExtra={(seat) => (seat === view.start_player ? <span title="start player of the day"> (starts)</span> : null)}
+          nameExtra={(seat) =>
+            seat === view.start_player ? (
+              <span title="start player of the day"> (starts)</span>
+            ) : null
+          }
           cells={(seat) => (
             <>
               <td>{view.ranches[seat]?.value ?? 0}</td>
@@ -316,7 +351,11 @@ export function DingoTable(props: TableProps<DingoView, DingoAction>) {
       </Section>
 
       {view.hand ? (
-        <Section title={actions.length ? "Your hand: choose a move" : "Your hand"} class="dg-hand" testid="hand">
+        <Section
+          title={actions.length ? "Your hand: choose a move" : "Your hand"}
+          class="dg-hand"
+          testid="hand"
+        >
           <div class="dg-hand-cards">
             {view.hand.map((card) => (
               <div class={`dg-hand-slot ${actions.length ? "dg-with-controls" : ""}`} key={card.id}>
@@ -341,9 +380,14 @@ export function DingoTable(props: TableProps<DingoView, DingoAction>) {
                 busy={busy}
                 className="dg-destroy-button"
                 onChoose={() => void submit(destroy)}
-                onHover={(on) => setHover(on && you !== null ? { ranch: you, target: own?.protected ?? null } : null)}
+                onHover={(on) =>
+                  setHover(
+                    on && you !== null ? { ranch: you, target: own?.protected ?? null } : null,
+                  )
+                }
               >
-                Destroy your protected {ownProtected ? cardLabel(ownProtected) : "card"} (keep your hand)
+                Destroy your protected {ownProtected ? cardLabel(ownProtected) : "card"} (keep your
+                hand)
               </ActionButton>
             </div>
           ) : null}
@@ -365,7 +409,10 @@ export function DingoTable(props: TableProps<DingoView, DingoAction>) {
         </Section>
       ) : null}
 
-      <Section title={`Discard pile (${view.discards.length} / ${view.discard_limit})`} class="dg-discards">
+      <Section
+        title={`Discard pile (${view.discards.length} / ${view.discard_limit})`}
+        class="dg-discards"
+      >
         {view.discards.length === 0 ? (
           <div class="ct-note">Empty</div>
         ) : (

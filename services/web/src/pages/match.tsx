@@ -16,6 +16,7 @@ import { Clocks, Players, ProblemBox, Result } from "../components";
 import { type FeedMessage, follow, matchFeedUrl } from "../feed";
 import { tableFor } from "../games";
 import { links } from "../router";
+import { takeRematchSeat } from "./table";
 
 const CREATING_RETRY_MS = 1000;
 
@@ -145,7 +146,23 @@ export function MatchPage({ matchId }: { matchId: string }) {
     }
   };
 
+  const rematch = async (tableId: string, token: string) => {
+    setBusy(true);
+    try {
+      await takeRematchSeat(tableId, token);
+    } catch (error) {
+      setProblem(problemOf(error));
+    } finally {
+      setBusy(false);
+    }
+  };
+
   const Table = match ? tableFor(match.game) : null;
+  /** A finished match's table and the seat token that takes this player's seat in its rematch. */
+  const rematchable: [string, string] | null =
+    match?.status === "finished" && match.you !== null && match.table_id && bearer
+      ? [match.table_id, bearer]
+      : null;
   return (
     <main>
       <nav>
@@ -196,6 +213,11 @@ export function MatchPage({ matchId }: { matchId: string }) {
           {match.you !== null && match.status === "running" && (
             <button class="leave" onClick={() => void leave()}>
               Leave match
+            </button>
+          )}
+          {rematchable && (
+            <button class="rematch" disabled={busy} onClick={() => void rematch(...rematchable)}>
+              Rematch
             </button>
           )}
         </section>

@@ -1,8 +1,22 @@
-// A table before its match: its seats (live, from the table's feed), taking one, the invitation
-// link of a private table, and starting. Once the match exists, a seated player goes to it.
+// A table before its match: its seats (live, from the table's feed), taking or leaving one,
+// seating and unseating bots, the invitation link of a private table, and starting. Once the
+// match exists, a seated player goes to it; once its rematch exists, they may take their seat
+// there.
 import { useEffect, useRef, useState } from "preact/hooks";
 
-import { getTable, joinTable, startTable, type TableEvent, type TableInfo } from "../client";
+import {
+  type BotInfo,
+  getGame,
+  getTable,
+  joinTable,
+  leaveTable,
+  rematchTable,
+  seatBot,
+  startTable,
+  type TableEvent,
+  type TableInfo,
+  unseatBot,
+} from "../client";
 import { api, credentials, idempotencyKey, problemOf, type Seat, type Shown } from "../api";
 import { ProblemBox } from "../components";
 import { follow, tableFeedUrl } from "../feed";
@@ -27,6 +41,7 @@ export function TablePage(props: { tableId: string; invitation: string | null })
   const [problem, setProblem] = useState<Shown | null>(null);
   const [name, setName] = useState("");
   const [busy, setBusy] = useState(false);
+  const [bots, setBots] = useState<BotInfo[]>([]);
 
   useEffect(() => {
     if (props.invitation) credentials.keepInvitation(tableId, props.invitation);
@@ -65,6 +80,13 @@ export function TablePage(props: { tableId: string; invitation: string | null })
   // table stays on this page.
   const sawOpen = useRef(false);
   const matchId = table?.match_id ?? null;
+  const game = table?.game;
+  useEffect(() => {
+    if (game === undefined) return;
+    getGame({ client: api(), path: { game }, throwOnError: true })
+      .then((answer) => setBots(answer.data.bots))
+      .catch((error: unknown) => setProblem(problemOf(error)));
+  }, [game]);
   useEffect(() => {
     if (table?.status === "open") sawOpen.current = true;
     if (matchId === null || bearer === null) return;
@@ -99,6 +121,40 @@ export function TablePage(props: { tableId: string; invitation: string | null })
       setTable(joined.data.table);
     });
 
+  const leave = (held: Seat) =>
+    act(async () => {
+      const left = await leaveTable({
+        client: api(held.token),
+        path: { table_id: tableId, seat: held.seat },
+        throwOnError: true,
+      });
+      credentials.forgetSeat(tableId);
+      setSeat(null);
+      setTable(left.data);
+    });
+
+  const addBot = (bot: string, at: number) =>
+    act(async () => {
+      const seated = await seatBot({
+        client: api(invitation),
+        path: { table_id: tableId },
+        body: { bot, seat: at },
+        headers: { "Idempotency-Key": idempotencyKey() },
+        throwOnError: true,
+      });
+      setTable(seated.data);
+    });
+
+  const removeBot = (at: number) =>
+    act(async () => {
+      const unseated = await unseatBot({
+        client: api(),
+        path: { table_id: tableId, seat: at },
+        throwOnError: true,
+      });
+      setTable(unseated.data);
+    });
+
   const start = (token: string) =>
     act(async () => {
       const started = await startTable({
@@ -124,12 +180,25 @@ export function TablePage(props: { tableId: string; invitation: string | null })
               ({table.game}, {table.visibility}, {table.status})
             </small>
           </h2>
-          <ol class="seats" start={0}>
+          <ol class="seats" start={0} data-testid="seats">
             {table.seats.map((info) => (
               <li key={info.seat}>
                 {info.player ?? <em>empty</em>}
                 {info.bot && <em> (bot {info.bot})</em>}
                 {info.seat === seat?.seat && <em> (you)</em>}
+                {table.status === "open" && info.seat === seat?.seat && (
+                  <button disabled={busy} onClick={() => void leave(seat)}>
+                    Leave seat
+                  </button>
+                )}
+                {table.status === "open" && info.bot && (
+                  <button disabled={busy} onClick={() => void removeBot(info.seat)}>
+                    Remove bot
+                  </button>
+                )}
+                {table.status === "open" && info.player === null && bots.length > 0 && (
+                  <BotPicker seat={info.seat} bots={bots} busy={busy} onPick={addBot} />
+                )}
               </li>
             ))}
           </ol>
@@ -167,6 +236,19 @@ export function TablePage(props: { tableId: string; invitation: string | null })
               <a href={links.match(matchId)}>{seat ? "Play the match" : "Watch the match"}</a>
             </p>
           )}
+          {table.rematch_table_id && seat !== null && (
+            <button
+              disabled={busy}
+              onClick={() => void act(() => takeRematchSeat(tableId, seat.token))}
+            >
+              Take your seat in the rematch
+            </button>
+          )}
+          {table.rematch_table_id && seat === null && (
+            <p>
+              <a href={links.table(table.rematch_table_id)}>The rematch</a>
+            </p>
+          )}
         </section>
       )}
     </main>
@@ -191,4 +273,47 @@ function InvitationLink({ tableId, invitation }: { tableId: string; invitation: 
       </button>
     </p>
   );
+}
+
+/** A bot for an empty seat, from those the game's catalogue entry offers. */
+function BotPicker(props: {
+  seat: number;
+  bots: BotInfo[];
+  busy: boolean;
+  onPick: (bot: string, seat: number) => void;
+}) {
+  const [bot, setBot] = useState(props.bots[0]?.name ?? "");
+  return (
+    <span class="bot-picker">
+      <select
+        name={`seat-bot-${props.seat}`}
+        value={bot}
+        onChange={(event) => setBot(event.currentTarget.value)}
+      >
+        {props.bots.map((offered) => (
+          <option key={offered.name} value={offered.name} title={offered.description}>
+            {offered.name}
+          </option>
+        ))}
+      </select>
+      <button disabled={props.busy} onClick={() => props.onPick(bot, props.seat)}>
+        Seat bot
+      </button>
+    </span>
+  );
+}
+
+/** Takes back this player's seat in the rematch of a finished table (opening the rematch if
+ * nobody has yet) with the seat's `token`, keeps the new seat, and goes to the new table. */
+export async function takeRematchSeat(tableId: string, token: string): Promise<void> {
+  const joined = await rematchTable({
+    client: api(token),
+    path: { table_id: tableId },
+    headers: { "Idempotency-Key": idempotencyKey() },
+    throwOnError: true,
+  });
+  const { seat, token: newToken, table } = joined.data;
+  const name = table.seats[seat]?.player ?? "";
+  credentials.keepSeat(table.table_id, { seat, token: newToken, name });
+  location.hash = links.table(table.table_id);
 }

@@ -42,7 +42,13 @@ export function followerOf(action: PlaceTile): number | null {
 }
 
 export function sortActions(actions: readonly CarcassonneAction[]): Sorted {
-  const sorted: Sorted = { squares: new Map(), figures: [], carryOut: [], takePoints: [], preferences: [] };
+  const sorted: Sorted = {
+    squares: new Map(),
+    figures: [],
+    carryOut: [],
+    takePoints: [],
+    preferences: [],
+  };
   for (const action of actions) {
     switch (action.type) {
       case "PlaceTile": {
@@ -80,6 +86,10 @@ export function sortActions(actions: readonly CarcassonneAction[]): Sorted {
 }
 
 /** The listed placement on ``square`` turned ``rotation`` with ``follower`` (null: none). */
-export function placementWith(square: Square, rotation: number, follower: number | null): PlaceTile | null {
+export function placementWith(
+  square: Square,
+  rotation: number,
+  follower: number | null,
+): PlaceTile | null {
   return (square.byRotation.get(rotation) ?? []).find((a) => followerOf(a) === follower) ?? null;
 }

@@ -37,12 +37,34 @@ export function TileArt(props: { letter: string; rotation: number }): JSX.Elemen
     <g transform={`rotate(${props.rotation * 90} 50 50)`}>
       <rect width="100" height="100" fill={FIELD} />
       {roads.map((f) => (
-        <path key={`re${f.index}`} d={pathOf(f.line ?? [], false)} stroke={ROAD_EDGE} stroke-width="11" fill="none" />
+        <path
+          key={`re${f.index}`}
+          d={pathOf(f.line ?? [], false)}
+          stroke={ROAD_EDGE}
+          stroke-width="11"
+          fill="none"
+        />
       ))}
       {roads.map((f) => (
-        <path key={`r${f.index}`} d={pathOf(f.line ?? [], false)} stroke={ROAD} stroke-width="8" fill="none" />
+        <path
+          key={`r${f.index}`}
+          d={pathOf(f.line ?? [], false)}
+          stroke={ROAD}
+          stroke-width="8"
+          fill="none"
+        />
       ))}
-      {shape.junction && <rect x="42" y="42" width="16" height="16" fill="#8b5a3c" stroke="#3c2a1c" stroke-width="1.5" />}
+      {shape.junction && (
+        <rect
+          x="42"
+          y="42"
+          width="16"
+          height="16"
+          fill="#8b5a3c"
+          stroke="#3c2a1c"
+          stroke-width="1.5"
+        />
+      )}
       {cities.map((f) => (
         <path
           key={`c${f.index}`}
@@ -56,7 +78,12 @@ export function TileArt(props: { letter: string; rotation: number }): JSX.Elemen
       {cities.map((f) => (f.pennant ? <Pennant key={`p${f.index}`} at={f.pennant} /> : null))}
       {cloisters.map((f) => (
         <g key={`k${f.index}`}>
-          <path d={pathOf(f.polygon ?? [], true)} fill="#c0563b" stroke="#5a2316" stroke-width="2" />
+          <path
+            d={pathOf(f.polygon ?? [], true)}
+            fill="#c0563b"
+            stroke="#5a2316"
+            stroke-width="2"
+          />
           <rect x="46" y="52" width="8" height="16" fill="#5a2316" />
           <path d="M50,30v-10M45,24h10" stroke="#5a2316" stroke-width="2.5" />
         </g>
@@ -177,7 +204,15 @@ export function ScoreTrack(props: { figures: number[][]; players: string[] }): J
                   <title>{label}</title>
                 </rect>
               ) : (
-                <circle key={i} cx={cx} cy={cy} r="4" fill={seatColour(m.seat)} stroke="#fff" stroke-width="1">
+                <circle
+                  key={i}
+                  cx={cx}
+                  cy={cy}
+                  r="4"
+                  fill={seatColour(m.seat)}
+                  stroke="#fff"
+                  stroke-width="1"
+                >
                   <title>{label}</title>
                 </circle>
               );

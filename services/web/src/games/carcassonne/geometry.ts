@@ -112,7 +112,10 @@ function quad(a: Pt, c: Pt, b: Pt, steps = 14): Pt[] {
   for (let i = 1; i <= steps; i++) {
     const t = i / steps;
     const u = 1 - t;
-    out.push([u * u * a[0] + 2 * u * t * c[0] + t * t * b[0], u * u * a[1] + 2 * u * t * c[1] + t * t * b[1]]);
+    out.push([
+      u * u * a[0] + 2 * u * t * c[0] + t * t * b[0],
+      u * u * a[1] + 2 * u * t * c[1] + t * t * b[1],
+    ]);
   }
   return out;
 }
@@ -127,11 +130,23 @@ function cityPolygon(sides: Set<number>): Pt[] {
     [[0, 1], () => [[0, 0], [100, 0], [100, 100], ...quad([100, 100], [38, 62], [0, 0])]],
     [
       [0, 2],
-      () => [[0, 0], [100, 0], ...quad([100, 0], [62, 50], [100, 100]), [0, 100], ...quad([0, 100], [38, 50], [0, 0])],
+      () => [
+        [0, 0],
+        [100, 0],
+        ...quad([100, 0], [62, 50], [100, 100]),
+        [0, 100],
+        ...quad([0, 100], [38, 50], [0, 0]),
+      ],
     ],
     [[3, 0, 1], () => [[0, 0], [100, 0], [100, 100], ...quad([100, 100], [50, 30], [0, 100])]],
   ];
-  if (sides.size === 4) return [[0, 0], [100, 0], [100, 100], [0, 100]];
+  if (sides.size === 4)
+    return [
+      [0, 0],
+      [100, 0],
+      [100, 100],
+      [0, 100],
+    ];
   for (const [canonSides, make] of canon) {
     if (canonSides.length !== sides.size) continue;
     for (let q = 0; q < 4; q++) {
@@ -153,7 +168,8 @@ function insidePolygon(p: Pt, poly: Pt[]): boolean {
   for (let i = 0, j = poly.length - 1; i < poly.length; j = i++) {
     const [xi, yi] = poly[i] as Pt;
     const [xj, yj] = poly[j] as Pt;
-    if (yi > p[1] !== yj > p[1] && p[0] < ((xj - xi) * (p[1] - yi)) / (yj - yi) + xi) inside = !inside;
+    if (yi > p[1] !== yj > p[1] && p[0] < ((xj - xi) * (p[1] - yi)) / (yj - yi) + xi)
+      inside = !inside;
   }
   return inside;
 }
@@ -162,12 +178,14 @@ function distToSegment(p: Pt, a: Pt, b: Pt): number {
   const dx = b[0] - a[0];
   const dy = b[1] - a[1];
   const len = dx * dx + dy * dy;
-  const t = len === 0 ? 0 : Math.max(0, Math.min(1, ((p[0] - a[0]) * dx + (p[1] - a[1]) * dy) / len));
+  const t =
+    len === 0 ? 0 : Math.max(0, Math.min(1, ((p[0] - a[0]) * dx + (p[1] - a[1]) * dy) / len));
   return Math.hypot(p[0] - (a[0] + t * dx), p[1] - (a[1] + t * dy));
 }
 
 function nearLine(p: Pt, line: Pt[], within: number): boolean {
-  for (let i = 1; i < line.length; i++) if (distToSegment(p, line[i - 1] as Pt, line[i] as Pt) <= within) return true;
+  for (let i = 1; i < line.length; i++)
+    if (distToSegment(p, line[i - 1] as Pt, line[i] as Pt) <= within) return true;
   return false;
 }
 
@@ -221,7 +239,12 @@ function neighbours(i: number): number[] {
 }
 
 /** The deepest cell of a region (ties: the one nearest ``prefer``), as a point. */
-function deepest(region: (i: number) => boolean, prefer: Pt, avoid: Pt[] = [], avoidWithin = 0): Pt | null {
+function deepest(
+  region: (i: number) => boolean,
+  prefer: Pt,
+  avoid: Pt[] = [],
+  avoidWithin = 0,
+): Pt | null {
   const dist = depth(region);
   let best = -1;
   let bestScore = -Infinity;
@@ -244,7 +267,9 @@ function deepest(region: (i: number) => boolean, prefer: Pt, avoid: Pt[] = [], a
 
 function buildShape(tile: TileData): TileShape {
   const features: FeatureShape[] = [];
-  const singleRoads = tile.features.filter((f) => f.kind === "road" && (f.ports ?? []).length === 1).length;
+  const singleRoads = tile.features.filter(
+    (f) => f.kind === "road" && (f.ports ?? []).length === 1,
+  ).length;
   const hasCloister = tile.features.some((f) => f.kind === "cloister");
   const junction = singleRoads >= 3 || (singleRoads === 2 && !hasCloister);
   const cities: Pt[][] = [];
@@ -295,7 +320,12 @@ function buildShape(tile: TileData): TileShape {
       if (f.kind === "city" && f.polygon && insidePolygon(c, f.polygon)) {
         wall[i] = 1;
         if (cityOf[i] === -1) cityOf[i] = f.index;
-      } else if (f.kind === "road" && f.line && f.line.length > 1 && nearLine(c, f.line, ROAD_HALF)) {
+      } else if (
+        f.kind === "road" &&
+        f.line &&
+        f.line.length > 1 &&
+        nearLine(c, f.line, ROAD_HALF)
+      ) {
         wall[i] = 1;
       }
     });
@@ -347,7 +377,11 @@ function buildShape(tile: TileData): TileShape {
         f.anchor = [a[0] + (b[0] - a[0]) * 0.45, a[1] + (b[1] - a[1]) * 0.45];
       } else {
         f.anchor = line[Math.floor(line.length / 2)] ?? [50, 50];
-        if (line.length === 2) f.anchor = [((line[0] as Pt)[0] + (line[1] as Pt)[0]) / 2, ((line[0] as Pt)[1] + (line[1] as Pt)[1]) / 2];
+        if (line.length === 2)
+          f.anchor = [
+            ((line[0] as Pt)[0] + (line[1] as Pt)[0]) / 2,
+            ((line[0] as Pt)[1] + (line[1] as Pt)[1]) / 2,
+          ];
       }
       taken.push(f.anchor);
     } else if (f.kind === "cloister") {
@@ -417,5 +451,8 @@ export function featureKind(letter: string, spot: number): FeatureKind | null {
 }
 
 export function pathOf(points: readonly Pt[], close: boolean): string {
-  return points.map((p, i) => `${i ? "L" : "M"}${p[0].toFixed(1)},${p[1].toFixed(1)}`).join("") + (close ? "Z" : "");
+  return (
+    points.map((p, i) => `${i ? "L" : "M"}${p[0].toFixed(1)},${p[1].toFixed(1)}`).join("") +
+    (close ? "Z" : "")
+  );
 }
