@@ -49,6 +49,9 @@ MAX_BODY = "1m"
 """Larger request bodies are refused at the edge (a whole match file is far smaller)."""
 FEED_READ_TIMEOUT = "1h"
 """Feeds stay open for long; they send a keep-alive every 15 s."""
+WORKER_SHUTDOWN_TIMEOUT = "5s"
+"""How long a reloaded gateway's old workers keep carrying open feeds (else they would until
+each feed ends, an hour or more): long enough for the requests under way to finish."""
 
 
 class _Config(Template):
@@ -74,6 +77,9 @@ _TEMPLATE = _Config(
     """\
 # Rendered from services/operator/gateway.py (`python -m services.operator.gateway`): edit there.
 @main
+# a reload's old workers close the feeds they still carry after this; clients resume on the new
+# ones from their Last-Event-ID
+worker_shutdown_timeout @shutdown_timeout;
 events {}
 
 http {
@@ -167,10 +173,11 @@ def _upstream(name: str, addresses: list[str], *, resolve: bool) -> str:
 _LOG_NAME = "without_query"
 _LOG_FORMAT = (
     f"log_format {_LOG_NAME} '$remote_addr [$time_local] \"$request_method $uri $server_protocol\"'"
-    " ' $status $body_bytes_sent $request_time';"
+    " ' $status $body_bytes_sent $request_time resumed_after=$http_last_event_id';"
 )
 """Access logs leave the query string out: a live feed's seat token travels in it (a browser's
-EventSource sends no header), and no log keeps a token."""
+EventSource sends no header), and no log keeps a token. A feed reopened by a reconnecting
+browser shows the version it resumed after (its ``Last-Event-ID``)."""
 
 
 def render(
@@ -198,6 +205,7 @@ def render(
         listen=listen,
         max_body=MAX_BODY,
         feed_timeout=FEED_READ_TIMEOUT,
+        shutdown_timeout=WORKER_SHUTDOWN_TIMEOUT,
         contract_dir=contract_dir,
         web_dir=web_dir,
         web_config=""

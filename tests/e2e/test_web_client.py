@@ -4,12 +4,16 @@ screenshots of the table are kept (tests/e2e/web.py: ``ARTIFACTS``)."""
 
 from __future__ import annotations
 
+import os
 import re
+import signal
+import time
 from collections.abc import Callable
 
 import pytest
 from playwright.sync_api import Locator, Page, expect
 
+from services.operator.gateway import runtime_dir
 from tests.e2e.conftest import Gateway
 from tests.e2e.web import PHONE, Player, screenshot
 
@@ -195,3 +199,48 @@ def test_seats_bots_leaving_and_a_rematch_by_clicking(
     assert second_match != match_id
     assert ada.wait_for_route("matches") == second_match
     expect(ada.page.get_by_test_id("match")).to_have_attribute("data-you", "0")
+
+
+def test_a_spectator_resumes_from_its_last_event_when_the_gateway_drops_its_feed(
+    gateway: Gateway, people: Callable[..., Player]
+) -> None:
+    """The gateway is reloaded (as an operator does for a new config): its old workers close
+    the feeds they carry after ``WORKER_SHUTDOWN_TIMEOUT``. The spectator's browser opens the
+    feed again with ``Last-Event-ID`` set to the last event it had (the gateway's access log
+    shows it), and the move made while it was away reaches it through that feed (the page
+    reads the match only when an event arrives)."""
+    ada, bob, watcher = people(), people(), people()
+    table_id = ada.create_table("hanabi", 2, seed=SEED)
+    ada.take_seat("ada")
+    bob.open(f"#/tables/{table_id}")
+    bob.take_seat("bob")
+    match_id = ada.start()
+    watcher.open(f"#/matches/{match_id}")
+    make_move(ada, 0, 0)
+    version = shown_version(ada.page)
+    expect(watcher.page.get_by_test_id("version")).to_have_text(str(version))
+
+    port = gateway.client.base_url.port
+    assert port is not None
+    master = int((runtime_dir(port) / "gateway.pid").read_text())
+    with watcher.page.expect_event(
+        "requestfailed", lambda request: f"/matches/{match_id}/feed" in request.url, timeout=20_000
+    ):
+        os.kill(master, signal.SIGHUP)
+    make_move(bob, 1, 1)  # while the spectator has no feed
+    moved = shown_version(bob.page)
+    expect(watcher.page.get_by_test_id("version")).to_have_text(str(moved), timeout=20_000)
+    expect(watcher.page.get_by_test_id("last-event")).to_have_text(re.compile(rf"^{moved} \w+$"))
+    make_move(ada, 0, 2)  # and the resumed feed carries on
+    expect(watcher.page.get_by_test_id("version")).to_have_text(str(shown_version(ada.page)))
+
+    watcher.page.close()  # a feed is logged once it ends
+    access_log = runtime_dir(port) / "gateway-access.log"
+    resumed: list[str] = []
+    deadline = time.monotonic() + 10
+    while not resumed and time.monotonic() < deadline:
+        feeds = [line for line in access_log.read_text().splitlines() if match_id in line]
+        resumed = [line for line in feeds if "/feed " in line and "resumed_after=-" not in line]
+        time.sleep(0.1)
+    assert resumed, feeds
+    assert int(resumed[0].rsplit("resumed_after=", 1)[1]) >= version, resumed
