@@ -75,6 +75,8 @@ def test_two_people_play_hanabi_to_its_end_watched_live_then_replayed(
         for page in pages:  # the same moves, live, on every screen
             expect(page.get_by_test_id("version")).to_have_text(version)
             expect(page.get_by_test_id("last-event")).to_have_text(last_event.inner_text())
+            newest = page.get_by_test_id("event-log").locator("li").first
+            expect(newest).to_have_attribute("value", version)
         if move + 1 == SCREENSHOT_AFTER:
             screenshot(ada.page, "hanabi-mid-game")
             screenshot(bob.page, "hanabi-phone")
@@ -82,6 +84,11 @@ def test_two_people_play_hanabi_to_its_end_watched_live_then_replayed(
     for page in pages:
         expect(page.get_by_test_id("match")).to_have_attribute("data-status", "finished")
         expect(page.get_by_test_id("result")).to_be_visible()
+    drawn = ada.page.get_by_test_id("event-log").locator("li[data-type=CardDrawn]")
+    own, others = drawn.filter(has_text="by ada"), drawn.filter(has_text="by bob")
+    assert own.count() and others.count()  # her own draws' cards are not in her log
+    assert all("suit" not in line for line in own.all_inner_texts())
+    assert all("suit" in line for line in others.all_inner_texts())
     final = shown_version(watcher.page)
 
     watcher.page.get_by_role("link", name="Replay").click()

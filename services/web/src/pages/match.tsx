@@ -8,11 +8,14 @@ import {
   getMatch,
   leaveMatch,
   listLegalActions,
+  listMatchEvents,
+  type MatchEvent,
   type MatchInfo,
   submitAction,
 } from "../client";
 import { api, credentials, idempotencyKey, problemOf, type Shown } from "../api";
 import { Clocks, Players, ProblemBox, Result } from "../components";
+import { EventLog, LOG_LENGTH, withEvents } from "../events";
 import { type FeedMessage, follow, matchFeedUrl } from "../feed";
 import { tableFor } from "../games";
 import { links } from "../router";
@@ -25,6 +28,7 @@ export function MatchPage({ matchId }: { matchId: string }) {
   const [match, setMatch] = useState<MatchInfo | null>(null);
   const [actions, setActions] = useState<GameAction[]>([]);
   const [lastEvent, setLastEvent] = useState<FeedMessage | null>(null);
+  const [recent, setRecent] = useState<MatchEvent[]>([]);
   const [problem, setProblem] = useState<Shown | null>(null);
   const [busy, setBusy] = useState(false);
   /** The version on screen: reads and answers of older versions are dropped. */
@@ -79,6 +83,14 @@ export function MatchPage({ matchId }: { matchId: string }) {
     let stop = () => {};
     let stopped = false;
     // Named events reach only their own listeners: the catalogue names the game's.
+    void listMatchEvents({
+      client: api(bearer),
+      path: { match_id: matchId },
+      query: { after: Math.max(0, shown.current - LOG_LENGTH), limit: LOG_LENGTH },
+      throwOnError: true,
+    }).then(({ data }) => {
+      if (!stopped) setRecent((events) => withEvents(events, data.items));
+    });
     void getGame({ client: api(), path: { game }, throwOnError: true }).then(({ data }) => {
       if (stopped) return;
       const names = [...data.event_types, "MatchFinished"];
@@ -89,10 +101,12 @@ export function MatchPage({ matchId }: { matchId: string }) {
         names,
         (message) => {
           if (message.type === "MatchFinished") stop();
-          else
+          else {
             setLastEvent((last) =>
               last !== null && last.version > message.version ? last : message,
             );
+            setRecent((events) => withEvents(events, [message.data as MatchEvent]));
+          }
           if (message.version > shown.current || message.type === "MatchFinished") void refresh();
         },
       );
@@ -210,6 +224,7 @@ export function MatchPage({ matchId }: { matchId: string }) {
               busy={busy}
             />
           )}
+          <EventLog events={recent} players={match.players} />
           {match.you !== null && match.status === "running" && (
             <button class="leave" onClick={() => void leave()}>
               Leave match
