@@ -140,15 +140,15 @@ async def _new_match(
     session: Any, lobby: str, players: int, game: str = "hanabi"
 ) -> tuple[str, list[str]]:
     async with session.post(f"{lobby}/tables", json={"game": game, "seats": players}) as r:
-        table_id = (await _ok(r))["table_id"]
+        table_id = (await ok_json(r))["table_id"]
     tokens = []
     for seat in range(players):
         body = {"name": f"bench{seat}"}
         async with session.post(f"{lobby}/tables/{table_id}/seats", json=body) as r:
-            tokens.append((await _ok(r))["token"])
+            tokens.append((await ok_json(r))["token"])
     auth = {"Authorization": f"Bearer {tokens[0]}"}
     async with session.post(f"{lobby}/tables/{table_id}/start", headers=auth) as r:
-        return (await _ok(r))["match_id"], tokens
+        return (await ok_json(r))["match_id"], tokens
 
 
 async def _wait_for(session: Any, url: str) -> Any:
@@ -157,7 +157,7 @@ async def _wait_for(session: Any, url: str) -> Any:
     for _ in range(500):
         async with session.get(url) as response:
             if response.status != 404:
-                info = await _ok(response)
+                info = await ok_json(response)
                 if info["status"] != "creating":
                     return info
         await asyncio.sleep(0.02)
@@ -172,7 +172,9 @@ def _long_game_policy(rng: random.Random, actions: list[Any]) -> Any:
     return rng.choice(actions)
 
 
-async def _ok(response: Any) -> Any:
+async def ok_json(response: Any) -> Any:
+    """The body of a successful answer (an aiohttp response, released once read); a failure
+    raises with what the server said."""
     if response.status >= 400:
         raise RuntimeError(
             f"{response.method} {response.url}: {response.status} {await response.text()}"
@@ -215,7 +217,7 @@ async def bench_api(lobby: str, match: str, app_key: str, concurrent: int, secon
                     if not actions:
                         listed = f"{url}/actions?version={version}"
                         async with session.get(listed, headers=auth) as response:
-                            actions = (await _ok(response))["actions"]
+                            actions = (await ok_json(response))["actions"]
                     move = {
                         "expected_version": version,
                         "action": _long_game_policy(rng, actions),
@@ -223,7 +225,7 @@ async def bench_api(lobby: str, match: str, app_key: str, concurrent: int, secon
                     headers = {**auth, "Idempotency-Key": uuid.uuid4().hex}
                     began = time.perf_counter()
                     async with session.post(f"{url}/actions", json=move, headers=headers) as r:
-                        accepted = await _ok(r)
+                        accepted = await ok_json(r)
                     latencies.append(time.perf_counter() - began)
                     version, to_move = accepted["version"], accepted["to_move"]
                     actions = accepted["legal_actions"]
@@ -233,7 +235,7 @@ async def bench_api(lobby: str, match: str, app_key: str, concurrent: int, secon
             while time.perf_counter() < stop_at:
                 began = time.perf_counter()
                 async with session.get(f"{match}/health") as response:
-                    await _ok(response)
+                    await ok_json(response)
                 health_latencies.append(time.perf_counter() - began)
                 await asyncio.sleep(0.05)
 
@@ -276,12 +278,12 @@ async def bench_replay(lobby: str, match: str, app_key: str, game: str, requests
         while info["to_move"]:
             auth = {"Authorization": f"Bearer {tokens[info['to_move'][0]]}"}
             async with session.get(f"{url}/actions", headers=auth) as response:
-                action = rng.choice((await _ok(response))["actions"])
+                action = rng.choice((await ok_json(response))["actions"])
             move = {"expected_version": info["version"], "action": action}
             async with session.post(f"{url}/actions", json=move, headers=auth) as response:
-                await _ok(response)
+                await ok_json(response)
             async with session.get(url) as response:
-                info = await _ok(response)
+                info = await ok_json(response)
         last = info["version"]
         first = 1  # the first version shown is the match once set up
         while True:
@@ -296,7 +298,7 @@ async def bench_replay(lobby: str, match: str, app_key: str, game: str, requests
             async with session.get(
                 f"{url}/replay", params={"version": version}, headers=headers
             ) as r:
-                await _ok(r)
+                await ok_json(r)
             return time.perf_counter() - began
 
         versions = list(range(first, last + 1))

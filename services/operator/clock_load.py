@@ -11,10 +11,11 @@ import asyncio
 import random
 import statistics
 from datetime import datetime
-from typing import Any
 
 import aiohttp
 import msgspec
+
+from services.operator.bench import ok_json
 
 
 class Timeouts(msgspec.Struct):
@@ -55,17 +56,17 @@ async def open_clocked_matches(
                 "seats": 2,
                 "hosting": {"clock": {"per_move_s": limit}, "on_timeout": "forfeit"},
             }
-            created = await _ok(await session.post(f"{lobby}/tables", json=table))
+            created = await ok_json(await session.post(f"{lobby}/tables", json=table))
             table_id = created["table_id"]
             tokens = []
             for seat in range(2):
                 joined = await session.post(
                     f"{lobby}/tables/{table_id}/seats", json={"name": f"clock{seat}"}
                 )
-                tokens.append((await _ok(joined))["token"])
+                tokens.append((await ok_json(joined))["token"])
             auth = {"Authorization": f"Bearer {tokens[0]}"}
             started = await session.post(f"{lobby}/tables/{table_id}/start", headers=auth)
-            return (await _ok(started))["match_id"]
+            return (await ok_json(started))["match_id"]
 
     return list(await asyncio.gather(*(one(limit) for limit in limits)))
 
@@ -82,7 +83,7 @@ async def collect_timeouts(
 
     async def one(match_id: str) -> None:
         async with gate:
-            page = await _ok(
+            page = await ok_json(
                 await session.get(f"{match}/matches/{match_id}/events", params={"limit": "500"})
             )
         fired = [item for item in page["items"] if item["type"] == "TurnTimedOut"]
@@ -108,19 +109,10 @@ async def wait_all_finished(
     while running and loop.time() < deadline:
         still = []
         for match_id in running:
-            info = await _ok(await session.get(f"{match}/matches/{match_id}"))
+            info = await ok_json(await session.get(f"{match}/matches/{match_id}"))
             if info["status"] != "finished":
                 still.append(match_id)
         running = still
         if running:
             await asyncio.sleep(0.5)
     return running
-
-
-async def _ok(response: aiohttp.ClientResponse) -> Any:
-    async with response:
-        if response.status >= 400:
-            raise RuntimeError(
-                f"{response.method} {response.url}: {response.status} {await response.text()}"
-            )
-        return await response.json()
