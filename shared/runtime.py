@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import signal
 from collections.abc import Awaitable, Callable
@@ -156,15 +155,17 @@ class Runtime:
         """Stop the background tasks, then the clients. Each task ends by itself once its
         current read returns (within a read's block time): cancelling one inside a redis-py
         read can leave it waiting forever (redis-py 8.1); only a task still running after
-        ``STOP_GRACE_S`` is cancelled."""
+        ``STOP_GRACE_S`` is cancelled, and one the cancel does not end either within as long is
+        left behind (closing must not hang on it)."""
         self.stop.set()
-        pending: set[asyncio.Task[None]] = set()
         if self._tasks:
             _done, pending = await asyncio.wait(self._tasks, timeout=STOP_GRACE_S)
-        for task in pending:
-            task.cancel()
-        with contextlib.suppress(Exception):
-            await asyncio.gather(*self._tasks, return_exceptions=True)
+            for task in pending:
+                task.cancel()
+            if pending:
+                _done, stuck = await asyncio.wait(pending, timeout=STOP_GRACE_S)
+                if stuck:
+                    log.warning("%d background tasks did not stop: left behind", len(stuck))
         await self.rules.stop()
         await self.redis.aclose()
         await self.pool.close()
