@@ -8,10 +8,11 @@ import os
 import re
 import signal
 import time
+import uuid
 from collections.abc import Callable
 
 import pytest
-from playwright.sync_api import Locator, Page, expect
+from playwright.sync_api import Locator, Page, Route, expect
 
 from services.operator.gateway import runtime_dir
 from tests.e2e.conftest import Gateway
@@ -147,6 +148,18 @@ def test_a_private_table_with_a_bot_opens_by_its_invitation_link(
     expect(page.get_by_test_id("your-turn")).to_be_visible()  # again: the bot has moved
 
 
+def lose_the_answer_once(page: Page, url: str) -> None:
+    """The next request to ``url`` reaches the server, but its answer never reaches the page
+    (as when a connection drops): the page sees a network error."""
+
+    def lose(route: Route) -> None:
+        route.fetch()
+        route.abort("connectionreset")
+        page.unroute(url, lose)
+
+    page.route(url, lose)
+
+
 def seat_row(page: Page, seat: int) -> Locator:
     return page.get_by_test_id("seats").locator("li").nth(seat)
 
@@ -154,12 +167,14 @@ def seat_row(page: Page, seat: int) -> Locator:
 def test_seats_bots_leaving_and_a_rematch_by_clicking(
     gateway: Gateway, people: Callable[..., Player]
 ) -> None:
-    """At the table page a bot is seated and removed, a player takes a seat and leaves it; in
+    """At the table page a bot is seated and removed; a player finds the table in the lobby,
+    takes a seat whose answer is lost (the retry gets that seat, not a second) and leaves it; in
     the match one player leaves (the table abandons it), the other sees the result and opens
     the rematch from the match page, the first takes their seat in it from the old table's
     page, and the rematch starts. Each step is checked against the server too."""
     ada, bob = people(), people(PHONE)
-    table_id = ada.create_table("hanabi", 2)
+    name = f"seats {uuid.uuid4().hex[:8]}"
+    table_id = ada.create_table("hanabi", 2, filled={"name": name})
     ada.take_seat("ada")
 
     def seats() -> list[dict]:
@@ -173,8 +188,17 @@ def test_seats_bots_leaving_and_a_rematch_by_clicking(
     expect(seat_row(ada.page, 1)).to_contain_text("empty")
     assert seats()[1] == {"seat": 1, "player": None, "bot": None}
 
-    bob.open(f"#/tables/{table_id}")
-    bob.take_seat("bob")
+    bob.open()  # the lobby lists the open table
+    bob.page.get_by_test_id("tables").get_by_role("link", name=name).click()
+    assert bob.wait_for_route("tables") == table_id
+    lose_the_answer_once(bob.page, "**/tables/*/seats")
+    bob.page.locator("input[name=player]").fill("bob")
+    bob.page.get_by_role("button", name="Take a seat").click()
+    expect(bob.page.get_by_test_id("problem-title")).to_have_text("No answer from the server")
+    bob.take_seat("bob")  # again: the same Idempotency-Key, so the same seat, not a second
+    expect(bob.page.get_by_test_id("problem")).to_have_count(0)
+    assert [seat["player"] for seat in seats()] == ["ada", "bob"]
+    expect(seat_row(bob.page, 1)).to_contain_text("(you)")
     expect(seat_row(ada.page, 1)).to_contain_text("bob")  # through ada's table feed
     seat_row(bob.page, 1).get_by_role("button", name="Leave seat").click()
     expect(bob.page.get_by_role("button", name="Take a seat")).to_be_visible()

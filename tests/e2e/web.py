@@ -95,6 +95,8 @@ class Player:
     ) -> str:
         """Fill the lobby's form (the game's options: ``filled`` fields, ``checked`` boxes) and
         create the table; its id (the page is then the table's)."""
+        from playwright.sync_api import expect
+
         self.open()
         form = self.page.get_by_test_id("create-table")
         form.locator("select[name=game]").select_option(game)
@@ -107,8 +109,6 @@ class Player:
             form.locator(f"select[name=bot-{seat}]").select_option(bot)
         for name, value in (filled or {}).items():
             form.locator(f"input[name={name}]").fill(value)
-        from playwright.sync_api import expect
-
         for name, on in (checked or {}).items():
             box = form.locator(f"input[name={name}]")
             box.set_checked(on)

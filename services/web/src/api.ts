@@ -1,11 +1,13 @@
 // The app's one way to the server: the client generated from openapi/openapi.json
 // (src/client/), on this page's origin (the gateway serves the app and the API together), and
 // the credentials this browser holds, kept in localStorage.
-import type { ProblemDocument } from "./client";
+import { type ProblemDocument, rematchTable } from "./client";
 import { type Client, createClient, createConfig } from "./client/client";
 import type { Auth } from "./client/core/auth.gen";
+import { links } from "./router";
 
 const APP_KEY = "playtable.appKey";
+const CONFIG_TIMEOUT_MS = 3000;
 
 export function appKey(): string {
   return localStorage.getItem(APP_KEY) ?? "";
@@ -19,7 +21,10 @@ export function setAppKey(key: string): void {
  * a stored one, which a restarted stack has revoked. A static file beside the app, not the API. */
 export async function loadServerAppKey(): Promise<void> {
   try {
-    const answer = await fetch("/web-config.json", { cache: "no-store" });
+    const answer = await fetch("/web-config.json", {
+      cache: "no-store",
+      signal: AbortSignal.timeout(CONFIG_TIMEOUT_MS),
+    });
     if (!answer.ok) return;
     const config: unknown = await answer.json();
     if (isRecord(config) && typeof config.appKey === "string") setAppKey(config.appKey);
@@ -40,22 +45,46 @@ export function api(bearer?: string | null): Client {
 }
 
 /** A fresh Idempotency-Key; getRandomValues works where randomUUID does not (plain HTTP). */
-export function idempotencyKey(): string {
+function idempotencyKey(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(16));
   return Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("");
 }
 
+/** The key of each request sent and not answered yet, by what it asks. */
+const unanswered = new Map<string, string>();
+
+/** Sends `call` with an Idempotency-Key that stays the same for the same `request` (what it
+ * asks, e.g. `["joinTable", tableId, name]`) until the server answers it: a retry after a lost
+ * answer (no answer, or a 5xx) gets the first attempt's outcome, so a seat is never taken twice
+ * and a token shown once is not lost. Once answered, success or refusal, the next is new. */
+export async function sendOnce<T>(request: unknown[], call: (key: string) => Promise<T>) {
+  const asked = JSON.stringify(request);
+  const key = unanswered.get(asked) ?? idempotencyKey();
+  unanswered.set(asked, key);
+  try {
+    const answer = await call(key);
+    unanswered.delete(asked);
+    return answer;
+  } catch (error) {
+    if (isProblem(error) && error.status < 500) unanswered.delete(asked);
+    throw error;
+  }
+}
+
 /** What the page shows of a failed call: the problem's title and detail, or what went wrong
  * before any answer. */
-export interface Shown {
+export interface ShownProblem {
   title: string;
   detail: string;
 }
 
-export function problemOf(error: unknown): Shown {
+const LONGEST_DETAIL = 200;
+
+export function problemOf(error: unknown): ShownProblem {
   if (isProblem(error)) return { title: error.title, detail: error.detail ?? "" };
   if (error instanceof Error) return { title: "No answer from the server", detail: error.message };
-  return { title: "Unexpected answer", detail: String(error) };
+  // not a problem document: a proxy's error page, say; its text, cut short
+  return { title: "Unexpected answer", detail: String(error).slice(0, LONGEST_DETAIL) };
 }
 
 function isProblem(error: unknown): error is ProblemDocument {
@@ -74,14 +103,28 @@ export interface Seat {
   name: string;
 }
 
+function isSeat(value: unknown): value is Seat {
+  return (
+    isRecord(value) &&
+    typeof value.seat === "number" &&
+    typeof value.token === "string" &&
+    typeof value.name === "string"
+  );
+}
+
 const seatKey = (tableId: string) => `playtable.table.${tableId}.seat`;
 const invitationKey = (tableId: string) => `playtable.table.${tableId}.invitation`;
 const matchKey = (matchId: string) => `playtable.match.${matchId}.bearer`;
+const rematchKey = (tableId: string) => `playtable.table.${tableId}.rematch`;
 
 export const credentials = {
   seat(tableId: string): Seat | null {
-    const stored = localStorage.getItem(seatKey(tableId));
-    return stored === null ? null : (JSON.parse(stored) as Seat);
+    try {
+      const stored: unknown = JSON.parse(localStorage.getItem(seatKey(tableId)) ?? "null");
+      return isSeat(stored) ? stored : null;
+    } catch {
+      return null; // not ours, or damaged: as if there were none
+    }
   },
   keepSeat(tableId: string, seat: Seat): void {
     localStorage.setItem(seatKey(tableId), JSON.stringify(seat));
@@ -97,12 +140,39 @@ export const credentials = {
   },
   /** The seat token (else the invitation) a match's requests carry; none: a spectator. */
   match(matchId: string): string | null {
-    return localStorage.getItem(matchKey(matchId));
+    return localStorage.getItem(matchKey(matchId)) || null;
   },
-  keepMatch(matchId: string, bearer: string): void {
-    localStorage.setItem(matchKey(matchId), bearer);
+  /** Whether this browser has settled how it sees the match (as a player, or no longer). */
+  knowsMatch(matchId: string): boolean {
+    return localStorage.getItem(matchKey(matchId)) !== null;
   },
-  forgetMatch(matchId: string): void {
-    localStorage.removeItem(matchKey(matchId));
+  /** `bearer` null: this browser watches the match from now on (its player left it). */
+  keepMatch(matchId: string, bearer: string | null): void {
+    localStorage.setItem(matchKey(matchId), bearer ?? "");
+  },
+  /** The rematch of a finished table in which this browser has taken its seat back. */
+  rematch(tableId: string): string | null {
+    return localStorage.getItem(rematchKey(tableId));
+  },
+  keepRematch(tableId: string, rematchId: string): void {
+    localStorage.setItem(rematchKey(tableId), rematchId);
   },
 };
+
+/** Takes back this player's seat in the rematch of a finished table (opening the rematch if
+ * nobody has yet) with the seat's `token`, keeps the new seat, and goes to the new table. */
+export async function takeRematchSeat(tableId: string, token: string): Promise<void> {
+  const joined = await sendOnce(["rematchTable", tableId], (key) =>
+    rematchTable({
+      client: api(token),
+      path: { table_id: tableId },
+      headers: { "Idempotency-Key": key },
+      throwOnError: true,
+    }),
+  );
+  const { seat, token: newToken, table } = joined.data;
+  const name = table.seats[seat]?.player ?? "";
+  credentials.keepSeat(table.table_id, { seat, token: newToken, name });
+  credentials.keepRematch(tableId, table.table_id);
+  location.hash = links.table(table.table_id);
+}

@@ -1,10 +1,30 @@
-// Pieces every page shows: a refused call's problem, the turn clocks, the player list.
+// Pieces every page shows: a refused call's problem, the turn clocks, the player list; and
+// how a page runs what its buttons ask.
 import { useEffect, useMemo, useState } from "preact/hooks";
 
 import type { ClockView, Outcome } from "./client";
-import type { Shown } from "./api";
+import { problemOf, type ShownProblem } from "./api";
 
-export function ProblemBox({ problem }: { problem: Shown | null }) {
+/** A page's commands, one at a time: `busy` while one runs (its buttons are disabled), and the
+ * problem of the last one refused, until the next succeeds. */
+export function useCommands() {
+  const [busy, setBusy] = useState(false);
+  const [refused, setRefused] = useState<ShownProblem | null>(null);
+  const run = async (command: () => Promise<void>) => {
+    setBusy(true);
+    try {
+      await command();
+      setRefused(null);
+    } catch (error) {
+      setRefused(problemOf(error));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { busy, refused, run };
+}
+
+export function ProblemBox({ problem }: { problem: ShownProblem | null }) {
   if (problem === null) return null;
   return (
     <div class="problem" role="alert" data-testid="problem">

@@ -6,8 +6,15 @@ import type { MatchEvent } from "./client";
 /** How many of the latest events the log keeps. */
 export const LOG_LENGTH = 30;
 
-/** Fields that name a seat: shown as the player's name. */
-const SEAT_FIELDS = new Set(["seat", "target", "giver", "player", "winner", "mover", "by"]);
+/** Each game's event fields that hold a seat, shown as the player's name (as the contract's
+ * event models say; a field of the same name may hold something else in another game). */
+const SEAT_FIELDS: Record<string, ReadonlySet<string>> = {
+  hanabi: new Set(["seat", "target"]),
+  carcassonne: new Set(["seat"]),
+  dingo: new Set(["seat", "ranch", "first_player", "start_player"]),
+  breaking_news: new Set(["seat", "reported_by"]),
+};
+const NO_SEAT_FIELDS: ReadonlySet<string> = new Set(["seat"]);
 /** Fields every event has, or too long to say in a line. */
 const LEFT_OUT = new Set(["type", "hands", "deck", "order"]);
 const LONGEST_VALUE = 60;
@@ -29,7 +36,7 @@ export function EventLog({ events, players }: { events: MatchEvent[]; players: s
           <li key={event.version} value={event.version} data-type={event.type}>
             <strong>{event.type}</strong>
             {event.seat !== null && <> by {players[event.seat] ?? `seat ${event.seat}`}</>}
-            {describe(event.data as Record<string, unknown>, event.seat, players)}
+            {describe(event, players)}
           </li>
         ))}
       </ol>
@@ -39,16 +46,19 @@ export function EventLog({ events, players }: { events: MatchEvent[]; players: s
 
 /** The event's fields, but those every event has, the empty ones, and its own `seat` when that
  * is the mover's (the line already says "by"). */
-function describe(data: Record<string, unknown>, mover: number | null, players: string[]): string {
-  const said = Object.entries(data)
+function describe(event: MatchEvent, players: string[]): string {
+  const seats = SEAT_FIELDS[event.game] ?? NO_SEAT_FIELDS;
+  const said = Object.entries(event.data as Record<string, unknown>)
     .filter(([field, value]) => !LEFT_OUT.has(field) && value !== null && value !== undefined)
-    .filter(([field, value]) => !(field === "seat" && value === mover))
-    .map(([field, value]) => `${field.replaceAll("_", " ")} ${say(field, value, players)}`);
+    .filter(([field, value]) => !(field === "seat" && value === event.seat))
+    .map(
+      ([field, value]) => `${field.replaceAll("_", " ")} ${say(value, seats.has(field), players)}`,
+    );
   return said.length === 0 ? "" : `: ${said.join(", ")}`;
 }
 
-function say(field: string, value: unknown, players: string[]): string {
-  if (SEAT_FIELDS.has(field) && typeof value === "number") return players[value] ?? `seat ${value}`;
+function say(value: unknown, isSeat: boolean, players: string[]): string {
+  if (isSeat && typeof value === "number") return players[value] ?? `seat ${value}`;
   if (Array.isArray(value) && value.every((item) => typeof item !== "object")) {
     return `[${value.join(", ")}]`;
   }

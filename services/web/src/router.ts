@@ -10,7 +10,12 @@ export type Route =
 
 export function parseRoute(hash: string): Route {
   const [path = "", query = ""] = hash.replace(/^#/, "").split("?");
-  const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
+  let parts: string[];
+  try {
+    parts = path.split("/").filter(Boolean).map(decodeURIComponent);
+  } catch {
+    return { page: "unknown", hash }; // a stray "%" that is no escape
+  }
   const [section, id, sub] = parts;
   if (parts.length === 0) return { page: "lobby" };
   if (section === "tables" && id !== undefined && parts.length === 2) {

@@ -2,24 +2,22 @@
 // and its story, the stopwatch, the vote and the scores. Every control sends an action the API
 // listed; only a story's text is the player's own (checked here for the words the engine wants).
 import type { ComponentChildren } from "preact";
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import type {
   BreakingNewsAction,
-  BreakingNewsCallBreakingNews,
-  BreakingNewsCompleteObject,
   BreakingNewsElementCard,
   BreakingNewsObjectCard,
-  BreakingNewsPlaceCard,
   BreakingNewsStory,
   BreakingNewsTableCard,
-  BreakingNewsTellStory,
   BreakingNewsView,
-  BreakingNewsVoteForStory,
 } from "../client/types.gen";
 import type { TableProps } from "./types";
 import {
   ActionButton,
   Fact,
+  groupBy,
+  listed,
+  plural,
   ScoreTable,
   Section,
   SpectatingNote,
@@ -29,12 +27,9 @@ import {
 } from "./cardtable";
 import "./breaking_news.css";
 
-type PlaceAction = { type: "PlaceCard" } & BreakingNewsPlaceCard;
-type CompleteAction = { type: "CompleteObject" } & BreakingNewsCompleteObject;
-type CallAction = { type: "CallBreakingNews" } & BreakingNewsCallBreakingNews;
-type TellAction = { type: "TellStory" } & BreakingNewsTellStory;
-type VoteAction = { type: "VoteForStory" } & BreakingNewsVoteForStory;
-type StoryAction = CompleteAction | TellAction;
+type Listed<Type extends BreakingNewsAction["type"]> = Extract<BreakingNewsAction, { type: Type }>;
+type PlaceAction = Listed<"PlaceCard">;
+type StoryAction = Listed<"CompleteObject" | "TellStory">;
 
 const SYMBOL_ICON: Record<string, string> = {
   person: "☺",
@@ -58,7 +53,7 @@ const PHASE_TEXT: Record<string, string> = {
 };
 
 /** The form the engine compares stories and words in: NFC, case-folded, single spaces. */
-export function normaliseText(text: string): string {
+function normaliseText(text: string): string {
   return text
     .normalize("NFC")
     .toLowerCase()
@@ -79,7 +74,7 @@ interface WordNeed {
 }
 
 /** Which word of each chain card the story needs, as the engine checks it. */
-export function wordNeeds(
+function wordNeeds(
   cards: number[],
   lookup: Map<number, BreakingNewsElementCard>,
   language: string | null,
@@ -106,7 +101,7 @@ function elementWord(card: BreakingNewsElementCard, language: string): string {
   return card.words[language] ?? Object.values(card.words)[0] ?? `#${card.card}`;
 }
 
-function ObjectFace(props: { object: BreakingNewsObjectCard; note?: string; highlight?: boolean }) {
+function ObjectFace(props: { object: BreakingNewsObjectCard; highlight?: boolean }) {
   const { object } = props;
   return (
     <div
@@ -117,7 +112,7 @@ function ObjectFace(props: { object: BreakingNewsObjectCard; note?: string; high
       <div class="bn-object-head">
         <span>Object #{object.object}</span>
         <span class="bn-points" title="points">
-          {object.points} pt{object.points === 1 ? "" : "s"}
+          {plural(object.points, "pt")}
         </span>
       </div>
       <div class="bn-object-symbols">
@@ -127,7 +122,6 @@ function ObjectFace(props: { object: BreakingNewsObjectCard; note?: string; high
           </span>
         ))}
       </div>
-      {props.note ? <div class="bn-object-note">{props.note}</div> : null}
     </div>
   );
 }
@@ -182,7 +176,9 @@ function ElementFace(props: {
 function Grid(props: {
   table: BreakingNewsTableCard[];
   language: string;
+  /** The chosen card's spots; none while no card is chosen. */
   slots: PlaceAction[];
+  /** Where some card of the hand fits, shown only while no card is chosen. */
   hints: { x: number; y: number }[];
   highlight: Set<number>;
   played: number | null;
@@ -202,7 +198,6 @@ function Grid(props: {
     gridColumn: `${x - minX + 1}`,
     gridRow: `${maxY - y + 1}`,
   });
-  const taken = new Set(slots.map((slot) => `${slot.x},${slot.y}`));
   return (
     <div class="bn-grid-scroll" data-testid="bn-grid">
       <div
@@ -234,16 +229,14 @@ function Grid(props: {
             </div>
           );
         })}
-        {hints
-          .filter((hint) => !taken.has(`${hint.x},${hint.y}`))
-          .map((hint) => (
-            <div
-              key={`h${hint.x},${hint.y}`}
-              class="bn-cell bn-hint"
-              style={place(hint.x, hint.y)}
-              aria-hidden="true"
-            />
-          ))}
+        {hints.map((hint) => (
+          <div
+            key={`h${hint.x},${hint.y}`}
+            class="bn-cell bn-hint"
+            style={place(hint.x, hint.y)}
+            aria-hidden="true"
+          />
+        ))}
         {slots.map((slot) => (
           <div key={`s${slot.x},${slot.y}`} class="bn-cell" style={place(slot.x, slot.y)}>
             <button
@@ -267,6 +260,23 @@ function Grid(props: {
   );
 }
 
+/** The language variant a story starts in: the one in the language the cards are shown in,
+ * else the player's own, else the first listed. */
+function defaultVariant(variants: StoryAction[], display: string, home: string | null): number {
+  for (const language of [display, home]) {
+    const index = variants.findIndex((variant) => variant.language === language);
+    if (language !== null && index >= 0) return index;
+  }
+  return 0;
+}
+
+/** A variant's name in the language select, marked when telling it earns the bonus. */
+function variantName(variant: StoryAction, earnsBonus: boolean): string {
+  if (!variant.language) return "not declared";
+  const name = LANGUAGE_NAME[variant.language] ?? variant.language;
+  return earnsBonus ? `${name} (+1 foreign language)` : name;
+}
+
 /** Compose a story inside the shape of one of the listed actions (language variants of the
  * same news): only the text is the player's; the chain, the object, the language are listed. */
 function StoryEditor(props: {
@@ -274,15 +284,23 @@ function StoryEditor(props: {
   cards: number[];
   lookup: Map<number, BreakingNewsElementCard>;
   display: string;
+  /** The player's own language, when the view tells it. */
+  home: string | null;
+  /** Whether a story in another language than ``home`` earns a point more. */
+  foreignBonus: boolean;
   busy: boolean;
   submit: (action: BreakingNewsAction) => Promise<void>;
   label: string;
 }) {
-  const { variants, cards, lookup, display, busy } = props;
+  const { variants, cards, lookup, display, home, busy } = props;
   const [story, setStory] = useState("");
-  const [variantIndex, setVariantIndex] = useState(0);
+  // Until the player picks a variant, it follows the display language.
+  const [picked, setPicked] = useState<number | null>(null);
+  const variantIndex = picked ?? defaultVariant(variants, display, home);
   const variant = variants[Math.min(variantIndex, variants.length - 1)];
   const language = variant.language ?? null;
+  const earnsBonus = (option: StoryAction) =>
+    props.foreignBonus && home !== null && !!option.language && option.language !== home;
   const needs = wordNeeds(cards, lookup, language, display, story);
   const missing = needs.filter((need) => !need.found);
   const tooLong = story.length > MAX_STORY_CHARS;
@@ -290,18 +308,16 @@ function StoryEditor(props: {
   return (
     <div class="bn-story-editor" data-testid="story-editor">
       {variants.length > 1 ? (
-        <label class="bn-field">
+        <label>
           Language of the story:{" "}
           <select
             data-testid="story-language"
             value={String(variantIndex)}
-            onChange={(event) => setVariantIndex(Number((event.target as HTMLSelectElement).value))}
+            onChange={(event) => setPicked(Number((event.target as HTMLSelectElement).value))}
           >
             {variants.map((option, index) => (
               <option key={index} value={String(index)}>
-                {option.language
-                  ? (LANGUAGE_NAME[option.language] ?? option.language)
-                  : "not declared"}
+                {variantName(option, earnsBonus(option))}
               </option>
             ))}
           </select>
@@ -329,6 +345,7 @@ function StoryEditor(props: {
       <textarea
         class="bn-story-input"
         data-testid="story-input"
+        aria-label="Your story"
         rows={4}
         maxLength={MAX_STORY_CHARS}
         placeholder="Tell the news…"
@@ -368,22 +385,50 @@ function StoryEditor(props: {
   );
 }
 
-/** Milliseconds since ``since`` first changed to its current value, by this browser's
- * monotonic clock (never comparing its wall clock with the server's); ticks while ``active``. */
-function useElapsed(since: number | null, active: boolean): number {
-  const [arrived, setArrived] = useState(() => performance.now());
+/** When this page saw the news called at ``calledAt`` (by this browser's monotonic clock, never
+ * compared with the server's), or null: no call, or one already made when the page first showed
+ * it (a reload, a replay), whose clock has run for a time nobody here knows. */
+function useCallSeenAt(calledAt: number | null): number | null {
+  const atMount = useRef(calledAt);
+  const [seen, setSeen] = useState<{ calledAt: number; at: number } | null>(null);
+  useEffect(() => {
+    if (calledAt !== null && calledAt !== atMount.current) {
+      setSeen({ calledAt, at: performance.now() });
+    }
+  }, [calledAt]);
+  return seen !== null && seen.calledAt === calledAt ? seen.at : null;
+}
+
+/** The story's clock: the seconds since this page saw the call and what a story told now would
+ * earn; only that it runs when the page did not see the call (``seenAt`` null). */
+function StoryClock(props: { seenAt: number | null }) {
+  const { seenAt } = props;
   const [now, setNow] = useState(() => performance.now());
   useEffect(() => {
-    const at = performance.now();
-    setArrived(at);
-    setNow(at);
-  }, [since]);
-  useEffect(() => {
-    if (!active) return undefined;
+    if (seenAt === null) return undefined;
+    setNow(performance.now());
     const timer = setInterval(() => setNow(performance.now()), 250);
     return () => clearInterval(timer);
-  }, [active]);
-  return Math.max(0, now - arrived);
+  }, [seenAt]);
+  if (seenAt === null) {
+    return (
+      <div class="bn-clock" data-testid="story-clock" title="the server times the story">
+        The clock is running
+      </div>
+    );
+  }
+  // whole seconds, and the verdict on them, so the note never contradicts the count shown
+  const seconds = Math.floor(Math.max(0, now - seenAt) / 1000);
+  const verdict = seconds < 15 ? " (under 15 s: −1)" : seconds > 30 ? " (over 30 s: +1)" : "";
+  return (
+    <div
+      class="bn-clock"
+      data-testid="story-clock"
+      title="since the call reached this page (the server times the story itself)"
+    >
+      {seconds} s{verdict}
+    </div>
+  );
 }
 
 function storyWords(
@@ -407,6 +452,8 @@ function storyWords(
 function StoryRecord(props: {
   story: BreakingNewsStory;
   index: number;
+  /** "story" in the record of told stories (the browser tests count them), else "vote-story". */
+  testid: string;
   players: string[];
   you: number | null;
   lookup: Map<number, BreakingNewsElementCard>;
@@ -418,7 +465,7 @@ function StoryRecord(props: {
   return (
     <li
       class="bn-story"
-      data-testid="story"
+      data-testid={props.testid}
       data-index={props.index}
       onMouseEnter={props.onHover ? () => props.onHover?.(story.cards) : undefined}
       onMouseLeave={props.onHover ? () => props.onHover?.(null) : undefined}
@@ -441,36 +488,40 @@ function StoryRecord(props: {
 
 export function BreakingNewsTable(props: TableProps<BreakingNewsView, BreakingNewsAction>) {
   const { view, actions, you, players, toMove, submit, busy } = props;
-  const homeLanguage = you !== null && view.home_languages ? view.home_languages[you] : undefined;
+  const homeLanguage = (you !== null && view.home_languages?.[you]) || null;
   const [display, setDisplay] = useState<string>(
     homeLanguage && homeLanguage in LANGUAGE_NAME ? homeLanguage : "en",
   );
   const [selected, setSelected] = useState<number | null>(null);
   const [chosen, setChosen] = useState<string | null>(null);
   const [hoverCards, setHoverCards] = useState<number[] | null>(null);
+  // A choice belongs to its turn and phase (not to the version: a clock event must not wipe a
+  // story being typed); a hover may outlive its control (a tap, a button that went away).
+  useEffect(() => {
+    setSelected(null);
+    setChosen(null);
+    setHoverCards(null);
+  }, [view.turns, view.phase]);
   const over = view.phase === "over";
-  const storyElapsed = useElapsed(
-    view.called_news ? view.called_news.called_at_ms : null,
-    view.phase === "story" && view.called_news !== null,
-  );
+  const callSeenAt = useCallSeenAt(view.called_news?.called_at_ms ?? null);
+  // Only a seat playing now times the story: every seat has ReportSilence listed while it runs,
+  // and a replay (no actions) stepping across a call would otherwise start a clock of its own.
+  const liveCallSeenAt = actions.length > 0 ? callSeenAt : null;
 
   // Every element card on view (table and hand), by id, for words and symbols.
   const lookup = new Map<number, BreakingNewsElementCard>();
   for (const entry of view.table) lookup.set(entry.card.card, entry.card);
   for (const card of view.hand ?? []) lookup.set(card.card, card);
 
-  const placements = actions.filter((action): action is PlaceAction => action.type === "PlaceCard");
+  const placements = listed(actions, "PlaceCard");
   const pass = actions.find((action) => action.type === "PassTurn");
   const endTurn = actions.find((action) => action.type === "EndTurn");
   const silence = actions.find((action) => action.type === "ReportSilence");
-  const completions = actions.filter(
-    (action): action is CompleteAction => action.type === "CompleteObject",
-  );
-  const calls = actions.filter(
-    (action): action is CallAction => action.type === "CallBreakingNews",
-  );
-  const tells = actions.filter((action): action is TellAction => action.type === "TellStory");
-  const votes = actions.filter((action): action is VoteAction => action.type === "VoteForStory");
+  const calls = listed(actions, "CallBreakingNews");
+  const tells = listed(actions, "TellStory");
+  const votes = listed(actions, "VoteForStory");
+  // Your turn to place a card: the pass is listed then, even when no card fits.
+  const placing = view.phase === "play" && pass !== undefined;
 
   const placeable = new Set(placements.map((action) => action.card));
   const selectedCard = selected !== null && placeable.has(selected) ? selected : null;
@@ -482,13 +533,10 @@ export function BreakingNewsTable(props: TableProps<BreakingNewsView, BreakingNe
       hintKeys.set(`${action.x},${action.y}`, { x: action.x, y: action.y });
 
   // The news on offer: each (object, chain) once, with its listed language variants.
-  const news = new Map<string, CompleteAction[]>();
-  for (const action of completions) {
-    const key = `${action.object}:${action.cards.join(",")}`;
-    const group = news.get(key);
-    if (group) group.push(action);
-    else news.set(key, [action]);
-  }
+  const news = groupBy(
+    listed(actions, "CompleteObject"),
+    (action) => `${action.object}:${action.cards.join(",")}`,
+  );
   const chosenKey = chosen !== null && news.has(chosen) ? chosen : null;
   const chosenNews = chosenKey !== null ? news.get(chosenKey)! : null;
 
@@ -507,11 +555,17 @@ export function BreakingNewsTable(props: TableProps<BreakingNewsView, BreakingNe
       return element ? elementWord(element, display) : `#${id}`;
     });
 
-  const storyRecord = (story: BreakingNewsStory, index: number, children?: ComponentChildren) => (
+  const storyRecord = (
+    story: BreakingNewsStory,
+    index: number,
+    testid: string,
+    children?: ComponentChildren,
+  ) => (
     <StoryRecord
       key={index}
       story={story}
       index={index}
+      testid={testid}
       players={players}
       you={you}
       lookup={lookup}
@@ -529,6 +583,8 @@ export function BreakingNewsTable(props: TableProps<BreakingNewsView, BreakingNe
       cards={cards}
       lookup={lookup}
       display={display}
+      home={homeLanguage}
+      foreignBonus={view.foreign_language_bonus}
       busy={busy}
       submit={submit}
       label={label}
@@ -539,7 +595,7 @@ export function BreakingNewsTable(props: TableProps<BreakingNewsView, BreakingNe
     const card = objectsById.get(object);
     const words = wordsOf(cards);
     const where = view.objects?.some((own) => own.object === object) ? "your" : "open";
-    return `Object #${object} (${where}${card ? `: ${card.symbols.join(" · ")}, ${card.points} pt${card.points === 1 ? "" : "s"}` : ""}) with ${words.join(", ")}`;
+    return `Object #${object} (${where}${card ? `: ${card.symbols.join(" · ")}, ${plural(card.points, "pt")}` : ""}) with ${words.join(", ")}`;
   };
 
   const teller = view.phase === "story" && view.called_news ? view.called_news.seat : null;
@@ -563,7 +619,7 @@ export function BreakingNewsTable(props: TableProps<BreakingNewsView, BreakingNe
         <Fact label="Turn">{view.turns + (over ? 0 : 1)}</Fact>
         {view.turns_left !== null ? (
           <Fact label="Final round" testid="bn-turns-left">
-            {view.turns_left} turn{view.turns_left === 1 ? "" : "s"} left
+            {plural(view.turns_left, "turn")} left
           </Fact>
         ) : null}
         <Fact label="Element deck">{view.element_deck_size}</Fact>
@@ -690,7 +746,7 @@ export function BreakingNewsTable(props: TableProps<BreakingNewsView, BreakingNe
                   key={card.card}
                   type="button"
                   class={`bn-hand-card ${selectedCard === card.card ? "bn-selected" : ""} ${
-                    placements.length && !canPlace ? "bn-unplayable" : ""
+                    placing && !canPlace ? "bn-unplayable" : ""
                   }`}
                   data-testid="hand-card"
                   data-card={card.card}
@@ -698,7 +754,11 @@ export function BreakingNewsTable(props: TableProps<BreakingNewsView, BreakingNe
                   aria-pressed={selectedCard === card.card}
                   disabled={!canPlace || busy}
                   title={
-                    canPlace ? "Choose this card, then a + on the table" : "It fits nowhere now"
+                    canPlace
+                      ? "Choose this card, then a + on the table"
+                      : placing
+                        ? "It fits nowhere now"
+                        : undefined
                   }
                   onClick={() => setSelected(selectedCard === card.card ? null : card.card)}
                 >
@@ -736,7 +796,10 @@ export function BreakingNewsTable(props: TableProps<BreakingNewsView, BreakingNe
                   data-testid="news-choice"
                   aria-pressed={chosenKey === key}
                   disabled={busy}
-                  onClick={() => setChosen(chosenKey === key ? null : key)}
+                  onClick={() => {
+                    setHoverCards(null);
+                    setChosen(chosenKey === key ? null : key);
+                  }}
                   onMouseEnter={() => setHoverCards(group[0].cards)}
                   onMouseLeave={() => setHoverCards(null)}
                 >
@@ -754,7 +817,10 @@ export function BreakingNewsTable(props: TableProps<BreakingNewsView, BreakingNe
               action={call}
               busy={busy}
               className="bn-call"
-              onChoose={() => void submit(call)}
+              onChoose={() => {
+                setHoverCards(null);
+                void submit(call);
+              }}
               onHover={(on) => setHoverCards(on ? call.cards : null)}
             >
               Call Breaking News: {newsLabel(call.object, call.cards)} (the clock starts)
@@ -780,18 +846,7 @@ export function BreakingNewsTable(props: TableProps<BreakingNewsView, BreakingNe
                 {view.called_news.seat === you ? "are" : "is"} telling the news of{" "}
                 {wordsOf(view.called_news.cards).join(", ")}.
               </div>
-              <div
-                class="bn-clock"
-                data-testid="story-clock"
-                title="since the call reached this page (the server times the story itself)"
-              >
-                {(storyElapsed / 1000).toFixed(0)} s
-                {storyElapsed < 15000
-                  ? " (under 15 s: −1)"
-                  : storyElapsed > 30000
-                    ? " (over 30 s: +1)"
-                    : ""}
-              </div>
+              <StoryClock seenAt={liveCallSeenAt} />
             </div>
           </div>
           {tells.length
@@ -834,11 +889,15 @@ export function BreakingNewsTable(props: TableProps<BreakingNewsView, BreakingNe
               return storyRecord(
                 story,
                 index,
+                "vote-story",
                 vote ? (
                   <ActionButton
                     action={vote}
                     busy={busy}
-                    onChoose={() => void submit(vote)}
+                    onChoose={() => {
+                      setHoverCards(null);
+                      void submit(vote);
+                    }}
                     className="ct-primary"
                   >
                     Vote for this story
@@ -853,7 +912,7 @@ export function BreakingNewsTable(props: TableProps<BreakingNewsView, BreakingNe
       <Section title={`Stories (${view.stories.length})`} class="bn-record" testid="stories">
         {view.stories.length ? (
           <ol class="bn-stories">
-            {view.stories.map((story, index) => storyRecord(story, index))}
+            {view.stories.map((story, index) => storyRecord(story, index, "story"))}
           </ol>
         ) : (
           <div class="ct-note">No news yet.</div>
@@ -862,5 +921,3 @@ export function BreakingNewsTable(props: TableProps<BreakingNewsView, BreakingNe
     </div>
   );
 }
-
-export default BreakingNewsTable;

@@ -20,16 +20,18 @@ import type {
 import type { TableProps } from "./types";
 import {
   followerOf,
+  nextRotation,
   placementWith,
   sortActions,
   squareKey,
   type CarryOut,
   type PlaceTile,
+  type Sorted,
   type Square,
 } from "./carcassonne/actions";
-import { Meeple, ScoreTrack, seatColour, SEAT_COLOUR_NAMES, TileArt } from "./carcassonne/draw";
-import { featureKind, spotPoint, TILES, TOTAL_TILES } from "./carcassonne/geometry";
-import { isDark, messageCard } from "./carcassonne/messages";
+import { Meeple, ScoreTrack, seatColour, TileArt } from "./carcassonne/draw";
+import { compass, featureKind, spotPoint, TILES, TOTAL_TILES } from "./carcassonne/geometry";
+import { isDark, messageCard, TRACK_SPACES } from "./carcassonne/messages";
 import "./carcassonne.css";
 
 type Props = TableProps<CarcassonneView, CarcassonneAction>;
@@ -42,6 +44,23 @@ const KIND_WORDS: Record<string, string> = {
   field: "field (farmer)",
 };
 const ZOOMS = [36, 48, 64, 80, 100, 128];
+/** The phone layout's breakpoint, as in carcassonne.css. */
+const PHONE = "(max-width: 760px)";
+
+/** A figure's name ("scoring figure", "messenger"); ``short``: its first word. */
+function figureName(figure: number, short = false): string {
+  const name = FIGURE_NAMES[figure];
+  if (!name) return `figure ${figure}`;
+  return short ? (name.split(" ")[0] ?? name) : name;
+}
+
+/** A follower spot of the drawn tile in words: the feature and where it lies on the tile
+ * ("field (farmer), south-west"). */
+function spotLabel(letter: string, rotation: number, spot: number): string {
+  const kind = featureKind(letter, spot);
+  const what = (kind && KIND_WORDS[kind]) ?? `spot ${spot}`;
+  return `${what}, ${compass(spotPoint(letter, rotation, spot))}`;
+}
 
 function nameOf(players: string[], seat: number): string {
   const name = players[seat];
@@ -53,10 +72,14 @@ function whoOf(players: string[], seat: number, you: number | null): string {
 }
 
 interface Selection {
-  /** The turn this selection belongs to; a new view or new actions clear it. */
+  /** The turn this selection belongs to (board size, drawn tile, who moves, The Messengers'
+   * phase, message and pending scorings, the number of listed actions): when that changes, the
+   * selection starts afresh. */
   turn: string;
   square: string | null;
-  rotation: number | null;
+  /** How the drawn tile is turned: on the chosen square when that way fits there (else the
+   * square's first listed way), and in the drawn tile's picture. */
+  rotation: number;
   follower: number | null;
   /** Message 8: the follower (``x,y,spot``) chosen to score. */
   target: string | null;
@@ -67,8 +90,7 @@ function targetKey(x: number, y: number, spot: number): string {
 }
 
 export function CarcassonneTable(props: Props): JSX.Element {
-  const { view, actions, you, players, busy } = props;
-  const toMove = props.toMove ?? view.to_move;
+  const { view, actions, you, players, toMove, busy } = props;
   const sorted = useMemo(() => sortActions(actions), [actions]);
   const messengers = view.messengers ?? null;
   const turn = useMemo(
@@ -84,67 +106,46 @@ export function CarcassonneTable(props: Props): JSX.Element {
       ]),
     [view, toMove, messengers, actions],
   );
-  const [selState, setSelState] = useState<Selection>({
-    turn,
-    square: null,
-    rotation: null,
-    follower: null,
-    target: null,
-  });
-  const sel: Selection =
-    selState.turn === turn
-      ? selState
-      : { turn, square: null, rotation: null, follower: null, target: null };
+  const fresh: Selection = { turn, square: null, rotation: 0, follower: null, target: null };
+  const [selState, setSelState] = useState<Selection>(fresh);
+  const sel: Selection = selState.turn === turn ? selState : fresh;
   const setSel = (patch: Partial<Selection>) => setSelState({ ...sel, ...patch, turn });
   // 80 px tiles on a wide screen, 64 px on a phone
   const [zoomIndex, setZoomIndex] = useState(() =>
-    typeof window !== "undefined" && window.innerWidth < 760 ? 2 : 3,
+    typeof window !== "undefined" && window.matchMedia?.(PHONE).matches ? 2 : 3,
   );
-  const [preview, setPreview] = useState(0);
 
   const square: Square | null = sel.square ? (sorted.squares.get(sel.square) ?? null) : null;
-  const rotation: number | null =
-    square && sel.rotation !== null && square.rotations.includes(sel.rotation)
+  const rotation: number | null = square
+    ? square.rotations.includes(sel.rotation)
       ? sel.rotation
-      : square
-        ? square.rotations.includes(preview)
-          ? preview
-          : (square.rotations[0] ?? null)
-        : null;
+      : (square.rotations[0] ?? null)
+    : null;
   const placements: PlaceTile[] =
     square && rotation !== null ? (square.byRotation.get(rotation) ?? []) : [];
   const spots = placements.map(followerOf).filter((s): s is number => s !== null);
   const follower = sel.follower !== null && spots.includes(sel.follower) ? sel.follower : null;
   const chosen = square && rotation !== null ? placementWith(square, rotation, follower) : null;
-  const myTurn = you !== null && toMove.includes(you) && !view.finished;
+  // the replay viewer passes the seat it replays as ``you``, with no actions
+  const myTurn = you !== null && actions.length > 0 && toMove.includes(you) && !view.finished;
 
   const send = (action: CarcassonneAction | null) => {
     if (!action || busy) return;
     props.submit(action).catch(() => undefined);
   };
 
-  const chooseSquare = (key: string) => {
-    if (busy) return;
-    if (sel.square === key && square && rotation !== null) {
-      // a second click on the chosen square turns the tile to its next listed rotation
-      const next =
-        square.rotations[(square.rotations.indexOf(rotation) + 1) % square.rotations.length] ??
-        rotation;
-      setSel({ rotation: next, follower: null });
-      setPreview(next);
-      return;
-    }
-    setSel({ square: key, rotation: null, follower: null });
-  };
   const turnTile = (step: number) => {
     if (square && rotation !== null) {
-      const list = square.rotations;
-      const next = list[(list.indexOf(rotation) + step + list.length) % list.length] ?? rotation;
-      setSel({ rotation: next, follower: null });
-      setPreview(next);
+      setSel({ rotation: nextRotation(square, rotation, step), follower: null });
     } else {
-      setPreview((preview + step + 4) % 4);
+      setSel({ rotation: (((sel.rotation + step) % 4) + 4) % 4 });
     }
+  };
+  const chooseSquare = (key: string) => {
+    if (busy) return;
+    // a second click on the chosen square turns the tile to its next listed rotation
+    if (sel.square === key && square) turnTile(1);
+    else setSel({ square: key, follower: null });
   };
 
   // message 8: the listed followers it may score
@@ -172,6 +173,7 @@ export function CarcassonneTable(props: Props): JSX.Element {
         follower={follower}
         spots={spots}
         you={you}
+        players={players}
         busy={busy}
         size={ZOOMS[zoomIndex] ?? 64}
         targets={targets}
@@ -184,6 +186,7 @@ export function CarcassonneTable(props: Props): JSX.Element {
         <button
           type="button"
           aria-label="Zoom out"
+          title="Zoom out"
           data-testid="carc-zoom-out"
           disabled={zoomIndex === 0}
           onClick={() => setZoomIndex(Math.max(0, zoomIndex - 1))}
@@ -193,6 +196,7 @@ export function CarcassonneTable(props: Props): JSX.Element {
         <button
           type="button"
           aria-label="Zoom in"
+          title="Zoom in"
           data-testid="carc-zoom-in"
           disabled={zoomIndex === ZOOMS.length - 1}
           onClick={() => setZoomIndex(Math.min(ZOOMS.length - 1, zoomIndex + 1))}
@@ -203,7 +207,7 @@ export function CarcassonneTable(props: Props): JSX.Element {
           {view.board.length} tiles placed · {view.tiles_left} left
         </span>
       </div>
-      <Status view={view} players={players} you={you} toMove={toMove} />
+      <Status view={view} players={players} you={you} toMove={toMove} myTurn={myTurn} />
       <Controls
         view={view}
         players={players}
@@ -213,15 +217,15 @@ export function CarcassonneTable(props: Props): JSX.Element {
         sorted={sorted}
         square={square}
         rotation={rotation}
-        preview={preview}
-        placements={placements}
+        preview={sel.rotation}
+        spots={spots}
         follower={follower}
         chosen={chosen}
         targets={targets}
         target={target}
         onTurn={turnTile}
         onFollower={(spot) => setSel({ follower: spot })}
-        onCancel={() => setSel({ square: null, rotation: null, follower: null })}
+        onCancel={() => setSel({ square: null, follower: null })}
         onTarget={(key) => setSel({ target: key })}
         send={send}
       />
@@ -234,12 +238,13 @@ export function CarcassonneTable(props: Props): JSX.Element {
 
 interface BoardProps {
   view: CarcassonneView;
-  sorted: ReturnType<typeof sortActions>;
+  sorted: Sorted;
   square: Square | null;
   rotation: number | null;
   follower: number | null;
   spots: number[];
   you: number | null;
+  players: string[];
   busy: boolean;
   size: number;
   targets: Map<string, CarryOut[]>;
@@ -250,7 +255,7 @@ interface BoardProps {
 }
 
 function Board(props: BoardProps): JSX.Element {
-  const { view, sorted, square, rotation, size, busy } = props;
+  const { view, sorted, square, rotation, size, busy, you, players } = props;
   const tiles = view.board;
   const byKey = new Map<string, CarcassonnePlacedTile>(tiles.map((t) => [squareKey(t.x, t.y), t]));
   let minX = 0;
@@ -277,7 +282,7 @@ function Board(props: BoardProps): JSX.Element {
   const scale = size / 100;
 
   // Keep what the player looks at in place when the board grows west or north, and start
-  // with the middle of the board in view.
+  // with the last placed tile in the middle of the view.
   const scroller = useRef<HTMLDivElement>(null);
   const origin = useRef<{ minX: number; maxY: number; size: number } | null>(null);
   useLayoutEffect(() => {
@@ -303,6 +308,17 @@ function Board(props: BoardProps): JSX.Element {
     }
     origin.current = { minX, maxY, size };
   }, [minX, maxY, size]);
+
+  // Once a square is chosen its highlight (which may have had the focus) is gone: keyboard
+  // focus goes on to the tile shown there, which turns it as a click does.
+  const ghost = useRef<SVGGElement>(null);
+  const ghostAt = square?.key ?? null;
+  useLayoutEffect(() => {
+    const active = document.activeElement;
+    if (ghostAt && ghost.current && (!active || active === document.body)) {
+      ghost.current.focus({ preventScroll: true });
+    }
+  }, [ghostAt]);
 
   // Drag with the mouse to pan (touch screens scroll natively).
   const drag = useRef<{ x: number; y: number; left: number; top: number; moved: boolean } | null>(
@@ -345,6 +361,7 @@ function Board(props: BoardProps): JSX.Element {
 
   const last = tiles[tiles.length - 1];
   const drawn = view.tile;
+  const whose = (seat: number) => (seat === you ? "Your" : `${nameOf(players, seat)}'s`);
   const followersAt = (f: CarcassonneFollower) => {
     const tile = byKey.get(squareKey(f.x, f.y));
     return tile ? spotPoint(tile.tile, tile.rotation, f.spot) : ([50, 50] as const);
@@ -368,6 +385,8 @@ function Board(props: BoardProps): JSX.Element {
         width={width}
         height={height}
         viewBox={`0 0 ${width} ${height}`}
+        role="group"
+        aria-label={`The board: ${tiles.length} tiles placed${sorted.squares.size ? `, ${sorted.squares.size} squares where the drawn tile fits` : ""}`}
       >
         <defs>
           <pattern
@@ -398,7 +417,6 @@ function Board(props: BoardProps): JSX.Element {
         ))}
         {last && (
           <rect
-            class="carc-last"
             x={left(last.x) + 1.5}
             y={top(last.y) + 1.5}
             width={size - 3}
@@ -423,9 +441,8 @@ function Board(props: BoardProps): JSX.Element {
                 at={at}
                 seat={f.seat}
                 size={26}
-                class="carc-follower"
                 testid="carc-follower"
-                title={`${SEAT_COLOUR_NAMES[f.seat] ?? ""} follower on a ${f.feature}`}
+                title={`${whose(f.seat)} follower on a ${f.feature}`}
                 data={{ "data-seat": String(f.seat), "data-feature": f.feature }}
               />
               {isTarget && (
@@ -436,11 +453,12 @@ function Board(props: BoardProps): JSX.Element {
                   cx={at[0]}
                   cy={at[1]}
                   r="17"
-                  onClick={(e) => {
-                    e.stopPropagation();
+                  onClick={() => {
                     if (!busy) props.onTarget(key);
                   }}
-                />
+                >
+                  <title>{`${whose(f.seat)} follower on a ${f.feature}: score it`}</title>
+                </circle>
               )}
             </g>
           );
@@ -475,16 +493,20 @@ function Board(props: BoardProps): JSX.Element {
           ),
         )}
         {square && drawn && rotation !== null && (
-          <g
-            class="carc-ghost"
-            data-testid="carc-ghost"
-            data-x={square.x}
-            data-y={square.y}
-            data-rotation={rotation}
-          >
+          <g data-testid="carc-ghost" data-x={square.x} data-y={square.y} data-rotation={rotation}>
             <g
+              ref={ghost}
               transform={`translate(${left(square.x)} ${top(square.y)}) scale(${scale})`}
               onClick={() => props.onSquare(square.key)}
+              tabIndex={0}
+              role="button"
+              aria-label={`The tile at (${square.x}, ${square.y}), turned ${rotation * 90}°${square.rotations.length > 1 ? ": turn it" : ""}`}
+              onKeyDown={(e) => {
+                if (e.key === "Enter" || e.key === " ") {
+                  e.preventDefault();
+                  props.onSquare(square.key);
+                }
+              }}
               style={{ cursor: square.rotations.length > 1 ? "pointer" : "default" }}
             >
               <title>
@@ -501,18 +523,19 @@ function Board(props: BoardProps): JSX.Element {
               {props.spots.map((spot) => {
                 const at = spotPoint(drawn, rotation, spot);
                 const on = props.follower === spot;
-                return on && props.you !== null ? (
+                const label = spotLabel(drawn, rotation, spot);
+                return on && you !== null ? (
                   <Meeple
                     key={spot}
                     at={at}
-                    seat={props.you}
+                    seat={you}
                     size={26}
                     class="carc-spot carc-spot-chosen"
                     testid="carc-spot"
+                    title={`Your follower: ${label} (click to take it back)`}
                     data={{ "data-spot": String(spot) }}
-                    onClick={(e) => {
-                      e.stopPropagation();
-                      props.onSpot(spot);
+                    onClick={() => {
+                      if (!busy) props.onSpot(spot);
                     }}
                   />
                 ) : (
@@ -524,12 +547,11 @@ function Board(props: BoardProps): JSX.Element {
                     cx={at[0]}
                     cy={at[1]}
                     r="10"
-                    onClick={(e) => {
-                      e.stopPropagation();
+                    onClick={() => {
                       if (!busy) props.onSpot(spot);
                     }}
                   >
-                    <title>{`Follower on the ${featureKind(drawn, spot) ?? "feature"}`}</title>
+                    <title>{`A follower here: ${label}`}</title>
                   </circle>
                 );
               })}
@@ -548,6 +570,7 @@ function Status(props: {
   players: string[];
   you: number | null;
   toMove: number[];
+  myTurn: boolean;
 }): JSX.Element {
   const { view, players, you, toMove } = props;
   if (view.finished) {
@@ -573,7 +596,7 @@ function Status(props: {
     <div class="carc-status" data-testid="carc-status">
       {seat === undefined ? (
         "Waiting…"
-      ) : seat === you ? (
+      ) : props.myTurn ? (
         <strong>Your turn: {mine}.</strong>
       ) : (
         <span>
@@ -630,7 +653,7 @@ function Scores(props: {
                   {m.preferences[seat] !== null && m.preferences[seat] !== undefined ? (
                     <span class="carc-muted" title="standing preference">
                       {" "}
-                      ↦{FIGURE_NAMES[m.preferences[seat] ?? 0]?.split(" ")[0]}
+                      ↦{figureName(m.preferences[seat] ?? 0, true)}
                     </span>
                   ) : null}
                 </td>
@@ -653,7 +676,7 @@ function Scores(props: {
       </table>
       <ScoreTrack figures={figures} players={players} />
       <div class="carc-muted carc-small">
-        Each lap of the track is 50 points.
+        Each lap of the track is {TRACK_SPACES} points.
         {m
           ? ` Messages face down: ${m.messages_left} (${m.edition}${m.zmg_alone_rule ? ", ZMG reading" : ""}).`
           : ""}
@@ -671,11 +694,13 @@ interface ControlsProps {
   you: number | null;
   busy: boolean;
   myTurn: boolean;
-  sorted: ReturnType<typeof sortActions>;
+  sorted: Sorted;
   square: Square | null;
   rotation: number | null;
+  /** How the drawn tile is shown turned before a square is chosen. */
   preview: number;
-  placements: PlaceTile[];
+  /** The follower spots listed for the chosen square and rotation. */
+  spots: number[];
   follower: number | null;
   chosen: PlaceTile | null;
   targets: Map<string, CarryOut[]>;
@@ -691,7 +716,6 @@ interface ControlsProps {
 function SendButton(props: {
   action: CarcassonneAction;
   testid: string;
-  figure: number | string;
   class?: string;
   busy: boolean;
   send: (action: CarcassonneAction) => void;
@@ -702,7 +726,6 @@ function SendButton(props: {
       type="button"
       class={props.class}
       data-testid={props.testid}
-      data-figure={props.figure}
       data-action={JSON.stringify(props.action)}
       disabled={props.busy}
       onClick={() => props.send(props.action)}
@@ -726,6 +749,7 @@ function Chip(props: {
       type="button"
       class={props.on ? "carc-chip carc-chip-on" : "carc-chip"}
       data-testid={props.testid}
+      aria-pressed={props.on}
       {...props.data}
       disabled={props.busy}
       onClick={props.onClick}
@@ -770,6 +794,7 @@ function Controls(props: ControlsProps): JSX.Element {
                 disabled={busy || (square !== null && square.rotations.length < 2)}
                 onClick={() => props.onTurn(-1)}
                 aria-label="Turn anticlockwise"
+                title="Turn anticlockwise"
               >
                 ⟲
               </button>
@@ -779,6 +804,7 @@ function Controls(props: ControlsProps): JSX.Element {
                 disabled={busy || (square !== null && square.rotations.length < 2)}
                 onClick={() => props.onTurn(1)}
                 aria-label="Turn clockwise"
+                title="Turn clockwise"
               >
                 ⟳
               </button>
@@ -804,9 +830,9 @@ function Controls(props: ControlsProps): JSX.Element {
         </p>,
       );
     } else if (rotation !== null) {
-      const spots = props.placements.map(followerOf).filter((s): s is number => s !== null);
+      const spots = props.spots;
       parts.push(
-        <div key="place" class="carc-place">
+        <div key="place">
           <div class="carc-small">
             At ({square.x}, {square.y}), turned {rotation * 90}°. Rotations here:{" "}
             {square.rotations.map((r) => (
@@ -844,7 +870,7 @@ function Controls(props: ControlsProps): JSX.Element {
                 busy={busy}
                 onClick={() => props.onFollower(spot)}
               >
-                {KIND_WORDS[featureKind(drawn ?? "", spot) ?? ""] ?? `spot ${spot}`}
+                {drawn ? spotLabel(drawn, rotation, spot) : `spot ${spot}`}
               </Chip>
             ))}
             {spots.length === 0 && (
@@ -909,18 +935,19 @@ function Controls(props: ControlsProps): JSX.Element {
                 action={a}
                 class="carc-primary"
                 testid="carc-choose-figure"
-                figure={a.figure}
                 busy={busy}
                 send={props.send}
               >
-                Move {FIGURE_NAMES[a.figure] ?? `figure ${a.figure}`} {now} → {then}
+                Move {figureName(a.figure)} {now} → {then}
                 {isDark(then) ? " ◆" : ""}
               </SendButton>
             );
           })}
         </div>
         {sorted.figures.length > 0 && (
-          <div class="carc-muted carc-small">◆ lands on a dark space: a message is drawn.</div>
+          <div class="carc-muted carc-small">
+            ◆ lands on a dark space (a message may be drawn when the scoring is over).
+          </div>
         )}
       </div>,
     );
@@ -940,7 +967,7 @@ function Controls(props: ControlsProps): JSX.Element {
         data-testid="carc-message"
         data-message={m.message}
       >
-        <div class="carc-message-title">
+        <div>
           Message {m.message}: <strong>{card?.title ?? ""}</strong>
           {!props.myTurn && (
             <span class="carc-muted"> (drawn by {nameOf(props.players, seat)})</span>
@@ -962,13 +989,12 @@ function Controls(props: ControlsProps): JSX.Element {
                     action={a}
                     class="carc-primary"
                     testid="carc-carry-out"
-                    figure={a.figure ?? ""}
                     busy={busy}
                     send={props.send}
                   >
                     {a.figure === null || a.figure === undefined
                       ? "Carry it out"
-                      : `Carry it out, points to the ${FIGURE_NAMES[a.figure] ?? a.figure}`}
+                      : `Carry it out, points to the ${figureName(a.figure)}`}
                   </SendButton>
                 ))}
               </div>
@@ -1003,11 +1029,12 @@ function Controls(props: ControlsProps): JSX.Element {
                         action={a}
                         class="carc-primary"
                         testid="carc-carry-out"
-                        figure={a.figure ?? ""}
                         busy={busy}
                         send={props.send}
                       >
-                        Score it, points to the {FIGURE_NAMES[a.figure ?? 0] ?? a.figure}
+                        {a.figure === null || a.figure === undefined
+                          ? "Score it"
+                          : `Score it, points to the ${figureName(a.figure)}`}
                       </SendButton>
                     ))}
                   </div>
@@ -1021,12 +1048,10 @@ function Controls(props: ControlsProps): JSX.Element {
                     key={`p${a.figure}`}
                     action={a}
                     testid="carc-take-points"
-                    figure={a.figure}
                     busy={busy}
                     send={props.send}
                   >
-                    Take {card?.instead_points ?? 2} points instead:{" "}
-                    {FIGURE_NAMES[a.figure] ?? a.figure}
+                    Take {card?.instead_points ?? 2} points instead: {figureName(a.figure)}
                   </SendButton>
                 ))}
               </div>
@@ -1038,17 +1063,12 @@ function Controls(props: ControlsProps): JSX.Element {
   }
 
   // The Messengers: the standing preference, any time, in or out of turn.
-  if (
-    m &&
-    props.you !== null &&
-    !view.finished &&
-    (sorted.preferences.length > 0 || m.preferences[props.you] !== undefined)
-  ) {
+  if (m && props.you !== null && !view.finished) {
     const current = m.preferences[props.you] ?? null;
     const label = (figure: number | null) =>
-      figure === null ? "whichever is behind" : (FIGURE_NAMES[figure] ?? String(figure));
+      figure === null ? "whichever is behind" : figureName(figure);
     parts.push(
-      <div key="pref" class="carc-small carc-pref" data-testid="carc-preference">
+      <div key="pref" class="carc-small" data-testid="carc-preference">
         Your points scored out of your own choices go to: <strong>{label(current)}</strong>
         {sorted.preferences.length > 0 && (
           <span>
@@ -1060,7 +1080,6 @@ function Controls(props: ControlsProps): JSX.Element {
                 action={a}
                 class="carc-chip"
                 testid="carc-set-preference"
-                figure={a.figure ?? ""}
                 busy={busy}
                 send={props.send}
               >

@@ -1,4 +1,5 @@
-// Small pieces shared by the card-game tables (The Dingo Ate the Baby, Breaking News).
+// Small pieces shared by the card-game tables (The Dingo Ate the Baby, Breaking News; Hanabi
+// takes its seat names from here).
 import type { ComponentChildren } from "preact";
 import "./cardtable.css";
 
@@ -13,8 +14,35 @@ export function whoName(players: string[], seat: number, you: number | null): st
   return seat === you ? "you" : seatName(players, seat);
 }
 
-export function listNames(players: string[], seats: number[], you: number | null): string {
+function listNames(players: string[], seats: number[], you: number | null): string {
   return seats.map((seat) => whoName(players, seat, you)).join(" and ") || "nobody";
+}
+
+/** "1 turn", "2 turns": a count and its word, in the plural unless the count is one. */
+export function plural(count: number, word: string): string {
+  return `${count} ${word}${count === 1 ? "" : "s"}`;
+}
+
+/** The items in groups of equal ``keyOf``, in the order each group first appears. */
+export function groupBy<T>(items: T[], keyOf: (item: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const key = keyOf(item);
+    const group = groups.get(key);
+    if (group) group.push(item);
+    else groups.set(key, [item]);
+  }
+  return groups;
+}
+
+/** The listed actions of one type, typed as that type's shape. */
+export function listed<Action extends { type: string }, Type extends Action["type"]>(
+  actions: Action[],
+  type: Type,
+): Extract<Action, { type: Type }>[] {
+  return actions.filter(
+    (action): action is Extract<Action, { type: Type }> => action.type === type,
+  );
 }
 
 /** Whose move it is, in words, for the status line. */
@@ -92,7 +120,7 @@ export function Fact(props: {
 }
 
 /** The final result as the view tells it: winners and every seat's score. */
-export function FinalResult(props: {
+function FinalResult(props: {
   players: string[];
   you: number | null;
   winners: number[];
@@ -160,6 +188,7 @@ export function StatusAndResult(props: {
         <div
           class={`ct-status ${you !== null && toMove.includes(you) ? "ct-your-turn" : ""}`}
           data-testid="status"
+          role="status"
         >
           {status}
         </div>
@@ -210,7 +239,7 @@ export function ScoreTable(props: {
               data-seat={seat}
             >
               <td>
-                {toMove.includes(seat) ? "▶ " : ""}
+                {toMove.includes(seat) ? <span aria-hidden="true">▶ </span> : null}
                 {whoName(players, seat, you)}
                 {props.nameExtra ? props.nameExtra(seat) : null}
               </td>

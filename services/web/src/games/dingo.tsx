@@ -1,18 +1,13 @@
 // The Dingo Ate the Baby: the ranches, your hand, the day's target and piles, the scores, and
 // one control per legal action the API listed (never a move it did not list).
 import { useState } from "preact/hooks";
-import type {
-  DingoAction,
-  DingoCard,
-  DingoDiscardCard,
-  DingoPlayCard,
-  DingoRanchView,
-  DingoView,
-} from "../client/types.gen";
+import type { DingoAction, DingoCard, DingoRanchView, DingoView } from "../client/types.gen";
 import type { TableProps } from "./types";
 import {
   ActionButton,
   Fact,
+  groupBy,
+  listed,
   ScoreTable,
   Section,
   seatName,
@@ -36,19 +31,21 @@ function cap(text: string): string {
 }
 
 /** "blue lion (5)" */
-export function cardLabel(card: DingoCard): string {
+function cardLabel(card: DingoCard): string {
   return `${card.colour} ${card.kind} (${card.value})`;
 }
 
 /** What a card's effect does, as the view describes it. */
-export function effectText(card: DingoCard): string {
+function effectText(card: DingoCard): string {
   if (card.guards_left) return "guards the card to its left";
   if (!card.keyword || card.removes.length === 0) return "no effect";
   return `${VERB[card.keyword] ?? card.keyword} a ${card.removes.join(" or a ")}`;
 }
 
-type PlayAction = { type: "PlayCard" } & DingoPlayCard;
-type DiscardAction = { type: "DiscardCard" } & DingoDiscardCard;
+/** "your ranch" for the caller's own, else "<name>'s ranch". */
+function ranchName(players: string[], seat: number, you: number | null): string {
+  return seat === you ? "your ranch" : `${seatName(players, seat)}'s ranch`;
+}
 
 function CardFace(props: {
   card: DingoCard;
@@ -113,7 +110,7 @@ function Ranch(props: {
           class={`dg-swatch dg-colour-${ranch.starting_colour}`}
           title={`starting colour ${ranch.starting_colour}`}
         />
-        <strong>{mine ? "Your ranch" : `${seatName(players, ranch.seat)}'s ranch`}</strong>
+        <strong>{mine ? "Your ranch" : ranchName(players, ranch.seat, you)}</strong>
         <span
           class={`dg-ranch-value ${over ? "dg-over" : "dg-within"}`}
           title="ranch value / today's target"
@@ -175,35 +172,22 @@ function HandCardControls(props: {
   setHover: (hover: Hover | null) => void;
 }) {
   const { card, view, players, you, busy, submit, setHover } = props;
-  const discards = props.actions.filter(
-    (action): action is DiscardAction => action.type === "DiscardCard" && action.card === card.id,
-  );
-  const plays = props.actions.filter(
-    (action): action is PlayAction => action.type === "PlayCard" && action.card === card.id,
-  );
-  const groups = new Map<string, PlayAction[]>();
-  for (const play of plays) {
-    const key = `${play.ranch}|${play.destroy_protected ? 1 : 0}`;
-    const group = groups.get(key);
-    if (group) group.push(play);
-    else groups.set(key, [play]);
-  }
+  const discards = listed(props.actions, "DiscardCard").filter((action) => action.card === card.id);
+  const plays = listed(props.actions, "PlayCard").filter((action) => action.card === card.id);
+  const groups = groupBy(plays, (play) => `${play.ranch}|${play.destroy_protected ? 1 : 0}`);
   if (discards.length === 0 && plays.length === 0) return null;
   const own = you === null ? undefined : view.ranches[you];
   const protectedCard = own ? cardById(view, own.protected) : undefined;
   return (
     <div class="dg-controls" data-testid="card-controls" data-card={card.id}>
-      {[...groups.values()].map((group) => {
+      {[...groups.entries()].map(([key, group]) => {
         const first = group[0];
-        const onto =
-          first.ranch === you
-            ? "Onto your ranch"
-            : `Onto ${seatName(players, first.ranch)}'s ranch`;
+        const onto = `Onto ${ranchName(players, first.ranch, you)}`;
         const destroy = first.destroy_protected
           ? ` and destroy your protected ${protectedCard ? cardLabel(protectedCard) : "card"}`
           : "";
         return (
-          <div class="dg-control-row" key={`${first.ranch}-${first.destroy_protected ? 1 : 0}`}>
+          <div class="dg-control-row" key={key}>
             <div class="dg-control-label">
               {onto}
               {destroy}:
@@ -217,9 +201,7 @@ function HandCardControls(props: {
                 } else {
                   const hit = cardById(view, target);
                   const owner = ownerOf(view, target);
-                  const where = owner
-                    ? ` on ${owner.seat === you ? "your" : `${seatName(players, owner.seat)}'s`} ranch`
-                    : "";
+                  const where = owner ? ` on ${ranchName(players, owner.seat, you)}` : "";
                   text = `play, ${card.keyword ?? "remove"} ${hit ? cardLabel(hit) : target}${where}`;
                 }
                 return (
@@ -228,7 +210,7 @@ function HandCardControls(props: {
                     action={play}
                     busy={busy}
                     className={target === null ? "" : "dg-effect-button"}
-                    title={`${cap(text)} (${card.id} onto seat ${play.ranch})`}
+                    title={`${cap(text)} (${card.id} onto ${ranchName(players, play.ranch, you)})`}
                     onChoose={() => {
                       setHover(null);
                       void submit(play);
@@ -379,7 +361,10 @@ export function DingoTable(props: TableProps<DingoView, DingoAction>) {
                 action={destroy}
                 busy={busy}
                 className="dg-destroy-button"
-                onChoose={() => void submit(destroy)}
+                onChoose={() => {
+                  setHover(null);
+                  void submit(destroy);
+                }}
                 onHover={(on) =>
                   setHover(
                     on && you !== null ? { ranch: you, target: own?.protected ?? null } : null,
@@ -426,5 +411,3 @@ export function DingoTable(props: TableProps<DingoView, DingoAction>) {
     </div>
   );
 }
-
-export default DingoTable;

@@ -2,6 +2,7 @@
 // clues told you), the discards, and the controls for exactly the legal actions: play or
 // discard one of your cards, or clue a teammate about a colour or a rank.
 import type { HanabiAction, HanabiCardView, HanabiSeenCard, HanabiView } from "../client";
+import { seatName } from "./cardtable";
 import type { TableProps } from "./types";
 
 export function HanabiTable(props: TableProps<HanabiView, HanabiAction>) {
@@ -18,7 +19,7 @@ export function HanabiTable(props: TableProps<HanabiView, HanabiAction>) {
             key={seat}
             {...props}
             seat={seat}
-            name={players[seat] ?? `seat ${seat}`}
+            name={seatName(players, seat)}
             moving={toMove.includes(seat)}
             mine={seat === you}
           />
@@ -35,7 +36,13 @@ function Board({ view }: { view: HanabiView }) {
     <section class="board">
       <div class="fireworks" data-testid="fireworks">
         {view.suits.map((suit) => (
-          <span key={suit} class={`card suit-${suit}`} title={`${suit} firework`}>
+          <span
+            key={suit}
+            class={`card suit-${suit}`}
+            role="img"
+            aria-label={`${suit} firework at ${view.fireworks[suit] || 0}`}
+            title={`${suit} firework`}
+          >
             {view.fireworks[suit] || "·"}
           </span>
         ))}
@@ -81,7 +88,7 @@ function Hand(
         {mine && " (you)"}
       </h3>
       <div class="cards">
-        {(view.hands[seat] ?? []).map((card) => {
+        {(view.hands[seat] ?? []).map((card, index) => {
           const play = offered(
             (action) => action.type === "PlayCard" && action.card === card.order,
           );
@@ -95,12 +102,22 @@ function Hand(
               {(play || discard) && (
                 <div class="card-actions">
                   {play && (
-                    <button disabled={busy} onClick={() => void submit(play)}>
+                    <button
+                      data-action={JSON.stringify(play)}
+                      aria-label={`Play card ${index + 1}`}
+                      disabled={busy}
+                      onClick={() => void submit(play)}
+                    >
                       Play
                     </button>
                   )}
                   {discard && (
-                    <button disabled={busy} onClick={() => void submit(discard)}>
+                    <button
+                      data-action={JSON.stringify(discard)}
+                      aria-label={`Discard card ${index + 1}`}
+                      disabled={busy}
+                      onClick={() => void submit(discard)}
+                    >
                       Discard
                     </button>
                   )}
@@ -138,6 +155,7 @@ function Clues(props: TableProps<HanabiView, HanabiAction> & { seat: number; nam
             key={`${clue.type}-${told}`}
             class={clue.type === "GiveColourClue" ? `clue suit-${told}` : "clue"}
             title={`Tell ${props.name} about their ${told}s`}
+            data-action={JSON.stringify(clue)}
             disabled={props.busy}
             onClick={() => void props.submit(clue)}
           >
@@ -151,10 +169,19 @@ function Clues(props: TableProps<HanabiView, HanabiAction> & { seat: number; nam
 
 function CardFace({ card }: { card: HanabiSeenCard }) {
   if (card.suit == null || card.rank == null) {
-    return <span class="card unknown">?</span>;
+    return (
+      <span class="card unknown" role="img" aria-label="unknown card">
+        ?
+      </span>
+    );
   }
   return (
-    <span class={`card suit-${card.suit}`} title={`${card.suit} ${card.rank}`}>
+    <span
+      class={`card suit-${card.suit}`}
+      role="img"
+      aria-label={`${card.suit} ${card.rank}`}
+      title={`${card.suit} ${card.rank}`}
+    >
       {card.rank}
     </span>
   );
@@ -175,7 +202,7 @@ function Knowledge({ card }: { card: HanabiCardView }) {
           card.possible_suits.map((suit) => (
             <i key={suit} class={`dot suit-${suit}`} title={suit} />
           ))}{" "}
-        {rankClued && card.possible_ranks.join("")}
+        {rankClued && card.possible_ranks.join(" ")}
       </span>
     </div>
   );

@@ -1,44 +1,71 @@
 // The lobby: the app's key, the games from the catalogue (GET /games) and a form built from
-// each one's options and bots, and the app's tables.
+// each one's options and bots, and the app's open tables.
 import { useEffect, useState } from "preact/hooks";
 
-import { createTable, type GameInfo, type GameOption, listGames, listTables } from "../client";
-import type { CreateTable, TableInfo } from "../client";
-import { api, appKey, credentials, idempotencyKey, problemOf, setAppKey, type Shown } from "../api";
-import { ProblemBox } from "../components";
+import {
+  createTable,
+  type CreateTable,
+  type GameInfo,
+  type GameOption,
+  listGames,
+  listTables,
+  type TableInfo,
+} from "../client";
+import {
+  api,
+  appKey,
+  credentials,
+  problemOf,
+  sendOnce,
+  setAppKey,
+  type ShownProblem,
+} from "../api";
+import { ProblemBox, useCommands } from "../components";
 import { links } from "../router";
+
+const TABLES_PER_PAGE = 50;
 
 export function Lobby() {
   const [games, setGames] = useState<GameInfo[]>([]);
+  const [gamesProblem, setGamesProblem] = useState<ShownProblem | null>(null);
   const [tables, setTables] = useState<TableInfo[] | null>(null);
-  const [problem, setProblem] = useState<Shown | null>(null);
+  const [more, setMore] = useState<string | null>(null);
+  const [tablesProblem, setTablesProblem] = useState<ShownProblem | null>(null);
 
-  const loadTables = async () => {
+  /** The open tables, oldest first (those waiting longest), a page at a time: `cursor` null
+   * reads the first page again. */
+  const loadTables = async (cursor: string | null = null) => {
     try {
-      const page = await listTables({ client: api(), query: { limit: 50 }, throwOnError: true });
-      setTables(page.data.items);
-      setProblem(null);
+      const page = await listTables({
+        client: api(),
+        query: { status: "open", limit: TABLES_PER_PAGE, ...(cursor && { cursor }) },
+        throwOnError: true,
+      });
+      setTables((shown) => [...(cursor && shown ? shown : []), ...page.data.items]);
+      setMore(page.data.next_cursor ?? null);
+      setTablesProblem(null);
     } catch (error) {
-      setProblem(problemOf(error));
+      setTablesProblem(problemOf(error));
     }
   };
   useEffect(() => {
     listGames({ client: api(), throwOnError: true })
       .then((answer) => setGames(answer.data))
-      .catch((error: unknown) => setProblem(problemOf(error)));
+      .catch((error: unknown) => setGamesProblem(problemOf(error)));
     void loadTables();
   }, []);
 
   return (
     <main>
-      <AppKeyField onSaved={loadTables} />
-      <ProblemBox problem={problem} />
-      {games.length > 0 && <CreateTableForm games={games} onProblem={setProblem} />}
+      <AppKeyField onSaved={() => void loadTables()} />
+      <ProblemBox problem={gamesProblem ?? tablesProblem} />
+      {games.length > 0 && <CreateTableForm games={games} />}
       <section>
         <h2>
-          Tables <button onClick={loadTables}>Refresh</button>
+          Open tables <button onClick={() => void loadTables()}>Refresh</button>
         </h2>
         {tables !== null && <TableList tables={tables} games={games} />}
+        {more && <button onClick={() => void loadTables(more)}>More tables</button>}
       </section>
     </main>
   );
@@ -91,7 +118,7 @@ function TableList({ tables, games }: { tables: TableInfo[]; games: GameInfo[] }
 /** An option's value as its field holds it: absent means the game's default. */
 type Chosen = Record<string, unknown>;
 
-function CreateTableForm(props: { games: GameInfo[]; onProblem: (problem: Shown | null) => void }) {
+function CreateTableForm(props: { games: GameInfo[] }) {
   const [gameName, setGameName] = useState(props.games[0]?.name ?? "");
   const game = props.games.find((candidate) => candidate.name === gameName);
   const [seats, setSeats] = useState(2);
@@ -101,7 +128,7 @@ function CreateTableForm(props: { games: GameInfo[]; onProblem: (problem: Shown 
   const [perMove, setPerMove] = useState("");
   const [options, setOptions] = useState<Chosen>({});
   const [bots, setBots] = useState<Record<number, string>>({});
-  const [busy, setBusy] = useState(false);
+  const { busy, refused, run } = useCommands();
   if (game === undefined) return null;
 
   const choose = (option: string, value: unknown) =>
@@ -123,28 +150,25 @@ function CreateTableForm(props: { games: GameInfo[]; onProblem: (problem: Shown 
       ...(seed !== "" && { seed: Number(seed) }),
       ...(perMove !== "" && { hosting: { clock: { per_move_s: Number(perMove) } } }),
     };
-    setBusy(true);
-    try {
-      const created = await createTable({
-        client: api(),
-        body,
-        headers: { "Idempotency-Key": idempotencyKey() },
-        throwOnError: true,
-      });
+    return run(async () => {
+      const created = await sendOnce(["createTable", body], (key) =>
+        createTable({
+          client: api(),
+          body,
+          headers: { "Idempotency-Key": key },
+          throwOnError: true,
+        }),
+      );
       const { table_id: tableId, invitation_token: invitation } = created.data;
       if (invitation) credentials.keepInvitation(tableId, invitation);
-      props.onProblem(null);
       location.hash = links.table(tableId);
-    } catch (error) {
-      props.onProblem(problemOf(error));
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   return (
     <section>
       <h2>New table</h2>
+      <ProblemBox problem={refused} />
       <form
         class="create-table"
         data-testid="create-table"
@@ -213,6 +237,7 @@ function CreateTableForm(props: { games: GameInfo[]; onProblem: (problem: Shown 
             name="seed"
             type="number"
             min={0}
+            max={Number.MAX_SAFE_INTEGER}
             value={seed}
             placeholder="random"
             onInput={(event) => setSeed(event.currentTarget.value)}

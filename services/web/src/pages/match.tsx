@@ -13,13 +13,12 @@ import {
   type MatchInfo,
   submitAction,
 } from "../client";
-import { api, credentials, idempotencyKey, problemOf, type Shown } from "../api";
-import { Clocks, Players, ProblemBox, Result } from "../components";
+import { api, credentials, problemOf, sendOnce, type ShownProblem, takeRematchSeat } from "../api";
+import { Clocks, Players, ProblemBox, Result, useCommands } from "../components";
 import { EventLog, LOG_LENGTH, withEvents } from "../events";
-import { type FeedMessage, follow, matchFeedUrl } from "../feed";
+import { type FeedMessage, follow, matchFeedUrl, serial } from "../feed";
 import { tableFor } from "../games";
 import { links } from "../router";
-import { takeRematchSeat } from "./table";
 
 const CREATING_RETRY_MS = 1000;
 
@@ -29,8 +28,8 @@ export function MatchPage({ matchId }: { matchId: string }) {
   const [actions, setActions] = useState<GameAction[]>([]);
   const [lastEvent, setLastEvent] = useState<FeedMessage | null>(null);
   const [recent, setRecent] = useState<MatchEvent[]>([]);
-  const [problem, setProblem] = useState<Shown | null>(null);
-  const [busy, setBusy] = useState(false);
+  const [readProblem, setReadProblem] = useState<ShownProblem | null>(null);
+  const { busy, refused, run } = useCommands();
   /** The version on screen: reads and answers of older versions are dropped. */
   const shown = useRef(0);
 
@@ -41,6 +40,9 @@ export function MatchPage({ matchId }: { matchId: string }) {
     setActions(legal);
   };
 
+  // The match, and the caller's legal actions whenever they play in it: some games list
+  // actions out of turn (Carcassonne's standing preference).
+  const retry = useRef<number | undefined>(undefined);
   const refresh = useMemo(
     () =>
       serial(async () => {
@@ -48,13 +50,13 @@ export function MatchPage({ matchId }: { matchId: string }) {
         const path = { match_id: matchId };
         try {
           const read = (await getMatch({ client, path, throwOnError: true })).data;
+          setReadProblem(null);
           if (read.status === "creating") {
-            window.setTimeout(() => void refresh(), CREATING_RETRY_MS);
+            window.clearTimeout(retry.current);
+            retry.current = window.setTimeout(() => void refresh(), CREATING_RETRY_MS);
             return show(read, []);
           }
-          const moving =
-            read.status === "running" && read.you !== null && read.to_move.includes(read.you);
-          if (!moving) return show(read, []);
+          if (read.status !== "running" || read.you === null) return show(read, []);
           const legal = (
             await listLegalActions({
               client,
@@ -66,125 +68,127 @@ export function MatchPage({ matchId }: { matchId: string }) {
           // the match moved on meanwhile: its feed brings the news and the next read
           if (legal.version === read.version) show(read, legal.actions);
         } catch (error) {
-          setProblem(problemOf(error));
+          setReadProblem(problemOf(error));
         }
       }),
     [matchId, bearer],
   );
 
   useEffect(() => {
-    shown.current = 0;
     void refresh();
+    return () => window.clearTimeout(retry.current);
   }, [refresh]);
 
   const game = match?.game;
+  const created = match !== null && match.status !== "creating";
   useEffect(() => {
-    if (game === undefined) return;
+    if (game === undefined || !created) return;
     let stop = () => {};
     let stopped = false;
-    // Named events reach only their own listeners: the catalogue names the game's.
-    void listMatchEvents({
+    const failed = (error: unknown) => {
+      if (!stopped) setReadProblem(problemOf(error));
+    };
+    listMatchEvents({
       client: api(bearer),
       path: { match_id: matchId },
       query: { after: Math.max(0, shown.current - LOG_LENGTH), limit: LOG_LENGTH },
       throwOnError: true,
-    }).then(({ data }) => {
-      if (!stopped) setRecent((events) => withEvents(events, data.items));
-    });
-    void getGame({ client: api(), path: { game }, throwOnError: true }).then(({ data }) => {
-      if (stopped) return;
-      const names = [...data.event_types, "MatchFinished"];
-      // from the event before the one shown, so the page learns which event that was
-      stop = follow(
-        matchFeedUrl(matchId, bearer),
-        Math.max(0, shown.current - 1),
-        names,
-        (message) => {
-          if (message.type === "MatchFinished") stop();
-          else {
-            setLastEvent((last) =>
-              last !== null && last.version > message.version ? last : message,
-            );
-            setRecent((events) => withEvents(events, [message.data as MatchEvent]));
-          }
-          if (message.version > shown.current || message.type === "MatchFinished") void refresh();
-        },
-      );
-    });
+    })
+      .then(({ data }) => {
+        if (!stopped) setRecent((events) => withEvents(events, data.items));
+      })
+      .catch(failed);
+    // Named events reach only their own listeners: the catalogue names the game's.
+    getGame({ client: api(), path: { game }, throwOnError: true })
+      .then(({ data }) => {
+        if (stopped) return;
+        // from the event before the one shown, so the page learns which event that was
+        stop = follow(
+          matchFeedUrl(matchId, bearer),
+          Math.max(0, shown.current - 1),
+          [...data.event_types, "MatchFinished"],
+          (message) => {
+            if (message.type === "MatchFinished") stop();
+            else {
+              setLastEvent((last) =>
+                last !== null && last.version > message.version ? last : message,
+              );
+              setRecent((events) => withEvents(events, [message.data as MatchEvent]));
+            }
+            if (message.version > shown.current || message.type === "MatchFinished") {
+              void refresh();
+            }
+          },
+        );
+      })
+      .catch(failed);
     return () => {
       stopped = true;
       stop();
     };
-  }, [game, matchId, bearer, refresh]);
+  }, [game, created, matchId, bearer, refresh]);
 
-  const submit = async (action: GameAction) => {
-    if (match === null) return;
-    setBusy(true);
-    try {
-      const accepted = (
-        await submitAction({
+  const submit = (action: GameAction) =>
+    run(async () => {
+      if (match === null) return;
+      const body = { expected_version: match.version, action };
+      try {
+        const accepted = await sendOnce(["submitAction", matchId, body], (key) =>
+          submitAction({
+            client: api(bearer),
+            path: { match_id: matchId },
+            body,
+            headers: { "Idempotency-Key": key },
+            throwOnError: true,
+          }),
+        );
+        const { view, version, to_move, status, result, clock, legal_actions } = accepted.data;
+        show(
+          { ...match, view, version, to_move, status, result, clock: clock ?? null },
+          legal_actions,
+        );
+      } catch (error) {
+        void refresh();
+        throw error;
+      }
+    });
+
+  const leave = () => {
+    if (!confirm("Leave this match? The table decides what happens to your seat.")) return;
+    void run(async () => {
+      await sendOnce(["leaveMatch", matchId], (key) =>
+        leaveMatch({
           client: api(bearer),
           path: { match_id: matchId },
-          body: { expected_version: match.version, action },
-          headers: { "Idempotency-Key": idempotencyKey() },
+          headers: { "Idempotency-Key": key },
           throwOnError: true,
-        })
-      ).data;
-      const { view, version, to_move, status, result, clock } = accepted;
-      show(
-        { ...match, view, version, to_move, status, result, clock: clock ?? null },
-        accepted.legal_actions,
+        }),
       );
-      setProblem(null);
-    } catch (error) {
-      setProblem(problemOf(error));
-      void refresh();
-    } finally {
-      setBusy(false);
-    }
-  };
-
-  const leave = async () => {
-    if (!confirm("Leave this match? The table decides what happens to your seat.")) return;
-    try {
-      await leaveMatch({
-        client: api(bearer),
-        path: { match_id: matchId },
-        headers: { "Idempotency-Key": idempotencyKey() },
-        throwOnError: true,
-      });
-      credentials.forgetMatch(matchId);
-      setBearer(null);
-    } catch (error) {
-      setProblem(problemOf(error));
-    }
-  };
-
-  const rematch = async (tableId: string, token: string) => {
-    setBusy(true);
-    try {
-      await takeRematchSeat(tableId, token);
-    } catch (error) {
-      setProblem(problemOf(error));
-    } finally {
-      setBusy(false);
-    }
+      // from now on a spectator: of a private table, by its invitation
+      const watching = match?.table_id ? credentials.invitation(match.table_id) : null;
+      credentials.keepMatch(matchId, watching);
+      setBearer(watching);
+    });
   };
 
   const Table = match ? tableFor(match.game) : null;
+  const tableId = match?.table_id ?? null;
+  const rematchId = tableId === null ? null : credentials.rematch(tableId);
   /** A finished match's table and the seat token that takes this player's seat in its rematch. */
   const rematchable: [string, string] | null =
-    match?.status === "finished" && match.you !== null && match.table_id && bearer
-      ? [match.table_id, bearer]
+    match?.status === "finished" && match.you !== null && tableId && bearer && !rematchId
+      ? [tableId, bearer]
       : null;
+  const yourMove =
+    match?.status === "running" && match.you !== null && match.to_move.includes(match.you);
   return (
     <main>
       <nav>
         <a href={links.lobby()}>← Lobby</a>
-        {match?.table_id && <a href={links.table(match.table_id)}>Table</a>}
+        {tableId && <a href={links.table(tableId)}>Table</a>}
         <a href={links.replay(matchId)}>Replay</a>
       </nav>
-      <ProblemBox problem={problem} />
+      <ProblemBox problem={refused ?? readProblem} />
       {match && Table && (
         <section data-testid="match" data-status={match.status} data-you={match.you ?? "spectator"}>
           <h2>
@@ -198,7 +202,7 @@ export function MatchPage({ matchId }: { matchId: string }) {
             <span data-testid="last-event">
               {lastEvent ? `${lastEvent.version} ${lastEvent.type}` : "–"}
             </span>
-            {actions.length > 0 && (
+            {yourMove && (
               <strong class="your-turn" data-testid="your-turn">
                 {" "}
                 · your move
@@ -226,38 +230,26 @@ export function MatchPage({ matchId }: { matchId: string }) {
           )}
           <EventLog events={recent} players={match.players} />
           {match.you !== null && match.status === "running" && (
-            <button class="leave" onClick={() => void leave()}>
+            <button class="leave" disabled={busy} onClick={leave}>
               Leave match
             </button>
           )}
           {rematchable && (
-            <button class="rematch" disabled={busy} onClick={() => void rematch(...rematchable)}>
+            <button
+              class="rematch"
+              disabled={busy}
+              onClick={() => void run(() => takeRematchSeat(...rematchable))}
+            >
               Rematch
             </button>
+          )}
+          {rematchId && (
+            <p>
+              <a href={links.table(rematchId)}>The rematch</a>
+            </p>
           )}
         </section>
       )}
     </main>
   );
-}
-
-/** Runs `task` one at a time; asked again while it runs, it runs once more afterwards. */
-function serial(task: () => Promise<void>): () => Promise<void> {
-  let running = false;
-  let again = false;
-  return async () => {
-    if (running) {
-      again = true;
-      return;
-    }
-    running = true;
-    try {
-      do {
-        again = false;
-        await task();
-      } while (again);
-    } finally {
-      running = false;
-    }
-  };
 }

@@ -4,12 +4,13 @@
 import { useEffect, useState } from "preact/hooks";
 
 import { getMatch, type MatchInfo, type MatchReplay, replayMatch } from "../client";
-import { api, credentials, problemOf, type Shown } from "../api";
+import { api, credentials, problemOf, type ShownProblem } from "../api";
 import { Players, ProblemBox, Result } from "../components";
 import { tableFor } from "../games";
 import { links } from "../router";
 
 const readOnly = async () => {};
+const LATEST_EVERY_MS = 5000;
 
 export function ReplayPage({ matchId }: { matchId: string }) {
   const bearer = credentials.match(matchId);
@@ -17,16 +18,24 @@ export function ReplayPage({ matchId }: { matchId: string }) {
   const [version, setVersion] = useState(0);
   const [full, setFull] = useState(false);
   const [replay, setReplay] = useState<MatchReplay | null>(null);
-  const [problem, setProblem] = useState<Shown | null>(null);
+  const [problem, setProblem] = useState<ShownProblem | null>(null);
 
+  // The match's latest version, read again now and then while it runs: the slider grows
+  // with it, and starts at the end.
+  const running = latest === null || latest.status !== "finished";
   useEffect(() => {
-    getMatch({ client: api(bearer), path: { match_id: matchId }, throwOnError: true })
-      .then(({ data }) => {
-        setLatest(data);
-        setVersion(data.version);
-      })
-      .catch((error: unknown) => setProblem(problemOf(error)));
-  }, [matchId, bearer]);
+    if (!running) return;
+    const read = () =>
+      getMatch({ client: api(bearer), path: { match_id: matchId }, throwOnError: true })
+        .then(({ data }) => {
+          setLatest(data);
+          setVersion((at) => (at === 0 ? data.version : at));
+        })
+        .catch((error: unknown) => setProblem(problemOf(error)));
+    void read();
+    const timer = window.setInterval(() => void read(), LATEST_EVERY_MS);
+    return () => window.clearInterval(timer);
+  }, [matchId, bearer, running]);
 
   useEffect(() => {
     if (version < 1) return;
@@ -38,16 +47,26 @@ export function ReplayPage({ matchId }: { matchId: string }) {
       throwOnError: true,
     })
       .then(({ data }) => {
-        if (wanted) setReplay(data);
+        if (!wanted) return;
+        setReplay(data);
         setProblem(null);
       })
-      .catch((error: unknown) => setProblem(problemOf(error)));
+      .catch((error: unknown) => {
+        if (wanted) setProblem(problemOf(error));
+      });
     return () => {
       wanted = false;
     };
   }, [matchId, bearer, version, full]);
 
-  if (latest === null) return <ProblemBox problem={problem} />;
+  if (latest === null || latest.version < 1) {
+    return (
+      <main>
+        <ProblemBox problem={problem} />
+        {latest && <p>Nothing to replay yet: the match is being set up.</p>}
+      </main>
+    );
+  }
   const finished = latest.status === "finished";
   const Table = tableFor(latest.game);
   return (

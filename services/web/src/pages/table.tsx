@@ -10,16 +10,23 @@ import {
   getTable,
   joinTable,
   leaveTable,
-  rematchTable,
   seatBot,
   startTable,
   type TableEvent,
   type TableInfo,
   unseatBot,
 } from "../client";
-import { api, credentials, idempotencyKey, problemOf, type Seat, type Shown } from "../api";
-import { ProblemBox } from "../components";
-import { follow, tableFeedUrl } from "../feed";
+import {
+  api,
+  credentials,
+  problemOf,
+  type Seat,
+  sendOnce,
+  type ShownProblem,
+  takeRematchSeat,
+} from "../api";
+import { ProblemBox, useCommands } from "../components";
+import { follow, serial, tableFeedUrl } from "../feed";
 import { links } from "../router";
 
 /** Every type of a table's events, each its own named event on the feed (checked against the
@@ -38,91 +45,81 @@ export function TablePage(props: { tableId: string; invitation: string | null })
   const [seat, setSeat] = useState<Seat | null>(() => credentials.seat(tableId));
   const bearer = seat?.token ?? invitation;
   const [table, setTable] = useState<TableInfo | null>(null);
-  const [problem, setProblem] = useState<Shown | null>(null);
+  const [readProblem, setReadProblem] = useState<ShownProblem | null>(null);
   const [name, setName] = useState("");
-  const [busy, setBusy] = useState(false);
   const [bots, setBots] = useState<BotInfo[]>([]);
+  const { busy, refused, run } = useCommands();
+
+  /** Reads, feed and answers overlap: an older table never replaces a newer one. */
+  const show = (read: TableInfo) =>
+    setTable((shown) => (shown !== null && shown.version > read.version ? shown : read));
 
   useEffect(() => {
-    if (props.invitation) credentials.keepInvitation(tableId, props.invitation);
-  }, [tableId, props.invitation]);
-
-  useEffect(() => {
-    let stop = () => {};
     let stopped = false;
-    const load = async () => {
+    const load = serial(async () => {
       try {
-        const answer = await getTable({
+        const read = await getTable({
           client: api(bearer),
           path: { table_id: tableId },
           throwOnError: true,
         });
-        const read = answer.data; // reads overlap: an older one never replaces a newer
-        setTable((shown) => (shown !== null && shown.version > read.version ? shown : read));
-        return read.version;
+        if (stopped) return;
+        show(read.data);
+        setReadProblem(null);
+        // a link's invitation replaces the one kept only once it has opened the table
+        if (props.invitation) credentials.keepInvitation(tableId, props.invitation);
       } catch (error) {
-        setProblem(problemOf(error));
-        return null;
-      }
-    };
-    void load().then((version) => {
-      if (version !== null && !stopped) {
-        stop = follow(tableFeedUrl(tableId, bearer), version, TABLE_EVENTS, () => void load());
+        if (!stopped) setReadProblem(problemOf(error));
       }
     });
+    void load();
+    // every event reads the table again, so a failed read is retried by the next one
+    const stop = follow(tableFeedUrl(tableId, bearer), 0, TABLE_EVENTS, () => void load());
     return () => {
       stopped = true;
       stop();
     };
-  }, [tableId, bearer]);
+  }, [tableId, bearer, props.invitation]);
 
-  // A seated player watching the table start goes to its match; one coming back to a started
-  // table stays on this page.
-  const sawOpen = useRef(false);
-  const matchId = table?.match_id ?? null;
   const game = table?.game;
   useEffect(() => {
     if (game === undefined) return;
     getGame({ client: api(), path: { game }, throwOnError: true })
       .then((answer) => setBots(answer.data.bots))
-      .catch((error: unknown) => setProblem(problemOf(error)));
+      .catch((error: unknown) => setReadProblem(problemOf(error)));
   }, [game]);
+
+  // A seated player watching the table start goes to its match; one coming back to a started
+  // table stays on this page. The match keeps the bearer it was first given: a player who
+  // left it is not made its player again.
+  const sawOpen = useRef(false);
+  const matchId = table?.match_id ?? null;
   useEffect(() => {
     if (table?.status === "open") sawOpen.current = true;
     if (matchId === null || bearer === null) return;
-    credentials.keepMatch(matchId, bearer);
+    if (!credentials.knowsMatch(matchId)) credentials.keepMatch(matchId, bearer);
     if (seat !== null && sawOpen.current) location.hash = links.match(matchId);
   }, [table?.status, matchId, bearer, seat]);
 
-  const act = async (call: () => Promise<void>) => {
-    setBusy(true);
-    try {
-      await call();
-      setProblem(null);
-    } catch (error) {
-      setProblem(problemOf(error));
-    } finally {
-      setBusy(false);
-    }
-  };
-
   const join = () =>
-    act(async () => {
-      const joined = await joinTable({
-        client: api(invitation),
-        path: { table_id: tableId },
-        body: { name },
-        headers: { "Idempotency-Key": idempotencyKey() },
-        throwOnError: true,
-      });
+    run(async () => {
+      const joined = await sendOnce(["joinTable", tableId, name], (key) =>
+        joinTable({
+          client: api(invitation),
+          path: { table_id: tableId },
+          body: { name },
+          headers: { "Idempotency-Key": key },
+          throwOnError: true,
+        }),
+      );
       const taken = { seat: joined.data.seat, token: joined.data.token, name };
       credentials.keepSeat(tableId, taken);
       setSeat(taken);
-      setTable(joined.data.table);
+      show(joined.data.table);
     });
 
   const leave = (held: Seat) =>
-    act(async () => {
+    run(async () => {
       const left = await leaveTable({
         client: api(held.token),
         path: { table_id: tableId, seat: held.seat },
@@ -130,48 +127,54 @@ export function TablePage(props: { tableId: string; invitation: string | null })
       });
       credentials.forgetSeat(tableId);
       setSeat(null);
-      setTable(left.data);
+      show(left.data);
     });
 
   const addBot = (bot: string, at: number) =>
-    act(async () => {
-      const seated = await seatBot({
-        client: api(invitation),
-        path: { table_id: tableId },
-        body: { bot, seat: at },
-        headers: { "Idempotency-Key": idempotencyKey() },
-        throwOnError: true,
-      });
-      setTable(seated.data);
+    run(async () => {
+      const seated = await sendOnce(["seatBot", tableId, bot, at], (key) =>
+        seatBot({
+          client: api(invitation),
+          path: { table_id: tableId },
+          body: { bot, seat: at },
+          headers: { "Idempotency-Key": key },
+          throwOnError: true,
+        }),
+      );
+      show(seated.data);
     });
 
   const removeBot = (at: number) =>
-    act(async () => {
+    run(async () => {
       const unseated = await unseatBot({
         client: api(),
         path: { table_id: tableId, seat: at },
         throwOnError: true,
       });
-      setTable(unseated.data);
+      show(unseated.data);
     });
 
   const start = (token: string) =>
-    act(async () => {
-      const started = await startTable({
-        client: api(token),
-        path: { table_id: tableId },
-        headers: { "Idempotency-Key": idempotencyKey() },
-        throwOnError: true,
-      });
-      setTable(started.data);
+    run(async () => {
+      const started = await sendOnce(["startTable", tableId], (key) =>
+        startTable({
+          client: api(token),
+          path: { table_id: tableId },
+          headers: { "Idempotency-Key": key },
+          throwOnError: true,
+        }),
+      );
+      show(started.data);
     });
 
+  const rematchId = table?.rematch_table_id ?? null;
+  const rematchSeated = credentials.rematch(tableId) !== null;
   return (
     <main>
       <p>
         <a href={links.lobby()}>← Lobby</a>
       </p>
-      <ProblemBox problem={problem} />
+      <ProblemBox problem={refused ?? readProblem} />
       {table && (
         <section data-testid="table" data-table-id={table.table_id}>
           <h2>
@@ -236,17 +239,17 @@ export function TablePage(props: { tableId: string; invitation: string | null })
               <a href={links.match(matchId)}>{seat ? "Play the match" : "Watch the match"}</a>
             </p>
           )}
-          {table.rematch_table_id && seat !== null && (
+          {rematchId && seat !== null && !rematchSeated && (
             <button
               disabled={busy}
-              onClick={() => void act(() => takeRematchSeat(tableId, seat.token))}
+              onClick={() => void run(() => takeRematchSeat(tableId, seat.token))}
             >
               Take your seat in the rematch
             </button>
           )}
-          {table.rematch_table_id && seat === null && (
+          {rematchId && (seat === null || rematchSeated) && (
             <p>
-              <a href={links.table(table.rematch_table_id)}>The rematch</a>
+              <a href={links.table(rematchId)}>The rematch</a>
             </p>
           )}
         </section>
@@ -268,9 +271,14 @@ function InvitationLink({ tableId, invitation }: { tableId: string; invitation: 
           onFocus={(event) => event.currentTarget.select()}
         />
       </label>{" "}
-      <button type="button" onClick={() => void navigator.clipboard?.writeText(url)}>
-        Copy
-      </button>
+      {navigator.clipboard && ( // only in a secure context (HTTPS or this machine)
+        <button
+          type="button"
+          onClick={() => void navigator.clipboard.writeText(url).catch(() => {})}
+        >
+          Copy
+        </button>
+      )}
     </p>
   );
 }
@@ -301,19 +309,4 @@ function BotPicker(props: {
       </button>
     </span>
   );
-}
-
-/** Takes back this player's seat in the rematch of a finished table (opening the rematch if
- * nobody has yet) with the seat's `token`, keeps the new seat, and goes to the new table. */
-export async function takeRematchSeat(tableId: string, token: string): Promise<void> {
-  const joined = await rematchTable({
-    client: api(token),
-    path: { table_id: tableId },
-    headers: { "Idempotency-Key": idempotencyKey() },
-    throwOnError: true,
-  });
-  const { seat, token: newToken, table } = joined.data;
-  const name = table.seats[seat]?.player ?? "";
-  credentials.keepSeat(table.table_id, { seat, token: newToken, name });
-  location.hash = links.table(table.table_id);
 }

@@ -1,19 +1,9 @@
 // The caller's legal Carcassonne actions, sorted for the table's controls. Nothing here makes
 // a move: every control sends one of the listed action objects unchanged.
-import type {
-  CarcassonneAction,
-  CarcassonneCarryOutMessage,
-  CarcassonneChooseFigure,
-  CarcassonnePlaceTile,
-  CarcassonneSetScoringPreference,
-  CarcassonneTakeMessagePoints,
-} from "../../client";
+import type { CarcassonneAction } from "../../client";
 
-export type PlaceTile = CarcassonnePlaceTile & { type: "PlaceTile" };
-export type ChooseFigure = CarcassonneChooseFigure & { type: "ChooseFigure" };
-export type CarryOut = CarcassonneCarryOutMessage & { type: "CarryOutMessage" };
-export type TakePoints = CarcassonneTakeMessagePoints & { type: "TakeMessagePoints" };
-export type SetPreference = CarcassonneSetScoringPreference & { type: "SetScoringPreference" };
+export type PlaceTile = Extract<CarcassonneAction, { type: "PlaceTile" }>;
+export type CarryOut = Extract<CarcassonneAction, { type: "CarryOutMessage" }>;
 
 /** One square the drawn tile may go on: per legal rotation, the listed placements (no
  * follower, and a follower on each spot that is free). */
@@ -27,10 +17,10 @@ export interface Square {
 
 export interface Sorted {
   squares: Map<string, Square>;
-  figures: ChooseFigure[];
+  figures: Extract<CarcassonneAction, { type: "ChooseFigure" }>[];
   carryOut: CarryOut[];
-  takePoints: TakePoints[];
-  preferences: SetPreference[];
+  takePoints: Extract<CarcassonneAction, { type: "TakeMessagePoints" }>[];
+  preferences: Extract<CarcassonneAction, { type: "SetScoringPreference" }>[];
 }
 
 export function squareKey(x: number, y: number): string {
@@ -92,4 +82,12 @@ export function placementWith(
   follower: number | null,
 ): PlaceTile | null {
   return (square.byRotation.get(rotation) ?? []).find((a) => followerOf(a) === follower) ?? null;
+}
+
+/** The rotation ``step`` places after ``rotation`` in ``square``'s listed ones (wrapping round;
+ * a negative step goes back). */
+export function nextRotation(square: Square, rotation: number, step: number): number {
+  const list = square.rotations;
+  const at = (((list.indexOf(rotation) + step) % list.length) + list.length) % list.length;
+  return list[at] ?? rotation;
 }

@@ -4,8 +4,7 @@ import { pathOf, tileShape, type Pt } from "./geometry";
 import { isDark, TRACK_SPACES } from "./messages";
 
 /** Follower colours per seat (6 with The Messengers' sixth colour). */
-export const SEAT_COLOURS = ["#d3302f", "#2458c9", "#f0c419", "#2b2b2b", "#8e44ad", "#ee82b8"];
-export const SEAT_COLOUR_NAMES = ["red", "blue", "yellow", "black", "purple", "pink"];
+const SEAT_COLOURS = ["#d3302f", "#2458c9", "#f0c419", "#2b2b2b", "#8e44ad", "#ee82b8"];
 
 export function seatColour(seat: number): string {
   return SEAT_COLOURS[seat % SEAT_COLOURS.length] ?? "#888";
@@ -100,7 +99,6 @@ function Pennant(props: { at: Pt }): JSX.Element {
       fill="#2f55b5"
       stroke="#fff"
       stroke-width="1.6"
-      class="carc-pennant"
     />
   );
 }
@@ -112,8 +110,7 @@ export function Meeple(props: {
   seat: number;
   size?: number | undefined;
   class?: string | undefined;
-  ghost?: boolean | undefined;
-  onClick?: ((e: MouseEvent) => void) | undefined;
+  onClick?: (() => void) | undefined;
   testid?: string | undefined;
   title?: string | undefined;
   data?: Record<string, string> | undefined;
@@ -126,7 +123,6 @@ export function Meeple(props: {
       class={props.class}
       onClick={props.onClick}
       data-testid={props.testid}
-      opacity={props.ghost ? 0.8 : 1}
       {...(props.data ?? {})}
     >
       {props.title && <title>{props.title}</title>}
@@ -185,17 +181,23 @@ export function ScoreTrack(props: { figures: number[][]; players: string[] }): J
               {space}
             </text>
             {here.map((m, i) => {
-              const cx = 9 + (i % 3) * 7;
-              const cy = 16 + Math.floor(i / 3) * 7;
+              // up to 6 markers in 3 columns, up to 12 (6 seats, 2 figures each) in 4 smaller
+              // ones, all below the number and inside the square
+              const many = here.length > 6;
+              const across = many ? 4 : 3;
+              const step = many ? 6 : 8;
+              const r = many ? 2.6 : 3.5;
+              const cx = (cell - (across - 1) * step) / 2 + (i % across) * step;
+              const cy = (many ? 13.5 : 15) + Math.floor(i / across) * step;
               const name = props.players[m.seat] ?? `Seat ${m.seat + 1}`;
               const label = `${name}${props.figures[m.seat]?.length === 2 ? (m.figure ? " (messenger)" : " (scoring figure)") : ""}: ${m.points}`;
               return m.figure === 1 ? (
                 <rect
                   key={i}
-                  x={cx - 3.5}
-                  y={cy - 3.5}
-                  width="7"
-                  height="7"
+                  x={cx - r / Math.SQRT2}
+                  y={cy - r / Math.SQRT2}
+                  width={r * Math.SQRT2}
+                  height={r * Math.SQRT2}
                   transform={`rotate(45 ${cx} ${cy})`}
                   fill={seatColour(m.seat)}
                   stroke="#fff"
@@ -208,7 +210,7 @@ export function ScoreTrack(props: { figures: number[][]; players: string[] }): J
                   key={i}
                   cx={cx}
                   cy={cy}
-                  r="4"
+                  r={r}
                   fill={seatColour(m.seat)}
                   stroke="#fff"
                   stroke-width="1"

@@ -36,7 +36,7 @@ interface TilesFile {
 }
 
 const DATA = tilesJson as unknown as TilesFile;
-export const PORT_NAMES: readonly string[] = DATA.ports;
+const PORT_NAMES: readonly string[] = DATA.ports;
 export const TILES: ReadonlyMap<string, TileData> = new Map(DATA.tiles.map((t) => [t.letter, t]));
 export const TOTAL_TILES = DATA.tiles.reduce((sum, t) => sum + t.count, 0);
 
@@ -57,7 +57,6 @@ export interface FeatureShape {
 }
 
 export interface TileShape {
-  letter: string;
   features: FeatureShape[];
   /** Three or more roads end in the middle: a junction (a small village) is drawn there. */
   junction: boolean;
@@ -65,7 +64,9 @@ export interface TileShape {
 
 // ------------------------------------------------------------------ ports and sides
 
-/** side index (N E S W = 0..3) and position along the side (0, 1, 2) of a port name. */
+/** The index 0..11 of a port name, clockwise from the north-west corner as tiles.json lists
+ * them: the side (N E S W = 0..3) is ``index / 3`` rounded down, the place along it
+ * ``index % 3``. */
 function portIndex(name: string): number {
   const index = PORT_NAMES.indexOf(name);
   if (index < 0) throw new Error(`unknown port ${name}`);
@@ -96,7 +97,7 @@ function portPoint(p: number, inset: number): Pt {
 }
 
 /** Turn a point of the unrotated box ``quarter`` clockwise quarter turns about the middle. */
-export function rotatePoint(point: Pt, quarter: number): Pt {
+function rotatePoint(point: Pt, quarter: number): Pt {
   let [x, y] = point;
   for (let i = 0; i < ((quarter % 4) + 4) % 4; i++) [x, y] = [100 - y, x];
   return [x, y];
@@ -153,8 +154,8 @@ function cityPolygon(sides: Set<number>): Pt[] {
       if (canonSides.every((s) => sides.has((s + q) % 4))) return rotateAll(make(), q);
     }
   }
-  // Not expected with the base game's tiles: a plain cap on each side.
-  return [[50, 50]];
+  // A city reaches at least one side, and the shapes above, turned, cover every set of sides.
+  throw new Error(`no city outline for sides ${[...sides].join(",")}`);
 }
 
 // ------------------------------------------------------------------ flood-filling fields
@@ -371,8 +372,8 @@ function buildShape(tile: TileData): TileShape {
     if (f.kind === "road" && f.line) {
       const line = f.line;
       if (line.length === 2 && (line[1] as Pt)[0] === 50 && (line[1] as Pt)[1] === 50) {
-        // from a side to the middle: a third of the way in from the side (clear of a junction
-        // or a cloister)
+        // from a side to the middle: a little short of halfway in from the side (clear of a
+        // junction or a cloister)
         const [a, b] = line as [Pt, Pt];
         f.anchor = [a[0] + (b[0] - a[0]) * 0.45, a[1] + (b[1] - a[1]) * 0.45];
       } else {
@@ -407,7 +408,7 @@ function buildShape(tile: TileData): TileShape {
       taken.push(f.anchor);
     }
   }
-  return { letter: tile.letter, features, junction };
+  return { features, junction };
 }
 
 /** The centre of a region's area (the tile's middle for an empty region). */
@@ -444,6 +445,27 @@ export function tileShape(letter: string): TileShape | null {
 export function spotPoint(letter: string, rotation: number, spot: number): Pt {
   const feature = tileShape(letter)?.features[spot];
   return rotatePoint(feature?.anchor ?? [50, 50], rotation);
+}
+
+const COMPASS = [
+  "north",
+  "north-east",
+  "east",
+  "south-east",
+  "south",
+  "south-west",
+  "west",
+  "north-west",
+];
+
+/** Where a point of a tile's 100 x 100 box lies, as a compass word (north is up): "centre"
+ * near the middle. */
+export function compass(point: Pt): string {
+  const dx = point[0] - 50;
+  const dy = point[1] - 50;
+  if (Math.hypot(dx, dy) < 12) return "centre";
+  const eighth = Math.round(Math.atan2(dx, -dy) / (Math.PI / 4));
+  return COMPASS[((eighth % 8) + 8) % 8] ?? "centre";
 }
 
 export function featureKind(letter: string, spot: number): FeatureKind | null {

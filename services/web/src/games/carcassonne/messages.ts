@@ -2,7 +2,7 @@
 // data bundled at build time).
 import messagesJson from "../../../../../seeds/carcassonne/messages.json";
 
-export interface MessageCard {
+interface MessageCard {
   number: number;
   title: string;
   effect: string;
@@ -21,7 +21,7 @@ interface MessagesFile {
 const DATA = messagesJson as unknown as MessagesFile;
 
 export const TRACK_SPACES = DATA.track_spaces;
-export const DARK_EVERY = DATA.dark_space_every;
+const DARK_EVERY = DATA.dark_space_every;
 
 export function messageCard(number: number): MessageCard | null {
   return DATA.messages.find((m) => m.number === number) ?? null;
