@@ -23,8 +23,8 @@ import {
   SpectatingNote,
   StatusAndResult,
   turnLine,
-  whoName,
 } from "./cardtable";
+import { whoName } from "./names";
 import "./breaking_news.css";
 
 type Listed<Type extends BreakingNewsAction["type"]> = Extract<BreakingNewsAction, { type: Type }>;

@@ -32,6 +32,7 @@ import {
 import { Meeple, ScoreTrack, seatColour, TileArt } from "./carcassonne/draw";
 import { compass, featureKind, spotPoint, TILES, TOTAL_TILES } from "./carcassonne/geometry";
 import { isDark, messageCard, TRACK_SPACES } from "./carcassonne/messages";
+import { capitalised, listNames, seatName } from "./names";
 import "./carcassonne.css";
 
 type Props = TableProps<CarcassonneView, CarcassonneAction>;
@@ -60,15 +61,6 @@ function spotLabel(letter: string, rotation: number, spot: number): string {
   const kind = featureKind(letter, spot);
   const what = (kind && KIND_WORDS[kind]) ?? `spot ${spot}`;
   return `${what}, ${compass(spotPoint(letter, rotation, spot))}`;
-}
-
-function nameOf(players: string[], seat: number): string {
-  const name = players[seat];
-  return name && name.trim() ? name : `Seat ${seat + 1}`;
-}
-
-function whoOf(players: string[], seat: number, you: number | null): string {
-  return seat === you ? "You" : nameOf(players, seat);
 }
 
 interface Selection {
@@ -361,7 +353,7 @@ function Board(props: BoardProps): JSX.Element {
 
   const last = tiles[tiles.length - 1];
   const drawn = view.tile;
-  const whose = (seat: number) => (seat === you ? "Your" : `${nameOf(players, seat)}'s`);
+  const whose = (seat: number) => (seat === you ? "Your" : `${seatName(players, seat)}'s`);
   const followersAt = (f: CarcassonneFollower) => {
     const tile = byKey.get(squareKey(f.x, f.y));
     return tile ? spotPoint(tile.tile, tile.rotation, f.spot) : ([50, 50] as const);
@@ -574,7 +566,7 @@ function Status(props: {
 }): JSX.Element {
   const { view, players, you, toMove } = props;
   if (view.finished) {
-    const winners = view.winners.map((s) => whoOf(players, s, you)).join(" and ");
+    const winners = capitalised(listNames(players, view.winners, you));
     return (
       <div class="carc-status" data-testid="carc-status">
         <strong>Game over.</strong>{" "}
@@ -600,8 +592,8 @@ function Status(props: {
         <strong>Your turn: {mine}.</strong>
       ) : (
         <span>
-          <span class="carc-dot" style={{ background: seatColour(seat) }} /> {nameOf(players, seat)}{" "}
-          is {theirs}.
+          <span class="carc-dot" style={{ background: seatColour(seat) }} />{" "}
+          {seatName(players, seat)} is {theirs}.
         </span>
       )}
       {you === null && <span class="carc-muted"> (watching)</span>}
@@ -640,7 +632,7 @@ function Scores(props: {
             >
               <td>
                 <span class="carc-dot" style={{ background: seatColour(seat) }} />{" "}
-                {nameOf(players, seat)}
+                {seatName(players, seat)}
                 {seat === you ? " (you)" : ""}
                 {view.finished && view.winners.includes(seat) ? " ★ winner" : ""}
               </td>
@@ -914,7 +906,7 @@ function Controls(props: ControlsProps): JSX.Element {
         <div>
           {first ? (
             <span>
-              {props.myTurn ? "Your" : `${nameOf(props.players, props.view.to_move[0] ?? 0)}'s`}{" "}
+              {props.myTurn ? "Your" : `${seatName(props.players, props.view.to_move[0] ?? 0)}'s`}{" "}
               {first.feature} scored <strong>{first.points}</strong> points: which figure moves?
             </span>
           ) : (
@@ -970,7 +962,7 @@ function Controls(props: ControlsProps): JSX.Element {
         <div>
           Message {m.message}: <strong>{card?.title ?? ""}</strong>
           {!props.myTurn && (
-            <span class="carc-muted"> (drawn by {nameOf(props.players, seat)})</span>
+            <span class="carc-muted"> (drawn by {seatName(props.players, seat)})</span>
           )}
         </div>
         <div class="carc-small">{card?.text}</div>

@@ -1,22 +1,7 @@
-// Small pieces shared by the card-game tables (The Dingo Ate the Baby, Breaking News; Hanabi
-// takes its seat names from here).
+// Small pieces shared by the card-game tables (The Dingo Ate the Baby, Breaking News).
 import type { ComponentChildren } from "preact";
 import "./cardtable.css";
-
-/** A seat's display name: the player's name as the match lists it, else "Seat n". */
-export function seatName(players: string[], seat: number): string {
-  const name = players[seat];
-  return name && name.trim() ? name : `Seat ${seat + 1}`;
-}
-
-/** "you" for the caller's own seat, else the seat's name. */
-export function whoName(players: string[], seat: number, you: number | null): string {
-  return seat === you ? "you" : seatName(players, seat);
-}
-
-function listNames(players: string[], seats: number[], you: number | null): string {
-  return seats.map((seat) => whoName(players, seat, you)).join(" and ") || "nobody";
-}
+import { listNames, seatName, whoName } from "./names";
 
 /** "1 turn", "2 turns": a count and its word, in the plural unless the count is one. */
 export function plural(count: number, word: string): string {

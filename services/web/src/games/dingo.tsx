@@ -10,12 +10,11 @@ import {
   listed,
   ScoreTable,
   Section,
-  seatName,
   SpectatingNote,
   StatusAndResult,
   turnLine,
-  whoName,
 } from "./cardtable";
+import { capitalised, seatName, whoName } from "./names";
 import "./dingo.css";
 
 const VERB: Record<string, string> = {
@@ -25,10 +24,6 @@ const VERB: Record<string, string> = {
   eat: "eats",
   stomp: "stomps",
 };
-
-function cap(text: string): string {
-  return text.charAt(0).toUpperCase() + text.slice(1);
-}
 
 /** "blue lion (5)" */
 function cardLabel(card: DingoCard): string {
@@ -210,14 +205,14 @@ function HandCardControls(props: {
                     action={play}
                     busy={busy}
                     className={target === null ? "" : "dg-effect-button"}
-                    title={`${cap(text)} (${card.id} onto ${ranchName(players, play.ranch, you)})`}
+                    title={`${capitalised(text)} (${card.id} onto ${ranchName(players, play.ranch, you)})`}
                     onChoose={() => {
                       setHover(null);
                       void submit(play);
                     }}
                     onHover={(on) => setHover(on ? { ranch: play.ranch, target } : null)}
                   >
-                    {cap(text)}
+                    {capitalised(text)}
                   </ActionButton>
                 );
               })}

@@ -2,7 +2,8 @@
 // clues told you), the discards, and the controls for exactly the legal actions: play or
 // discard one of your cards, or clue a teammate about a colour or a rank.
 import type { HanabiAction, HanabiCardView, HanabiSeenCard, HanabiView } from "../client";
-import { seatName } from "./cardtable";
+import { seatName } from "./names";
+import "./hanabi.css";
 import type { TableProps } from "./types";
 
 export function HanabiTable(props: TableProps<HanabiView, HanabiAction>) {
