@@ -228,3 +228,23 @@ def test_a_decision_carries_the_legal_actions_every_seat_to_move_would_be_listed
                     )
                     carried = decided.legal_actions.get(seat, [])
                     assert msgspec.json.encode(carried) == expected, (name, seed, seat)
+
+
+def test_a_story_longer_than_the_contract_allows_is_refused_with_where() -> None:
+    """The contract's ``maxLength`` on a Breaking News story is the engine's own limit: one
+    character more is an invalid action that says which field, without echoing the story."""
+    reply = ENGINE.handle(api.SetUp(game="breaking_news", options={}, seats=2, seed=1))
+    assert isinstance(reply, api.SetUpDone)
+    story = "ü" * 2001
+    action = {"type": "TellStory", "story": story}
+    refused = ENGINE.handle(
+        api.Decide(
+            game="breaking_news",
+            state=reply.progress.state,
+            seat=0,
+            action=msgspec.Raw(msgspec.json.encode(action)),
+        )
+    )
+    assert isinstance(refused, api.Rejected) and refused.code == "invalid_action"
+    assert "2000" in refused.detail and "$.story" in refused.detail
+    assert "ü" not in refused.detail

@@ -53,7 +53,7 @@ import json
 import random
 import re
 import unicodedata
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 
@@ -72,6 +72,13 @@ START_HAND = 3
 OBJECT_HAND_LIMIT = 3
 OPEN_OBJECTS = 2
 MAX_STORY_CHARS = 2000
+StoryText = Annotated[
+    str,
+    msgspec.Meta(
+        max_length=MAX_STORY_CHARS,
+        description="The story: the word of each chain card in it (in its language, if named)",
+    ),
+]
 SHORT_STORY_MS = 15_000
 LONG_STORY_MS = 30_000
 SIDES = ("north", "east", "south", "west")
@@ -173,7 +180,7 @@ class CompleteObject(Action, frozen=True):
 
     object: int
     cards: list[int]
-    story: str
+    story: StoryText
     language: str | None = None
 
 
@@ -192,7 +199,7 @@ class CallBreakingNews(Action, frozen=True):
 class TellStory(Action, frozen=True):
     """Stopwatch rule: tell the story of the called news; the clock stops."""
 
-    story: str
+    story: StoryText
     language: str | None = None
     server_time_ms: int = 0
 
