@@ -110,6 +110,13 @@ def test_two_people_play_hanabi_to_its_end_watched_live_then_replayed(
     replay.locator("input[name=full]").check()
     expect(replay.get_by_test_id("full-state")).to_contain_text('"deck"')
 
+    # the client's only way to the server is the contract: every request was one of its
+    # operations, or one of the client's own files
+    for person in (ada, bob, watcher):
+        assert person.off_contract() == []
+    assert ("POST", f"/matches/{match_id}/actions") in ada.requests
+    assert ("GET", f"/matches/{match_id}/feed") in watcher.requests
+
 
 def assert_replay_shows(page: Page, gateway: Gateway, match_id: str, version: int) -> None:
     """The page draws the spectator's view at ``version`` as the API answers it."""
@@ -230,6 +237,8 @@ def test_seats_bots_leaving_and_a_rematch_by_clicking(
     assert second_match != match_id
     assert ada.wait_for_route("matches") == second_match
     expect(ada.page.get_by_test_id("match")).to_have_attribute("data-you", "0")
+    for person in (ada, bob):
+        assert person.off_contract() == []
 
 
 def test_a_spectator_resumes_from_its_last_event_when_the_gateway_drops_its_feed(

@@ -4,13 +4,15 @@ The fixtures that use these are in tests/e2e/conftest.py."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from services.operator.gateway import ROOT, WEB_DIR
 from tests.clients.typescript_client import node_missing, node_version, run
@@ -71,13 +73,48 @@ def screenshot(page: Page, name: str) -> Path:
     return path
 
 
+STATIC_FILES = re.compile(r"^/(|assets/[\w.-]+|web-config\.json)$")
+"""What the gateway serves the web client besides the API: its page, its bundled assets and
+the local stack's config."""
+
+
+def contract_operations() -> list[tuple[str, re.Pattern[str]]]:
+    """Each operation of openapi/openapi.json: its method and a pattern of its paths."""
+    contract = json.loads((ROOT / "openapi" / "openapi.json").read_text())
+    return [
+        (method.upper(), re.compile("^" + re.sub(r"\{[^}]+\}", "[^/]+", path) + "$"))
+        for path, operations in contract["paths"].items()
+        for method in operations
+        if method in {"get", "post", "put", "patch", "delete"}
+    ]
+
+
 @dataclass
 class Player:
     """One person at the web client: a browser context of their own, so their own app key and
-    seat tokens in its localStorage, and its page."""
+    seat tokens in its localStorage, its page, and every request the page sent (method and
+    path)."""
 
     page: Page
     base_url: str
+    requests: list[tuple[str, str]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.page.on(
+            "request",
+            lambda request: self.requests.append((request.method, urlsplit(request.url).path)),
+        )
+
+    def off_contract(self) -> list[tuple[str, str]]:
+        """The requests this page sent that are neither an operation of the contract nor one
+        of the web client's own files."""
+        operations = contract_operations()
+        return [
+            (method, path)
+            for method, path in self.requests
+            if not (method == "GET" and STATIC_FILES.match(path))
+            and not any(method == verb and pattern.match(path) for verb, pattern in operations)
+        ]
 
     def open(self, route: str = "#/") -> None:
         self.page.goto(f"{self.base_url}/{route}")
