@@ -756,7 +756,7 @@ CONDITIONAL_READ: dict[str, Any] = {
     "response_headers": [
         ResponseHeader(
             name="ETag",
-            description="The version read: send it back as If-None-Match",
+            description="The version read, as the caller sees it: send it back as If-None-Match",
             documentation_only=True,
         ),
         ResponseHeader(

@@ -79,7 +79,10 @@ class MatchesController(Controller):
         if_none_match: IfNoneMatch = None,
     ) -> Response[s.MatchInfo]:
         info = await matches.info(match_id, bearer_token(request))
-        return conditional(info, f'"{info.version}"', if_none_match)
+        # one tag per version and viewer: a copy cached for one seat is never current for
+        # another caller (a browser that held a seat and now watches, say)
+        viewer = "spectator" if info.you is None else f"seat{info.you}"
+        return conditional(info, f'"{info.version}-{viewer}"', if_none_match)
 
     @get(
         "/{match_id:str}/actions",

@@ -77,6 +77,11 @@ def test_if_none_match_answers_304_until_the_match_moves(
     stale = stack.match.get(f"/matches/{match_id}", headers={"If-None-Match": '"0"'})
     assert stale.status_code == 200
     assert stale.json()["version"] == first.json()["version"]
+    for other in ({}, auth(tokens[1])):  # the seat's copy is not another caller's
+        theirs = stack.match.get(f"/matches/{match_id}", headers={**other, "If-None-Match": etag})
+        assert theirs.status_code == 200, other
+        assert theirs.json()["you"] == (1 if other else None)
+        assert theirs.headers["etag"] != etag
 
 
 @pytest.mark.parametrize("key", ["", "k" * 256])

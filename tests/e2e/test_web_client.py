@@ -237,6 +237,10 @@ def test_seats_bots_leaving_and_a_rematch_by_clicking(
     assert second_match != match_id
     assert ada.wait_for_route("matches") == second_match
     expect(ada.page.get_by_test_id("match")).to_have_attribute("data-you", "0")
+    # the match's link opened afresh (its bearer not kept): the table's seat plays it
+    bob.page.evaluate(f"localStorage.removeItem('playtable.match.{second_match}.bearer')")
+    bob.page.reload()
+    expect(bob.page.get_by_test_id("match")).to_have_attribute("data-you", "1")
     for person in (ada, bob):
         assert person.off_contract() == []
 

@@ -79,6 +79,16 @@ export function MatchPage({ matchId }: { matchId: string }) {
     return () => window.clearTimeout(retry.current);
   }, [refresh]);
 
+  // Opened from a link, not from its table: the seat this browser holds at the table plays.
+  const tableId = match?.table_id ?? null;
+  useEffect(() => {
+    if (tableId === null || bearer !== null || credentials.knowsMatch(matchId)) return;
+    const held = credentials.seat(tableId);
+    if (held === null) return;
+    credentials.keepMatch(matchId, held.token);
+    setBearer(held.token);
+  }, [tableId, bearer, matchId]);
+
   const game = match?.game;
   const created = match !== null && match.status !== "creating";
   useEffect(() => {
@@ -172,7 +182,6 @@ export function MatchPage({ matchId }: { matchId: string }) {
   };
 
   const Table = match ? tableFor(match.game) : null;
-  const tableId = match?.table_id ?? null;
   const rematchId = tableId === null ? null : credentials.rematch(tableId);
   /** A finished match's table and the seat token that takes this player's seat in its rematch. */
   const rematchable: [string, string] | null =
