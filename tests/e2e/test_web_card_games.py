@@ -273,4 +273,12 @@ def test_two_people_play_a_whole_breaking_news_match_by_clicking(
         check_final(page, final["result"])
         expect(page.get_by_test_id("story")).to_have_count(len(stories))
     screenshot(players[0].page, "breaking-news-final")
+
+    replay = players[1]
+    replay.open(f"#/matches/{match_id}/replay")
+    expect(replay.page.get_by_test_id("replay")).to_be_visible()
+    table = replay.page.get_by_test_id("breaking-news-table")
+    expect(table.get_by_test_id("story")).to_have_count(len(stories))
+    expect(replay.page.get_by_test_id("action")).to_have_count(0)
+    expect(replay.page.get_by_test_id("slot")).to_have_count(0)
     print(f"breaking news: {done} in {time.monotonic() - started:.1f} s")
