@@ -54,10 +54,36 @@ IdempotencyKey = Annotated[
         required=False,
         min_length=1,
         max_length=IDEMPOTENCY_KEY_MAX,
-        description="Retrying with the same key returns the first answer and changes nothing twice",
+        description=(
+            "Retrying with the same key returns the first answer and changes nothing twice;"
+            " the repeated answer says `Idempotent-Replayed: true`"
+        ),
     ),
 ]
 """The header every state-changing POST accepts."""
+REPLAYED_HEADER = "Idempotent-Replayed"
+IDEMPOTENT_ANSWER_HEADERS = [
+    ResponseHeader(
+        name=REPLAYED_HEADER,
+        description=(
+            "`true` on an answer that repeats the first one to the same Idempotency-Key (nothing"
+            " was done this time); absent on a first answer"
+        ),
+        documentation_only=True,
+    )
+]
+"""Route arguments documenting ``json_answer``'s header on the operations that take an
+Idempotency-Key."""
+
+
+def json_answer(body: bytes, status: int, *, replayed: bool) -> Response[Any]:
+    """A JSON answer (already encoded) to a request that may have been a retry."""
+    headers = {REPLAYED_HEADER: "true"} if replayed else None
+    return Response(
+        content=body, status_code=status, media_type="application/json", headers=headers
+    )
+
+
 PROBLEM_TYPE_BASE = "https://playtable.dev/problems/"
 
 PG_INT_MAX = 2**31 - 1

@@ -63,9 +63,9 @@ MOVES = Counter("playtable_moves", "Moves committed, by game", ["game"])
 BOT_MOVES = Counter(
     "playtable_bot_moves",
     "Bot turns played, by game and outcome: moved; stale (the match had moved on: another copy"
-    " or a player came first); refused (the rules refused the bot's choice, or the bot failed to"
-    " choose: a bug); denied (the match service refused the bot's token); failed (the match"
-    " service did not answer: played again later)",
+    " or a player came first, or the move's answer repeated another copy's); refused (the rules"
+    " refused the bot's choice, or the bot failed to choose: a bug); denied (the match service"
+    " refused the bot's token); failed (the match service did not answer: played again later)",
     ["game", "outcome"],
 )
 TIMEOUTS_SENT = Counter(

@@ -30,6 +30,7 @@ from shared import tracing
 from shared.bus import Bus, Consumer, OutageLog
 from shared.db import open_pool
 from shared.hosting import bot_secret, bot_token
+from shared.http import REPLAYED_HEADER
 from shared.messages import EventEnvelope
 from shared.metrics import BOT_MOVES, Metrics, pool_probe, serve_metrics, streams_probe
 from shared.runtime import run_until_signalled
@@ -107,6 +108,8 @@ class Answer(msgspec.Struct, frozen=True):
 
     status: int
     body: bytes
+    replayed: bool = False
+    """The match service repeated the answer it gave the same Idempotency-Key before."""
 
 
 class BotPlayer:
@@ -164,14 +167,17 @@ class BotPlayer:
             {**seat, "Content-Type": "application/json", "Idempotency-Key": turn.idempotency_key},
             msgspec.json.encode(Move(turn.version, action)),
         )
-        return "moved" if moved.status == 201 else self._unexpected(turn, moved)
+        if moved.status != 201:
+            return self._unexpected(turn, moved)
+        return "stale" if moved.replayed else "moved"  # replayed: another copy moved first
 
     async def _call(
         self, method: str, path: str, headers: dict[str, str], body: bytes | None = None
     ) -> Answer:
         url = self._match_url + path
         async with self._session.request(method, url, headers=headers, data=body) as response:
-            return Answer(response.status, await response.read())
+            replayed = response.headers.get(REPLAYED_HEADER) == "true"
+            return Answer(response.status, await response.read(), replayed)
 
     def _unexpected(self, turn: Turn, answer: Answer) -> str:
         status, text = answer.status, answer.body.decode(errors="replace")

@@ -30,6 +30,7 @@ from shared.feed import (
 from shared.http import (
     APP_KEY,
     APP_KEY_AND_INVITATION,
+    IDEMPOTENT_ANSWER_HEADERS,
     OPERATOR_KEY,
     OPTIONAL_SEAT_TOKEN,
     PG_INT_MAX,
@@ -37,6 +38,7 @@ from shared.http import (
     IdempotencyKey,
     Problem,
     bearer_token,
+    json_answer,
     not_found,
     problem_responses,
     required_bearer_token,
@@ -99,20 +101,23 @@ class Lobby:
 
     async def once(self, request: Idempotent | None, work: Any, status: int) -> Response[Any]:
         """Run ``work(conn) -> body`` in one transaction, at most once per Idempotency-Key."""
-        body, status = await self._once(request, work, status)
-        return _json_response(body, status)
+        body, status, replayed = await self._once(request, work, status)
+        return json_answer(body, status, replayed=replayed)
 
-    async def _once(self, request: Idempotent | None, work: Any, status: int) -> tuple[bytes, int]:
+    async def _once(
+        self, request: Idempotent | None, work: Any, status: int
+    ) -> tuple[bytes, int, bool]:
+        """The answer's body and status, and whether it repeats a recorded one."""
         async with self.runtime.pool.connection() as conn, conn.transaction():
             if request is not None:
                 recorded = await recall(conn, request)
                 if recorded is not None:
-                    return recorded.body, recorded.status
+                    return recorded.body, recorded.status, True
             body = _json.encode(await work(conn))
             if request is not None:
                 await remember(conn, request, status, body)
         self.runtime.relay.wake()
-        return body, status
+        return body, status, False
 
     async def start_table(
         self, table_id: str, token: str, key: str | None, secrets: dict[str, set[str]]
@@ -133,7 +138,7 @@ class Lobby:
                 return table
 
             request = idempotent(f"lobby:start:{table_id}", key, token)
-            body, _ = await self._once(request, work, 201)
+            body, _, replayed = await self._once(request, work, 201)
             self.commands.wake()
             match_id = _table_decoder.decode(body).match_id
             assert match_id is not None
@@ -141,14 +146,9 @@ class Lobby:
             created = await self.done.wait(match_id, self.runtime.settings.start_wait_s, waiter)
         if created is not None and created.outcome is not None and created.outcome != "done":
             raise Problem(422, "match-refused", "Match refused by the rules", created.outcome)
-        location = {"Location": f"/matches/{match_id}"}
-        if created is None or not created.done:
-            return Response(body, status_code=202, media_type="application/json", headers=location)
-        return Response(body, status_code=201, media_type="application/json", headers=location)
-
-
-def _json_response(body: bytes, status: int) -> Response[Any]:
-    return Response(content=body, status_code=status, media_type="application/json")
+        answer = json_answer(body, 201 if created and created.done else 202, replayed=replayed)
+        answer.headers["Location"] = f"/matches/{match_id}"
+        return answer
 
 
 class GamesController(Controller):
@@ -181,6 +181,7 @@ class TablesController(Controller):
     @post(
         "/",
         operation_id="createTable",
+        response_headers=IDEMPOTENT_ANSWER_HEADERS,
         security=APP_KEY,
         summary="Create a table for a game (a private one answers with its invitation token, once)",
         description="The table belongs to the app whose key creates it: only that app lists it,"
@@ -299,6 +300,7 @@ class TablesController(Controller):
     @post(
         "/{table_id:str}/seats",
         operation_id="joinTable",
+        response_headers=IDEMPOTENT_ANSWER_HEADERS,
         security=APP_KEY_AND_INVITATION,
         summary="Take a seat at one of the app's tables (a private table's: with its invitation"
         " token too); the answer holds the seat's secret token (shown once)",
@@ -335,6 +337,7 @@ class TablesController(Controller):
     @post(
         "/{table_id:str}/bots",
         operation_id="seatBot",
+        response_headers=IDEMPOTENT_ANSWER_HEADERS,
         security=APP_KEY_AND_INVITATION,
         summary="Seat one of the game's bots at one of the app's open tables (a private table's:"
         " with its invitation token too)",
@@ -398,6 +401,7 @@ class TablesController(Controller):
     @post(
         "/{table_id:str}/rematch",
         operation_id="rematchTable",
+        response_headers=IDEMPOTENT_ANSWER_HEADERS,
         security=SEAT_TOKEN,
         summary="Take your seat again in the rematch of a table whose match has finished (with"
         " its seat's token); the answer holds the new seat's token (shown once)",
@@ -509,7 +513,8 @@ class TablesController(Controller):
                 name="Location",
                 description="The match: /matches/{match_id}",
                 documentation_only=True,
-            )
+            ),
+            *IDEMPOTENT_ANSWER_HEADERS,
         ],
         responses={
             202: ResponseSpec(

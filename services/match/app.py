@@ -33,6 +33,7 @@ from shared.http import (
     APP_KEY,
     APP_KEY_OR_INVITATION,
     CONDITIONAL_READ,
+    IDEMPOTENT_ANSWER_HEADERS,
     OPTIONAL_SEAT_TOKEN,
     PG_INT_MAX,
     SEAT_TOKEN,
@@ -42,6 +43,7 @@ from shared.http import (
     bearer_token,
     conditional,
     conditional_responses,
+    json_answer,
     problem_responses,
     required_bearer_token,
     service_app,
@@ -115,6 +117,7 @@ class MatchesController(Controller):
     @post(
         "/{match_id:str}/actions",
         operation_id="submitAction",
+        response_headers=IDEMPOTENT_ANSWER_HEADERS,
         security=SEAT_TOKEN,
         summary="Make a move at an expected version; committed before it is acknowledged",
         responses=problem_responses(400, 401, 403, 404, 409, 422, 503),
@@ -128,12 +131,13 @@ class MatchesController(Controller):
         idempotency_key: IdempotencyKey = None,
     ) -> Response[s.ActionAccepted]:
         token = required_bearer_token(request)
-        status, body = await matches.act(match_id, token, data, idempotency_key)
-        return Response(content=body, status_code=status, media_type="application/json")
+        status, body, replayed = await matches.act(match_id, token, data, idempotency_key)
+        return json_answer(body, status, replayed=replayed)
 
     @post(
         "/{match_id:str}/leave",
         operation_id="leaveMatch",
+        response_headers=IDEMPOTENT_ANSWER_HEADERS,
         security=SEAT_TOKEN,
         status_code=200,
         summary="Leave the running match: the table's policy hands the seat to a bot or ends"
@@ -156,12 +160,13 @@ class MatchesController(Controller):
         idempotency_key: IdempotencyKey = None,
     ) -> Response[s.MatchInfo]:
         token = required_bearer_token(request)
-        status, body = await matches.leave(match_id, token, idempotency_key)
-        return Response(content=body, status_code=status, media_type="application/json")
+        status, body, replayed = await matches.leave(match_id, token, idempotency_key)
+        return json_answer(body, status, replayed=replayed)
 
     @post(
         "/{match_id:str}/seats/{seat:int}/token",
         operation_id="reseatPlayer",
+        response_headers=IDEMPOTENT_ANSWER_HEADERS,
         security=APP_KEY_OR_INVITATION,
         status_code=201,
         summary="A new token for a seat of a running match (the one before stops working): for"
@@ -188,10 +193,10 @@ class MatchesController(Controller):
                 runtime.pool, runtime.settings, request.headers, "tables"
             )
             app_id = caller.app_id
-        status, body = await matches.reseat(
+        status, body, replayed = await matches.reseat(
             match_id, seat, app_id, bearer_token(request), data, idempotency_key
         )
-        return Response(content=body, status_code=status, media_type="application/json")
+        return json_answer(body, status, replayed=replayed)
 
     @get(
         "/{match_id:str}/events",

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from itertools import groupby
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 from psycopg import AsyncConnection
@@ -616,9 +616,7 @@ class Matches:
 
     # --- moves ---------------------------------------------------------------------------------
 
-    async def act(
-        self, match_id: str, token: str, body: s.SubmitAction, key: str | None
-    ) -> tuple[int, bytes]:
+    async def act(self, match_id: str, token: str, body: s.SubmitAction, key: str | None) -> Answer:
         """Decide, then commit events + snapshot + outbox + idempotency record at once.
 
         A retried request is recognised only when it cannot proceed (its version is stale, or
@@ -729,7 +727,7 @@ class Matches:
                 legal_actions=decided.legal_actions,
             )
         )
-        return 201, reply
+        return Answer(201, reply)
 
     # --- seats: timeouts, leaving, re-seating -----------------------------------------------------
 
@@ -815,7 +813,7 @@ class Matches:
         change.add(MatchForfeited(seats=seats, reason=reason, result=result))  # type: ignore[arg-type]
         change.finish(result)
 
-    async def leave(self, match_id: str, token: str, key: str | None) -> tuple[int, bytes]:
+    async def leave(self, match_id: str, token: str, key: str | None) -> Answer:
         """The bearer leaves the running match: the table's leave policy hands the seat to a bot
         or ends the match as abandoned. The token holds no seat afterwards."""
         retry = _Retry(self, idempotent(f"match-leave:{match_id}", key, token))
@@ -835,7 +833,7 @@ class Matches:
             else:
                 await self._forfeit(change, [seat], "abandoned")
             if await self._record(change, idempotency=retry.request, info=True):
-                return 200, change.answer
+                return Answer(200, change.answer)
         raise _busy()
 
     async def reseat(
@@ -846,7 +844,7 @@ class Matches:
         bearer: str | None,
         body: s.Reseat,
         key: str | None,
-    ) -> tuple[int, bytes]:
+    ) -> Answer:
         """A new token for the seat of a running match, for the app whose match it is
         (``caller_app``) or the bearer of its private table's invitation: a player who lost
         theirs plays on, and a seat a bot took over comes back to a person."""
@@ -884,7 +882,7 @@ class Matches:
             change.tokens[seat] = hash_token(token)
             change.players[seat] = player
             if await self._record(change, idempotency=retry.request, reseated=(seat, token)):
-                return 201, change.answer
+                return Answer(201, change.answer)
             snapshot = await self.load(match_id, fresh=True)
         raise _busy()
 
@@ -1109,6 +1107,15 @@ def _clock_event(
     )
 
 
+class Answer(NamedTuple):
+    """A state-changing request's answer (its status and encoded body), and whether it repeats
+    the one recorded under the same Idempotency-Key."""
+
+    status: int
+    body: bytes
+    replayed: bool = False
+
+
 class _Retry:
     """What a request under an Idempotency-Key answered the first time, if it was seen before."""
 
@@ -1116,12 +1123,12 @@ class _Retry:
         self.matches = matches
         self.request = request
 
-    async def answer_or(self, problem: Problem) -> tuple[int, bytes]:
+    async def answer_or(self, problem: Problem) -> Answer:
         if self.request is not None:
             async with self.matches.runtime.pool.connection() as conn:
                 recorded = await recall(conn, self.request)
             if recorded is not None:
-                return recorded.status, recorded.body
+                return Answer(recorded.status, recorded.body, replayed=True)
         raise problem
 
 

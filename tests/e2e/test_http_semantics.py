@@ -150,3 +150,36 @@ def test_options_names_every_method_of_the_path(stack: Stack, match: tuple[str, 
         answered = client.options(path)
         assert answered.status_code == 204, path
         assert {m.strip() for m in answered.headers["allow"].split(",")} == allowed, path
+
+
+def test_a_repeated_answer_says_it_is_one(stack: Stack) -> None:
+    """A retry under the same Idempotency-Key gets the first answer with
+    ``Idempotent-Replayed: true``; the first answer, and one under a new key, carry none."""
+    table_id = stack.lobby.post("/tables", json={"game": "hanabi", "seats": 2}).json()["table_id"]
+    joins = [
+        stack.lobby.post(
+            f"/tables/{table_id}/seats", json={"name": "p0"}, headers={"Idempotency-Key": "j0"}
+        )
+        for _ in range(2)
+    ]
+    assert [join.status_code for join in joins] == [201, 201]
+    assert "idempotent-replayed" not in joins[0].headers
+    assert joins[1].headers["idempotent-replayed"] == "true"
+    assert joins[1].json() == joins[0].json()
+    other = stack.lobby.post(f"/tables/{table_id}/seats", json={"name": "p1"})
+    assert other.status_code == 201 and "idempotent-replayed" not in other.headers
+
+    match_id, tokens = open_table(stack, "hanabi", 2, seed=6)
+    seat0 = auth(tokens[0])
+    legal = stack.match.get(f"/matches/{match_id}/actions", headers=seat0).json()
+    move = {"expected_version": legal["version"], "action": legal["actions"][0]}
+    moves = [
+        stack.match.post(
+            f"/matches/{match_id}/actions", json=move, headers={**seat0, "Idempotency-Key": "m0"}
+        )
+        for _ in range(2)
+    ]
+    assert [answer.status_code for answer in moves] == [201, 201]
+    assert "idempotent-replayed" not in moves[0].headers
+    assert moves[1].headers["idempotent-replayed"] == "true"
+    assert moves[1].json()["version"] == moves[0].json()["version"]

@@ -22,6 +22,7 @@ from services.bots.policies import GAMES, Policy, load_policies
 from services.bots.worker import BotPlayer, Turn, Turns, due_turn
 from services.rules.games import load_games
 from shared.hosting import bot_token
+from shared.http import REPLAYED_HEADER
 
 SECRET = b"k" * 32
 BOTS = msgspec.json.encode({"1": "hanabi-heuristic", "2": "hanabi-random"})
@@ -106,12 +107,16 @@ TURN = Turn("m1", 7, 1, "hanabi", "first")
 
 
 class FakeMatch:
-    """Answers a seat's view and actions at ``version``, and the move with ``move_status``;
-    ``None``: drops the connection instead of answering."""
+    """Answers a seat's view and actions at ``version``, and the move with ``move_status``
+    (``None``: drops the connection instead of answering), marked as a repeated answer when
+    ``replayed``."""
 
-    def __init__(self, version: int = 7, move_status: int | None = 201) -> None:
+    def __init__(
+        self, version: int = 7, move_status: int | None = 201, *, replayed: bool = False
+    ) -> None:
         self.version = version
         self.move_status = move_status
+        self.replayed = replayed
         self.requests: list[tuple[str, str, dict[str, str], bytes]] = []
 
     async def answer(self, request: web.Request) -> web.StreamResponse:
@@ -121,7 +126,8 @@ class FakeMatch:
             if self.move_status is None:
                 assert request.transport is not None
                 request.transport.close()
-            return web.json_response({"type": "x"}, status=self.move_status or 500)
+            headers = {REPLAYED_HEADER: "true"} if self.replayed else None
+            return web.json_response({"type": "x"}, status=self.move_status or 500, headers=headers)
         if request.path.endswith("/actions"):
             return web.json_response({"version": self.version, "actions": [{"n": 1}]})
         return web.json_response({"version": self.version, "view": {}, "to_move": [1]})
@@ -161,6 +167,13 @@ async def test_a_match_that_moved_on_is_not_played() -> None:
     match = FakeMatch(version=8)
     assert await _play(match) == "stale"
     assert [method for method, *_ in match.requests] == ["GET", "GET"]
+
+
+@pytest.mark.asyncio
+async def test_a_move_another_copy_made_first_under_the_same_key_is_not_counted_twice() -> None:
+    """Two copies playing one turn send the same Idempotency-Key: the second gets the first's
+    answer again, marked replayed, and counts it stale, not moved."""
+    assert await _play(FakeMatch(replayed=True)) == "stale"
 
 
 @pytest.mark.parametrize(
