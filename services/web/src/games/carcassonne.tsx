@@ -55,6 +55,13 @@ function figureName(figure: number, short = false): string {
   return short ? (name.split(" ")[0] ?? name) : name;
 }
 
+/** A message's button: what it does, and which figure takes the points when one is named. */
+function withFigure(label: string, figure: number | null | undefined): string {
+  return figure === null || figure === undefined
+    ? label
+    : `${label}, points to the ${figureName(figure)}`;
+}
+
 /** A follower spot of the drawn tile in words: the feature and where it lies on the tile
  * ("field (farmer), south-west"). */
 function spotLabel(letter: string, rotation: number, spot: number): string {
@@ -984,9 +991,7 @@ function Controls(props: ControlsProps): JSX.Element {
                     busy={busy}
                     send={props.send}
                   >
-                    {a.figure === null || a.figure === undefined
-                      ? "Carry it out"
-                      : `Carry it out, points to the ${figureName(a.figure)}`}
+                    {withFigure("Carry it out", a.figure)}
                   </SendButton>
                 ))}
               </div>
@@ -1024,9 +1029,7 @@ function Controls(props: ControlsProps): JSX.Element {
                         busy={busy}
                         send={props.send}
                       >
-                        {a.figure === null || a.figure === undefined
-                          ? "Score it"
-                          : `Score it, points to the ${figureName(a.figure)}`}
+                        {withFigure("Score it", a.figure)}
                       </SendButton>
                     ))}
                   </div>
