@@ -1,7 +1,13 @@
 """Client apps and the operator: who sends a request, told by its API key.
 
 An app's key (``X-API-Key``) is shown once, kept only as its hash, revocable, and carries scopes
-(``tables``, ``webhooks``). What an app creates (tables, so their matches, and webhook
+(``tables``, ``webhooks``) and a kind, as payment APIs' keys do: a ``secret`` key stays on the
+app's server and may do all its scopes allow; a ``publishable`` key is meant to be shipped to
+browsers, so it is no secret: it creates, lists and joins tables (and players play with their
+seat tokens), and anything else (bots, re-seating, invitations, webhooks) needs a secret key.
+The kind shows in the key itself (``pt_sk_``, ``pt_pk_``; keys made before kinds, ``pt_``, are
+secret), so the rate limiter can give a publishable key's buckets per client address without
+asking Postgres. What an app creates (tables, so their matches, and webhook
 subscriptions) is its own: another app neither sees nor changes it. The operator's key (the
 ``PLAYTABLE_OPERATOR_KEY`` setting, or one made with ``playtable apps operator-key``) manages
 apps, their keys and quotas and nothing else. Seat tokens and invitations stay a player's.
@@ -23,6 +29,7 @@ from shared.settings import Settings
 
 API_KEY_HEADER = "X-API-Key"
 AppScope = Literal["tables", "webhooks"]
+KeyKind = Literal["secret", "publishable"]
 APP_SCOPES: tuple[AppScope, ...] = ("tables", "webhooks")
 OPERATOR = "operator"
 """The operator's only scope: an operator key acts on no app's tables or subscriptions."""
@@ -31,6 +38,14 @@ ENVIRONMENT_KEY_ID = "environment"
 KEY_PREFIX = "pt_"
 """Marks an API key, so one pasted where a seat token goes is told apart (and leak scanners
 can find one)."""
+KIND_PREFIXES: dict[KeyKind, str] = {"secret": KEY_PREFIX + "sk_", "publishable": KEY_PREFIX + "pk_"}
+PUBLISHABLE_PREFIX = KIND_PREFIXES["publishable"]
+
+
+def is_publishable(raw_key: str) -> bool:
+    """Whether a key, by its look alone, is publishable (the rate limiter's question: a forged
+    one is refused by ``authenticate`` all the same)."""
+    return raw_key.startswith(PUBLISHABLE_PREFIX)
 
 
 class Caller(msgspec.Struct, frozen=True):
@@ -41,6 +56,17 @@ class Caller(msgspec.Struct, frozen=True):
     app_id: str | None
     scopes: tuple[str, ...]
     credential: str
+    kind: KeyKind = "secret"
+
+    def require_secret(self, action: str) -> None:
+        """Refuse a publishable key (a browser's, so anyone's) what only the app may do."""
+        if self.kind != "secret":
+            raise Problem(
+                403,
+                "secret-key-required",
+                "Secret key required",
+                f"{action} needs the app's secret key; a publishable key cannot",
+            )
 
 
 AppName = Annotated[str, msgspec.Meta(min_length=1, max_length=80)]
@@ -64,6 +90,8 @@ class CreateKey(msgspec.Struct, forbid_unknown_fields=True):
         default_factory=lambda: list(APP_SCOPES)
     )
     label: KeyLabel = ""
+    kind: KeyKind = "secret"
+    """``publishable`` for a key shipped to browsers: ``tables`` is its only scope."""
 
 
 class AppInfo(msgspec.Struct):
@@ -76,6 +104,7 @@ class AppInfo(msgspec.Struct):
 class KeyInfo(msgspec.Struct):
     key_id: str
     app_id: str | None
+    kind: KeyKind
     scopes: list[str]
     label: str
     created_at: str
@@ -124,7 +153,7 @@ async def _caller(pool: AsyncConnectionPool, settings: Settings, raw: str) -> Ca
         return Caller(ENVIRONMENT_KEY_ID, None, (OPERATOR,), raw)
     async with pool.connection() as conn:
         cursor = await conn.execute(
-            "select key_id, app_id, scopes from api_keys"
+            "select key_id, app_id, scopes, kind from api_keys"
             " where key_hash = %s and revoked_at is null",
             (hashed,),
         )
@@ -133,7 +162,7 @@ async def _caller(pool: AsyncConnectionPool, settings: Settings, raw: str) -> Ca
         raise Problem(
             401, "unknown-api-key", "Unknown API key", "this key is not known or was revoked"
         )
-    return Caller(row[0], row[1], tuple(row[2]), raw)
+    return Caller(row[0], row[1], tuple(row[2]), raw, row[3])
 
 
 # --- apps and keys (the operator's) ----------------------------------------------------------
@@ -177,12 +206,24 @@ async def create_key(conn: AsyncConnection, app_id: str | None, body: CreateKey)
     """A new key for the app (``None``: an operator key); only its hash is stored."""
     if app_id is not None:
         await app_info(conn, app_id)
-    key_id, raw = new_id(), KEY_PREFIX + new_token()
-    scopes = sorted(set(body.scopes)) if app_id is not None else [OPERATOR]
+    if app_id is None:
+        kind: KeyKind = "secret"
+        scopes = [OPERATOR]
+    else:
+        kind = body.kind
+        scopes = sorted(set(body.scopes))
+        if kind == "publishable" and scopes != ["tables"]:
+            raise Problem(
+                422,
+                "publishable-scope",
+                "Scope not for a publishable key",
+                "a publishable key holds only the 'tables' scope: webhooks need a secret key",
+            )
+    key_id, raw = new_id(), KIND_PREFIXES[kind] + new_token()
     await conn.execute(
-        "insert into api_keys (key_id, app_id, key_hash, scopes, label)"
-        " values (%s, %s, %s, %s, %s)",
-        (key_id, app_id, hash_token(raw), scopes, body.label),
+        "insert into api_keys (key_id, app_id, key_hash, scopes, label, kind)"
+        " values (%s, %s, %s, %s, %s, %s)",
+        (key_id, app_id, hash_token(raw), scopes, body.label, kind),
     )
     return CreatedKey(key=await _key(conn, app_id, key_id), api_key=raw)
 
@@ -218,7 +259,7 @@ async def _key(conn: AsyncConnection, app_id: str | None, key_id: str) -> KeyInf
 
 
 _APP_COLUMNS = "app_id, name, max_open_tables, created_at"
-_KEY_COLUMNS = "key_id, app_id, scopes, label, created_at, revoked_at"
+_KEY_COLUMNS = "key_id, app_id, kind, scopes, label, created_at, revoked_at"
 
 
 def _app(row: tuple[Any, ...]) -> AppInfo:
@@ -231,8 +272,9 @@ def _key_info(row: tuple[Any, ...]) -> KeyInfo:
     return KeyInfo(
         key_id=row[0],
         app_id=row[1],
-        scopes=list(row[2]),
-        label=row[3],
-        created_at=row[4].isoformat(),
-        revoked_at=iso(row[5]),
+        kind=row[2],
+        scopes=list(row[3]),
+        label=row[4],
+        created_at=row[5].isoformat(),
+        revoked_at=iso(row[6]),
     )

@@ -127,6 +127,19 @@ PROBLEM_TYPES = _types(
         " operator's).",
     ),
     ProblemType(
+        "secret-key-required",
+        403,
+        "Secret key required",
+        "A publishable key (one shipped to browsers) was sent where only the app's secret key"
+        " may act: bots, re-seating, invitations, webhooks.",
+    ),
+    ProblemType(
+        "publishable-scope",
+        422,
+        "Scope not for a publishable key",
+        "A publishable key was asked for with a scope other than `tables`.",
+    ),
+    ProblemType(
         "table-quota-reached",
         429,
         "Table quota reached",

@@ -59,6 +59,7 @@ from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.commands.core import AsyncScript
 
+from shared.apps import PUBLISHABLE_PREFIX
 from shared.bus import TRANSIENT_ERRORS, OutageLog
 from shared.http import DOCS_ASSETS, Problem
 from shared.settings import Settings
@@ -329,11 +330,16 @@ def _bucket_of(text: str) -> str:
     return str(address)
 
 
-def app_key_digest(scope: Scope) -> str | None:
-    """The bucket name of the request's ``X-API-Key``, if any: never the key itself."""
+def app_key_bucket(scope: Scope, address: str) -> str | None:
+    """The bucket name of the request's ``X-API-Key``, if any: never the key itself. A
+    publishable key is in every browser of its app, so its bucket is per client address too:
+    one browser cannot spend the whole app's budget."""
     for name, value in scope["headers"]:
         if name == b"x-api-key":
-            return hashlib.sha256(value).hexdigest()[:32]
+            digest = hashlib.sha256(value).hexdigest()[:32]
+            if value.startswith(PUBLISHABLE_PREFIX.encode()):
+                return f"{digest}@{address}"
+            return digest
     return None
 
 
@@ -587,9 +593,9 @@ class RateLimiter:
         address = client_address(scope, self._trusted)
         slot = f"ratelimit:{kind}"  # one script takes from both buckets: one cluster slot
         by_address = self._settings.slot_key(slot, f"addr:{address}")
-        if (digest := app_key_digest(scope)) is None:
+        if (key_bucket := app_key_bucket(scope, address)) is None:
             return (by_address,)
-        return by_address, self._settings.slot_key(slot, f"key:{digest}")
+        return by_address, self._settings.slot_key(slot, f"key:{key_bucket}")
 
 
 def _adding_headers(send: Send, headers: list[tuple[bytes, bytes]]) -> Send:

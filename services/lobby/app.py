@@ -606,8 +606,14 @@ class AppsController(Controller):
     @post(
         "/{app_id:str}/keys",
         operation_id="createApiKey",
-        summary="A new API key for the app, with the scopes asked for (shown once)",
-        responses=problem_responses(400, 401, 403, 404, 503),
+        summary="A new API key for the app, of the kind and with the scopes asked for (shown"
+        " once)",
+        description=(
+            "A `secret` key stays on the app's server; a `publishable` key may be shipped to"
+            " browsers: it holds only `tables` and creates, lists and joins tables, while bots,"
+            " re-seating, invitations and webhooks need a secret key."
+        ),
+        responses=problem_responses(400, 401, 403, 404, 422, 503),
     )
     async def create_key(
         self,

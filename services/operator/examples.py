@@ -564,6 +564,7 @@ def _key(scopes: list[str], label: str, *, revoked: bool = False) -> apps.KeyInf
     return apps.KeyInfo(
         key_id=KEY_ID,
         app_id=APP_ID,
+        kind="secret",
         scopes=scopes,
         label=label,
         created_at=_at(APP_CREATED_AT_S),
@@ -572,7 +573,7 @@ def _key(scopes: list[str], label: str, *, revoked: bool = False) -> apps.KeyInf
 
 
 def _fake_api_key(number: int) -> str:
-    return f"{apps.KEY_PREFIX}example-app-key-{number}-not-a-secret"
+    return f"{apps.KIND_PREFIXES['secret']}example-app-key-{number}-not-a-secret"
 
 
 def _delivery(status: str) -> webhooks_api.DeliveryInfo:
@@ -1042,6 +1043,12 @@ def _problem_examples(story: _Story) -> dict[tuple[str, int], Problem | ProblemD
         ("updateApp", 404): missing_app,
         ("createApiKey", 400): _bad_body(apps.CreateKey, {"scopes": ["everything"]}),
         ("createApiKey", 404): missing_app,
+        ("createApiKey", 422): Problem(
+            422,
+            "publishable-scope",
+            "Scope not for a publishable key",
+            "a publishable key holds only the 'tables' scope: webhooks need a secret key",
+        ),
         ("listApiKeys", 404): missing_app,
         ("revokeApiKey", 404): not_found("key", KEY_ID),
         ("pingWebhookSubscription", 404): missing_subscription,

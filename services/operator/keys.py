@@ -55,9 +55,14 @@ async def client_key(settings: Settings) -> str:
 
 
 async def fresh_key(
-    settings: Settings, app_name: str, label: str, *, revoke_earlier: bool = False
+    settings: Settings,
+    app_name: str,
+    label: str,
+    *,
+    revoke_earlier: bool = False,
+    kind: apps.KeyKind = "secret",
 ) -> str:
-    """A new key of the app named ``app_name`` (created the first time); with
+    """A new key of ``kind`` of the app named ``app_name`` (created the first time); with
     ``revoke_earlier``, the keys with the same label made before are revoked."""
     async with _transaction(settings) as conn:
         cursor = await conn.execute(
@@ -76,7 +81,10 @@ async def fresh_key(
                 " where app_id = %s and label = %s and revoked_at is null",
                 (app_id, label),
             )
-        key = await apps.create_key(conn, app_id, apps.CreateKey(label=label))
+        scopes: list[apps.AppScope] = ["tables"] if kind == "publishable" else list(apps.APP_SCOPES)
+        key = await apps.create_key(
+            conn, app_id, apps.CreateKey(scopes=scopes, label=label, kind=kind)
+        )
         return key.api_key
 
 
