@@ -46,6 +46,8 @@ import hashlib
 import ipaddress
 import logging
 import math
+import re
+import socket
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -98,6 +100,8 @@ ALLOWANCE_MAX = 32
 """Most tokens one script call takes from a client's buckets for a process to spend: a client
 far from its limits costs Redis one call per this many requests, and may pass its limits by
 this many less one per process (see the module's docstring)."""
+TRUSTED_NAMES_EVERY_S = 10.0
+"""How often the host names in ``trusted_proxies`` are looked up again."""
 ALLOWANCE_S = 1.0
 """Tokens a process took and has not spent lapse this long after it asked for them."""
 REMEMBERED_ALLOWANCES = 10_000
@@ -282,10 +286,39 @@ def route_class(method: str, path: str) -> str:
 
 
 def trusted_networks(setting: str) -> list[Network]:
-    try:
-        return [ipaddress.ip_network(item.strip()) for item in setting.split(",") if item.strip()]
-    except ValueError as error:
-        raise SystemExit(f"bad setting trusted_proxies: {error}") from None
+    """The networks and addresses ``trusted_proxies`` names (its host names aside)."""
+    return trusted_proxies(setting)[0]
+
+
+def trusted_proxies(setting: str) -> tuple[list[Network], list[str]]:
+    """``trusted_proxies``: its networks, and its host names (a Compose service, a Kubernetes
+    headless Service of the gateway's pods), whose addresses the limiter looks up."""
+    networks: list[Network] = []
+    names: list[str] = []
+    for item in (item.strip() for item in setting.split(",")):
+        if not item:
+            continue
+        try:
+            networks.append(ipaddress.ip_network(item))
+        except ValueError as error:
+            if not _HOST_NAME.fullmatch(item):
+                raise SystemExit(f"bad setting trusted_proxies: {error}") from None
+            names.append(item)
+    return networks, names
+
+
+_LABEL = r"[a-z0-9]([a-z0-9-]*[a-z0-9])?"
+_HOST_NAME = re.compile(rf"(?=.*[a-z]){_LABEL}(\.{_LABEL})*\.?", re.IGNORECASE)
+
+
+async def resolved(names: list[str]) -> list[Network]:
+    """The addresses ``names`` have now, each as a one-address network."""
+    loop = asyncio.get_running_loop()
+    found = set()
+    for name in names:
+        for *_, sockaddr in await loop.getaddrinfo(name, None, type=socket.SOCK_STREAM):
+            found.add(ipaddress.ip_network(sockaddr[0].partition("%")[0]))
+    return sorted(found, key=str)
 
 
 def client_address(scope: Scope, trusted: list[Network]) -> str:
@@ -349,7 +382,11 @@ class RateLimiter:
     def __init__(self, settings: Settings) -> None:
         self._settings = settings
         self._policies = policies(settings)
-        self._trusted = trusted_networks(settings.trusted_proxies)
+        self._trusted_networks, self._trusted_names = trusted_proxies(settings.trusted_proxies)
+        self._trusted = self._trusted_networks
+        """The networks and the names' addresses as last looked up."""
+        self._resolving: asyncio.Task[None] | None = None
+        self._dns_outage = OutageLog(log, "rate limiter", f"DNS of {settings.trusted_proxies}")
         self._redis: redis_async.Redis | None = None
         self._outage = OutageLog(log, "rate limiter")
         self._paused_until = 0.0
@@ -383,6 +420,27 @@ class RateLimiter:
         self._renew_feed_slots = self._redis.register_script(_RENEW_FEED_SLOTS)
         self._stopping = asyncio.Event()
         self._renewing = asyncio.create_task(self._renew_leases())
+        if self._trusted_names:
+            await self._look_up_trusted_names()
+            self._resolving = asyncio.create_task(self._keep_trusted_names())
+
+    async def _look_up_trusted_names(self) -> None:
+        """The trusted proxies' names' addresses; a failed look-up keeps the last ones."""
+        try:
+            addresses = await resolved(self._trusted_names)
+        except OSError as error:
+            self._dns_outage.failed(error)
+        else:
+            self._dns_outage.succeeded()
+            self._trusted = self._trusted_networks + addresses
+
+    async def _keep_trusted_names(self) -> None:
+        """Look the names up again every ``TRUSTED_NAMES_EVERY_S``: a gateway's address
+        changes as it restarts."""
+        while not self._stopping.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stopping.wait(), TRUSTED_NAMES_EVERY_S)
+            await self._look_up_trusted_names()
 
     async def close(self) -> None:
         """Stop renewing, then close the client. The renewal ends by itself (its Redis calls
@@ -394,6 +452,9 @@ class RateLimiter:
             _ended, stuck = await asyncio.wait({self._renewing}, timeout=2 * REDIS_TIMEOUT_S)
             for task in stuck:
                 task.cancel()
+        if self._resolving is not None:
+            self._resolving.cancel()
+            self._resolving = None
         if self._redis is not None:
             await self._redis.aclose()
             await self._redis.connection_pool.disconnect()

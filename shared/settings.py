@@ -107,9 +107,11 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     """Live feeds a client may open at once (its bucket's size)."""
     max_feeds_per_client: int = 1000
     """Live feeds a client may have open at the same time."""
-    trusted_proxies: str = "127.0.0.0/8,::1"
-    """Comma-separated networks of proxies (the gateway) whose ``X-Forwarded-For`` names the
-    client: a request from elsewhere is the client's own."""
+    trusted_proxies: str = ""
+    """Comma-separated addresses, networks or host names (looked up every 10 s) of the proxies
+    (the gateway) whose ``X-Forwarded-For`` names the client: a request from elsewhere is the
+    client's own, whatever it says. Empty: none (the peer is the client). Name only the
+    gateway: any other client in a trusted network could pick any address to be counted as."""
 
     match_url: str = ""
     """Where the bots service sends its moves (the match service, or the gateway in front of

@@ -49,6 +49,11 @@ MAX_BODY = "1m"
 """Larger request bodies are refused at the edge (a whole match file is far smaller)."""
 FEED_READ_TIMEOUT = "1h"
 """Feeds stay open for long; they send a keep-alive every 15 s."""
+LOCAL_PEER = "127.0.0.2"
+"""The address the local stack's gateway reaches its services from, a loopback address of its
+own (Linux routes all of 127.0.0.0/8 to lo): the stack's services trust only it to name the
+client in ``X-Forwarded-For``, so a client on 127.0.0.1 sending the header straight to a
+service's port is still itself."""
 WORKER_SHUTDOWN_TIMEOUT = "5s"
 """How long a reloaded gateway's old workers keep carrying open feeds (else they would until
 each feed ends, an hour or more): long enough for the requests under way to finish."""
@@ -262,6 +267,13 @@ def kubernetes_configmap() -> str:
     )
 
 
+def local_peer(host: str) -> str | None:
+    """Where the local gateway connects to services on ``host`` from: ``LOCAL_PEER`` for an
+    IPv4 host; None (the system's choice, which no service trusts) for an IPv6 one, which has
+    one loopback address only."""
+    return LOCAL_PEER if ":" not in host else None
+
+
 def local_config(
     host: str,
     port: int,
@@ -269,7 +281,8 @@ def local_config(
     directory: Path,
 ) -> str:
     """The local stack's config: every path nginx writes is inside ``directory``, so it runs
-    unprivileged or as root without touching /etc/nginx or /var."""
+    unprivileged or as root without touching /etc/nginx or /var; it reaches the services from
+    ``local_peer``."""
     temp = directory / "gateway-temp"
     main = [f"pid {directory / 'gateway.pid'};", "error_log stderr warn;"]
     if os.geteuid() == 0:  # workers read the contract: run them as the owner of the files
@@ -278,6 +291,8 @@ def local_config(
         f"{kind}_temp_path {temp / kind};"
         for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
     ]
+    if (peer := local_peer(host)) is not None:
+        http.append(f"proxy_bind {peer};")
     return render(
         {name: [f"{host}:{copy}" for copy in ports] for name, ports in upstreams.items()},
         listen=f"{host}:{port}",

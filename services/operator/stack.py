@@ -11,7 +11,7 @@ import sys
 import time
 import urllib.request
 
-from services.operator.gateway import runtime_dir, start_gateway, write_web_config
+from services.operator.gateway import local_peer, runtime_dir, start_gateway, write_web_config
 from services.operator.keys import development_key
 from shared.settings import Settings
 
@@ -53,6 +53,9 @@ def run_stack(
 ) -> int:
     env = dict(os.environ)
     env.pop("PLAYTABLE_INSTANCE_ID", None)  # every process names itself
+    # the services trust their own gateway's X-Forwarded-For (besides any proxy named)
+    trusted = [settings.trusted_proxies, local_peer(settings.host) or ""]
+    env["PLAYTABLE_TRUSTED_PROXIES"] = ",".join(item for item in trusted if item)
     upstreams = {
         "lobby": copy_ports(settings.host, settings.lobby_port, lobby_copies),
         "match": copy_ports(settings.host, settings.match_port, match_copies),

@@ -34,6 +34,7 @@ from shared.ratelimit import (
     feed_lease,
     take_feed_slot,
     trusted_networks,
+    trusted_proxies,
 )
 from shared.settings import Settings
 
@@ -225,11 +226,32 @@ async def test_an_app_key_is_limited_across_addresses(
 
 
 @pytest.mark.asyncio
+async def test_a_publishable_key_is_limited_per_address(limited_app: AppMaker) -> None:
+    """A publishable key is in every browser of its app: one flooding with it spends only its
+    own address's share of the key, and another address with the same key keeps all of its
+    budget (with one bucket for the key, the issue saw 27 of 60 left)."""
+    app = await limited_app(rate_limit_write_per_s=0.01, rate_limit_write_burst=60)
+    key = {"X-API-Key": "pt_pk_a_browsers_key"}
+    async with client_of(app, "198.51.100.1") as flooder, client_of(app, "198.51.100.2") as other:
+        flooded = await post_statuses(flooder, 100, headers=key)
+        assert (flooded.count(201), flooded.count(429)) == (60, 40)
+        admitted = (await post_statuses(other, 60, headers=key)).count(201)
+        assert admitted == 60
+        assert await post_statuses(other, 1, headers=key) == [429]  # its own budget, spent
+
+
+@pytest.mark.asyncio
 async def test_behind_a_trusted_proxy_the_forwarded_client_is_limited(
     limited_app: AppMaker,
 ) -> None:
-    app = await limited_app(rate_limit_write_per_s=1, rate_limit_write_burst=1)
-    async with client_of(app, "127.0.0.1") as proxy, client_of(app, CLIENT) as direct:
+    app = await limited_app(
+        rate_limit_write_per_s=1, rate_limit_write_burst=1, trusted_proxies="127.0.0.2"
+    )
+    async with (
+        client_of(app, "127.0.0.2") as proxy,
+        client_of(app, CLIENT) as direct,
+        client_of(app, "127.0.0.1") as local,
+    ):
         # the left entry is whatever the client sent; the proxy appended the right one
         spoofed = {"X-Forwarded-For": "10.1.1.1, 198.51.100.7"}
         assert await post_statuses(proxy, 1, headers=spoofed) == [201]
@@ -237,8 +259,43 @@ async def test_behind_a_trusted_proxy_the_forwarded_client_is_limited(
         assert await post_statuses(proxy, 1, headers=again) == [429]
         other = {"X-Forwarded-For": "198.51.100.8"}
         assert await post_statuses(proxy, 1, headers=other) == [201]
-        # a client that is no trusted proxy cannot pick who it is
+        # a client that is no trusted proxy cannot pick who it is, on loopback neither
         assert await post_statuses(direct, 2, headers=other) == [201, 429]
+        assert await post_statuses(local, 2, headers={"X-Forwarded-For": CLIENT}) == [201, 429]
+
+
+@pytest.mark.asyncio
+async def test_by_default_no_proxy_is_trusted(limited_app: AppMaker) -> None:
+    app = await limited_app(rate_limit_write_per_s=1, rate_limit_write_burst=1)
+    async with client_of(app, "127.0.0.1") as local:
+        forged = [{"X-Forwarded-For": f"198.51.100.{n}"} for n in range(3)]
+        assert [await post_statuses(local, 1, headers=each) for each in forged] == [
+            [201],
+            [429],
+            [429],
+        ]
+
+
+@pytest.mark.asyncio
+async def test_a_trusted_proxy_may_be_named_by_host_name(limited_app: AppMaker) -> None:
+    """As a Compose service or a Kubernetes headless Service names the gateway's copies."""
+    app = await limited_app(
+        rate_limit_write_per_s=1, rate_limit_write_burst=1, trusted_proxies="localhost"
+    )
+    async with client_of(app, "127.0.0.1") as proxy:
+        for n in range(3):
+            headers = {"X-Forwarded-For": f"198.51.100.{n}"}
+            assert await post_statuses(proxy, 1, headers=headers) == [201]
+
+
+def test_trusted_proxies_are_networks_or_host_names() -> None:
+    networks, names = trusted_proxies(" 10.1.2.3, gateway-peers , 2001:db8::/64,,")
+    assert [str(network) for network in networks] == ["10.1.2.3/32", "2001:db8::/64"]
+    assert names == ["gateway-peers"]
+    assert trusted_proxies("") == ([], [])
+    for bad in ["10.0.0.0/33", "not a name", "-gateway", "10.1.2"]:
+        with pytest.raises(SystemExit):
+            trusted_proxies(bad)
 
 
 def test_the_client_address_is_the_rightmost_untrusted_one() -> None:
@@ -517,9 +574,9 @@ async def serving(app: Litestar) -> AsyncIterator[str]:
 async def test_a_live_feed_holds_its_slot_until_the_client_leaves(
     limited_app: AppMaker, redis: redis_async.Redis, key_prefix: str
 ) -> None:
-    app = await limited_app(max_feeds_per_client=1)
+    app = await limited_app(max_feeds_per_client=1, trusted_proxies="127.0.0.1")
     leases = f"{key_prefix}{{ratelimit:live-feeds}}:addr:{CLIENT}"
-    forwarded = {"X-Forwarded-For": CLIENT}  # the test comes from loopback, a trusted proxy
+    forwarded = {"X-Forwarded-For": CLIENT}  # the test comes from loopback, named a proxy
     async with (
         asyncio.timeout(10),
         serving(app) as url,

@@ -161,6 +161,22 @@ def test_the_gateway_serves_the_checked_config_to_the_world() -> None:
     assert {name for name, spec in services.items() if spec["spec"].get("type")} == {"gateway"}
 
 
+def test_the_services_trust_only_the_gateways_pods_to_name_the_client() -> None:
+    """Not the cluster's private ranges: any pod there could pick who it is counted as."""
+    (config,) = of_kind("ConfigMap")["playtable-config"]["data"]["PLAYTABLE_TRUSTED_PROXIES"].split(
+        ","
+    )
+    peers = of_kind("Service")[config]["spec"]
+    assert peers["clusterIP"] == "None" and peers["publishNotReadyAddresses"] is True
+    gateway = of_kind("Deployment")["gateway"]["spec"]["template"]["metadata"]["labels"]
+    assert peers["selector"] == {"app.kubernetes.io/name": "gateway"}
+    assert peers["selector"].items() <= gateway.items()
+    for name, deployment in of_kind("Deployment").items():
+        if name != "gateway":
+            labels = deployment["spec"]["template"]["metadata"]["labels"]
+            assert not peers["selector"].items() <= labels.items(), name
+
+
 def test_match_and_rules_autoscale_and_every_deployment_has_a_budget() -> None:
     deployments = of_kind("Deployment")
     autoscalers = of_kind("HorizontalPodAutoscaler")
@@ -269,4 +285,8 @@ def test_the_compose_services_run_real_commands_with_real_settings(
                 assert condition["condition"] == "service_completed_successfully"
     gateway = compose["services"]["gateway"]
     assert "./gateway.conf:/etc/nginx/nginx.conf:ro" in gateway["volumes"]
+    # only the gateway names the client in X-Forwarded-For
+    assert {service["environment"]["PLAYTABLE_TRUSTED_PROXIES"] for service in ours.values()} == {
+        "gateway"
+    }
     assert Path(DEPLOY / "gateway.conf").exists()
