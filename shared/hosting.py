@@ -16,6 +16,9 @@ from typing import Annotated, Any, Literal
 import msgspec
 from psycopg import AsyncConnection
 
+from shared.sealed import HOSTING_SECRET, seal_rows
+from shared.secretbox import Keyring
+
 # --- what a table asks for ---------------------------------------------------------------------
 
 Seconds = Annotated[int, msgspec.Meta(ge=1, le=86_400)]
@@ -116,17 +119,20 @@ insert into hosting_secrets (name, secret) values ('bots', %s) on conflict (name
 """
 
 
-async def bot_secret(conn: AsyncConnection, configured: str) -> bytes:
+async def bot_secret(conn: AsyncConnection, configured: str, keyring: Keyring) -> bytes:
     """The key bot seats' tokens derive from: the configured one, else the deployment's own,
     made once in Postgres by whichever process asks first (so the match and bots services of
-    one deployment agree without configuration)."""
+    one deployment agree without configuration) and stored sealed under the keyring; one
+    stored before secrets were sealed is sealed now."""
     if configured:
         return configured.encode()
-    await conn.execute(_SECRET_SQL, (secrets.token_hex(32),))
+    made = secrets.token_hex(32).encode()
+    await conn.execute(_SECRET_SQL, (keyring.seal(made, HOSTING_SECRET.context("bots")),))
+    await seal_rows(conn, keyring, (HOSTING_SECRET,), rotate=False)
     found = await conn.execute("select secret from hosting_secrets where name = 'bots'")
     row = await found.fetchone()
     assert row is not None
-    return str(row[0]).encode()
+    return keyring.open(row[0], HOSTING_SECRET.context("bots"))
 
 
 def bot_token(secret: bytes, match_id: str, seat: int) -> str:

@@ -1,26 +1,24 @@
 """Idempotency-Key support: a retried request gets the first answer and changes nothing twice.
 
 A record belongs to the caller who made it: its scope carries a hash of the caller's credential
-(an app's API key, or a seat's token), so the same key under other credentials is another
-request, never answered the first caller's reply. The reply is stored sealed (AES-GCM) with a
-key derived from that credential and the Idempotency-Key, which only the caller holds: the
-seat tokens and invitations some replies carry are never stored readable.
+(an app's API key, a seat's token or an invitation), so the same key under other credentials
+is another request, never answered the first caller's reply. The reply is stored sealed
+(AES-GCM, ``shared/secretbox.py``) under a key derived from the server's keyring and from that
+credential and the Idempotency-Key: a row read from the database opens with neither alone, so
+the seat tokens and invitations some replies carry are never stored readable, even where the
+credential is no secret (a publishable key, which every browser holds; an app's id).
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
-import os
 
 import msgspec
-from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from psycopg import AsyncConnection
 
 from shared.http import Problem, hash_token
-
-NONCE_BYTES = 12
+from shared.secretbox import Keyring, KeyringError
 
 
 class Recorded(msgspec.Struct, frozen=True):
@@ -37,15 +35,13 @@ class Idempotent(msgspec.Struct, frozen=True):
     fingerprint: str
     credential: str
 
-    def seal(self, body: bytes) -> bytes:
-        nonce = os.urandom(NONCE_BYTES)
-        return nonce + AESGCM(self._sealing_key()).encrypt(nonce, body, self.scope.encode())
+    def seal(self, body: bytes, keyring: Keyring) -> bytes:
+        return keyring.seal(body, self._context(), bound=self._credential_key()).encode()
 
-    def unseal(self, sealed: bytes) -> bytes:
-        nonce, ciphertext = sealed[:NONCE_BYTES], sealed[NONCE_BYTES:]
+    def unseal(self, sealed: bytes, keyring: Keyring) -> bytes:
         try:
-            return AESGCM(self._sealing_key()).decrypt(nonce, ciphertext, self.scope.encode())
-        except InvalidTag:  # the scope's credential hash matched: only a corrupt row gets here
+            return keyring.open(sealed.decode(), self._context(), bound=self._credential_key())
+        except (KeyringError, UnicodeDecodeError):  # its key left the keyring, or a corrupt row
             raise Problem(
                 422,
                 "idempotency-key-reused",
@@ -53,9 +49,11 @@ class Idempotent(msgspec.Struct, frozen=True):
                 "this key's record cannot be read back: use a new key",
             ) from None
 
-    def _sealing_key(self) -> bytes:
-        message = f"idempotency\0{self.scope}\0{self.key}".encode()
-        return hmac.new(self.credential.encode(), message, hashlib.sha256).digest()
+    def _context(self) -> str:
+        return f"idempotency\0{self.scope}\0{self.key}"
+
+    def _credential_key(self) -> bytes:
+        return hmac.new(self.credential.encode(), self._context().encode(), hashlib.sha256).digest()
 
 
 def idempotent(
@@ -80,7 +78,7 @@ def request_fingerprint(*parts: bytes | str) -> str:
     return digest.hexdigest()
 
 
-async def recall(conn: AsyncConnection, request: Idempotent) -> Recorded | None:
+async def recall(conn: AsyncConnection, keyring: Keyring, request: Idempotent) -> Recorded | None:
     """The stored answer for this key, if any; a different request under the same key is a 422."""
     cursor = await conn.execute(
         "select request_hash, status, body from idempotency where scope = %s and key = %s",
@@ -96,13 +94,15 @@ async def recall(conn: AsyncConnection, request: Idempotent) -> Recorded | None:
             "Idempotency-Key reused",
             "this key was already used for a different request",
         )
-    return Recorded(status=row[1], body=request.unseal(bytes(row[2])))
+    return Recorded(status=row[1], body=request.unseal(bytes(row[2]), keyring))
 
 
-async def remember(conn: AsyncConnection, request: Idempotent, status: int, body: bytes) -> None:
+async def remember(
+    conn: AsyncConnection, keyring: Keyring, request: Idempotent, status: int, body: bytes
+) -> None:
     """Store the answer, sealed, inside the caller's transaction, beside the change it reports."""
     await conn.execute(
         "insert into idempotency (scope, key, request_hash, status, body)"
         " values (%s, %s, %s, %s, %s)",
-        (request.scope, request.key, request.fingerprint, status, request.seal(body)),
+        (request.scope, request.key, request.fingerprint, status, request.seal(body, keyring)),
     )

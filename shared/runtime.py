@@ -20,6 +20,7 @@ from shared.outbox import OutboxRelay
 from shared.problems import PROBLEM_TYPES, RULES_REFUSAL
 from shared.rpc import RulesClient, RulesUnavailable
 from shared.rules_api import Ping, Rejected, RulesRequest
+from shared.secretbox import Keyring
 from shared.settings import Settings, stream_name
 
 STOP_GRACE_S = 3.0
@@ -97,6 +98,8 @@ class Runtime:
         self.bus: Bus
         self.relay: OutboxRelay
         self.rules: RulesClient
+        self.keyring: Keyring
+        """The secrets keyring (``PLAYTABLE_SECRET_KEYS``) of a service started ``sealing``."""
         self.groups: list[tuple[str, str]] = []
         """The consumer groups this process belongs to: (stream name, group)."""
         self.metrics = Metrics(
@@ -108,8 +111,12 @@ class Runtime:
         )
         self.ready = ready_checks(lambda: self.pool, lambda: self.redis)
 
-    async def start(self) -> None:
+    async def start(self, *, sealing: bool = False) -> None:
+        """Open every connection; a service that seals secrets (``sealing``) first reads its
+        keyring, and refuses to start without one."""
         settings = self.settings
+        if sealing:
+            self.keyring = settings.keyring()
         self.pool = await open_pool(
             settings.database_url, min_size=settings.db_pool_min, max_size=settings.db_pool_max
         )

@@ -9,6 +9,8 @@ from collections.abc import Mapping
 
 import msgspec
 
+from shared.secretbox import Keyring, KeyringError
+
 CONVENTIONAL_NAMES = {
     "database_url": "DATABASE_URL",
     "redis_url": "REDIS_URL",
@@ -57,6 +59,12 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     app_key: str = ""
     """The client app key the operator's client commands (``playtable import``, ``bench``)
     send; empty: they make a key of their own app in Postgres."""
+    secret_keys: str = ""
+    """The keyring that seals secrets at rest (``shared/secretbox.py``): comma-separated
+    ``id:base64key`` entries of 32-byte keys, the first sealing, every one opening. Webhook
+    signing secrets, the bots' key and idempotency records are sealed under it, so every copy
+    of the lobby, match, webhooks and bots services must have the same; they refuse to start
+    without it."""
     max_open_tables_per_app: int = 1000
     """Tables an app may have waiting for players at once, unless its own quota says otherwise."""
     webhooks_port: int = 8004
@@ -147,6 +155,19 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             instance = f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
             settings = msgspec.structs.replace(settings, instance_id=instance)
         return settings
+
+    def keyring(self) -> Keyring:
+        """The keyring of ``secret_keys``; a process that needs it and has none stops here."""
+        if not self.secret_keys:
+            raise SystemExit(
+                "PLAYTABLE_SECRET_KEYS is not set: it seals webhook secrets, the bots' key and"
+                " idempotency records (comma-separated id:base64key entries of 32-byte keys, the"
+                " same for every service; `playtable secrets new-key` prints one)"
+            )
+        try:
+            return Keyring.parse(self.secret_keys)
+        except KeyringError as error:
+            raise SystemExit(f"bad PLAYTABLE_SECRET_KEYS: {error}") from None
 
     @property
     def match_base_url(self) -> str:

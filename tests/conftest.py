@@ -26,10 +26,15 @@ from psycopg_pool import AsyncConnectionPool
 from services.operator.keys import fresh_key
 from shared.bus import Bus
 from shared.db import MAINTENANCE_DATABASE, open_pool
+from shared.secretbox import new_entry
 from shared.settings import Settings
 
 LOCAL_POSTGRES = "postgresql://postgres@127.0.0.1:5432/postgres"
 LOCAL_REDIS = "redis://127.0.0.1:6379/15"
+
+SECRET_KEYS = os.environ.setdefault("PLAYTABLE_SECRET_KEYS", new_entry("tests"))
+"""The keyring every service of the session seals with (made for it, unless the environment
+has one): every process the tests start inherits it, and the in-process ones are given it."""
 
 
 def _answers(url: str, default_port: int) -> bool:

@@ -283,13 +283,14 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
     """Bootstrap: Postgres (the turns, the bots' key), the match API's client, the wake-ups
     from the published match events and the sweep, until stopped."""
     tracing.configure(settings, "bots")
+    keyring = settings.keyring()  # the bots' key is stored sealed: no keyring, no start
     async with contextlib.AsyncExitStack() as resources:
         pool = await open_pool(settings.database_url, min_size=1, max_size=settings.db_pool_max)
         resources.push_async_callback(pool.close)
         redis = redis_async.Redis.from_url(settings.redis_url)
         resources.push_async_callback(redis.aclose)
         async with pool.connection() as conn:
-            secret = await bot_secret(conn, settings.bot_secret)
+            secret = await bot_secret(conn, settings.bot_secret, keyring)
         session = await resources.enter_async_context(
             aiohttp.ClientSession(
                 connector=aiohttp.TCPConnector(

@@ -66,7 +66,7 @@ class Lobby:
         self._secret_options: dict[str, set[str]] = {}
 
     async def start(self) -> None:
-        await self.runtime.start()
+        await self.runtime.start(sealing=True)
         self.commands = CommandRedriver(self.runtime.pool, self.runtime.bus)
         self.runtime.spawn("command-redriver", self.commands.run(self.runtime.stop))
         # Its own connection, closed when the runtime stops its tasks.
@@ -110,12 +110,12 @@ class Lobby:
         """The answer's body and status, and whether it repeats a recorded one."""
         async with self.runtime.pool.connection() as conn, conn.transaction():
             if request is not None:
-                recorded = await recall(conn, request)
+                recorded = await recall(conn, self.runtime.keyring, request)
                 if recorded is not None:
                     return recorded.body, recorded.status, True
             body = _json.encode(await work(conn))
             if request is not None:
-                await remember(conn, request, status, body)
+                await remember(conn, self.runtime.keyring, request, status, body)
         self.runtime.relay.wake()
         return body, status, False
 

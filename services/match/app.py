@@ -395,7 +395,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
     feeds = FeedHub(runtime, settings.stream("match-events"))
 
     async def start() -> None:
-        await runtime.start()
+        await runtime.start(sealing=True)
         feeds.start()
         await runtime.consume(
             settings.stream("commands:match"), MATCH_GROUP, command_handler(matches)

@@ -237,7 +237,9 @@ class Matches:
         """The key of bot seats' tokens (``shared.hosting.bot_token``), read once."""
         if self._bot_secret is None:
             async with self.runtime.pool.connection() as conn:
-                self._bot_secret = await hosting.bot_secret(conn, self.runtime.settings.bot_secret)
+                self._bot_secret = await hosting.bot_secret(
+                    conn, self.runtime.settings.bot_secret, self.runtime.keyring
+                )
         return self._bot_secret
 
     async def bot_token_hash(self, match_id: str, seat: int) -> str:
@@ -703,7 +705,11 @@ class Matches:
                         "scope": None if retry.request is None else retry.request.scope,
                         "key": key,
                         "fingerprint": None if retry.request is None else retry.request.fingerprint,
-                        "reply": None if retry.request is None else retry.request.seal(reply),
+                        "reply": (
+                            None
+                            if retry.request is None
+                            else retry.request.seal(reply, self.runtime.keyring)
+                        ),
                         "snapshot_every": self.runtime.settings.snapshot_every,
                     },
                 )
@@ -961,7 +967,8 @@ class Matches:
             if command_id is not None:
                 await commands.complete(conn, command_id)
             if idempotency is not None:
-                await remember(conn, idempotency, 201 if reseated else 200, change.answer)
+                status = 201 if reseated else 200
+                await remember(conn, self.runtime.keyring, idempotency, status, change.answer)
         self._cache.pop(snapshot.match_id, None)
         self.runtime.relay.wake()
         return True
@@ -1126,7 +1133,7 @@ class _Retry:
     async def answer_or(self, problem: Problem) -> Answer:
         if self.request is not None:
             async with self.matches.runtime.pool.connection() as conn:
-                recorded = await recall(conn, self.request)
+                recorded = await recall(conn, self.matches.runtime.keyring, self.request)
             if recorded is not None:
                 return Answer(recorded.status, recorded.body, replayed=True)
         raise problem

@@ -125,6 +125,10 @@ def run_partition_events(settings: Settings, partitions: int) -> int:
     return 0
 
 
+SEALING = {"lobby", "match", "bots", "webhooks", "webhooks-api"}
+"""The services that seal or open secrets at rest: they refuse to start without a keyring."""
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="playtable", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -185,6 +189,13 @@ def main(argv: list[str] | None = None) -> int:
     new_app.add_argument("--max-open-tables", type=int, default=None)
     new_operator_key = app_kinds.add_parser("operator-key", help="print a new operator key")
     new_operator_key.add_argument("name", nargs="?", default="", help="a label for the key")
+    secrets = commands.add_parser("secrets", help="the keyring that seals secrets at rest")
+    secret_commands = secrets.add_subparsers(dest="secrets", required=True)
+    new_key = secret_commands.add_parser("new-key", help="print a keyring entry, a new key")
+    new_key.add_argument("--id", default=None, help="the key's id (default: k<UTC time>)")
+    secret_commands.add_parser(
+        "rotate", help="re-seal every secret at rest under PLAYTABLE_SECRET_KEYS' first key"
+    )
     bench = commands.add_parser("bench", help="measure speed")
     bench_kinds = bench.add_subparsers(dest="bench", required=True)
     bots = bench_kinds.add_parser("bots", help="each game's heuristic bot, in seeded matches")
@@ -260,6 +271,8 @@ def main(argv: list[str] | None = None) -> int:
 
     settings = Settings.from_env()
     configure_logging(settings.log_level, args.command)
+    if args.command in SEALING:
+        settings.keyring()  # refuse to start, saying why, before any process is forked
     if args.command == "lobby":
         _serve_http("services.lobby.app:create_app", settings.lobby_port, settings, "lobby")
     elif args.command == "match":
@@ -312,6 +325,10 @@ def main(argv: list[str] | None = None) -> int:
         from services.operator import keys
 
         return keys.run(args.apps, settings, args.name, getattr(args, "max_open_tables", None))
+    elif args.command == "secrets":
+        from services.operator import secrets as keyring_commands
+
+        return keyring_commands.run(args.secrets, settings, getattr(args, "id", None))
     elif args.command in {"replay", "export", "import"}:
         return _run_file_command(args, settings)
     elif args.command == "bench":

@@ -37,6 +37,7 @@ from services.operator import integrity
 from services.operator.gateway import start_gateway
 from services.operator.hostile import Endpoints, Load, new_session
 from services.operator.keys import fresh_key
+from shared.secretbox import new_entry
 from shared.settings import Settings
 
 LOOPBACK = "127.0.0.1"
@@ -451,6 +452,7 @@ async def scratch(settings: Settings, kind: str, directory: Path | None = None) 
         PLAYTABLE_HOST=LOOPBACK,
         PLAYTABLE_STREAM_PREFIX=prefix,
         PLAYTABLE_LOG_LEVEL=os.environ.get("PLAYTABLE_LOG_LEVEL", "warning"),
+        PLAYTABLE_SECRET_KEYS=new_entry(kind.replace("-", "_")),  # the fresh database's own
         NO_PROXY="*",
     )
     return Scratch(database_url, prefix, env, directory)

@@ -10,14 +10,32 @@ import subprocess
 import sys
 import time
 import urllib.request
+from pathlib import Path
 
 from services.operator.gateway import local_peer, runtime_dir, start_gateway, write_web_config
 from services.operator.keys import development_key
+from shared.secretbox import new_entry
 from shared.settings import Settings
 
 
 def spawn(service: str, env: dict[str, str]) -> subprocess.Popen[bytes]:
     return subprocess.Popen([sys.executable, "-m", "services.operator.cli", service], env=env)
+
+
+def stack_keyring(env: dict[str, str]) -> str:
+    """The keyring every process of the stack shares: the environment's, else the one this
+    user's stacks keep in a file of their own (made on first use, readable only by them), so
+    that a stack started again opens what it sealed before."""
+    if env.get("PLAYTABLE_SECRET_KEYS"):
+        return env["PLAYTABLE_SECRET_KEYS"]
+    state = Path(env.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
+    kept = state / "playtable" / "secret_keys"
+    if not kept.exists():
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        with os.fdopen(os.open(kept, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as out:
+            out.write(new_entry("stack"))
+        print(f"made a keyring for the stack's secrets at rest: {kept}", flush=True)
+    return kept.read_text().strip()
 
 
 def copy_ports(host: str, first: int, copies: int) -> list[int]:
@@ -53,6 +71,7 @@ def run_stack(
 ) -> int:
     env = dict(os.environ)
     env.pop("PLAYTABLE_INSTANCE_ID", None)  # every process names itself
+    env["PLAYTABLE_SECRET_KEYS"] = stack_keyring(env)
     # the services trust their own gateway's X-Forwarded-For (besides any proxy named)
     trusted = [settings.trusted_proxies, local_peer(settings.host) or ""]
     env["PLAYTABLE_TRUSTED_PROXIES"] = ",".join(item for item in trusted if item)

@@ -34,6 +34,8 @@ from shared.messages import new_id, now_ms
 from shared.metrics import Metrics, pool_probe
 from shared.rpc import RulesClient
 from shared.runtime import ask_rules, ready_checks, rules_client
+from shared.sealed import WEBHOOK_COLUMNS, WEBHOOK_SECRET, seal_rows
+from shared.secretbox import Keyring
 from shared.settings import Settings
 
 _SUBSCRIPTION_COLUMNS = (
@@ -135,6 +137,7 @@ class Webhooks:
         self.settings = settings
         self.allowed = allowed_networks(settings.webhook_allowed_networks)
         self.pool: AsyncConnectionPool
+        self.keyring: Keyring
         self.redis: redis_async.Redis
         self.rules: RulesClient
         self._event_types: list[s.EventTypeInfo] | None = None
@@ -142,12 +145,19 @@ class Webhooks:
 
     async def start(self) -> None:
         settings = self.settings
+        self.keyring = settings.keyring()
         self.pool = await open_pool(
             settings.database_url, min_size=settings.db_pool_min, max_size=settings.db_pool_max
         )
+        async with self.pool.connection() as conn:  # rows from before secrets were sealed
+            await seal_rows(conn, self.keyring, WEBHOOK_COLUMNS, rotate=False)
         self.redis = redis_async.Redis.from_url(settings.redis_url)
         self.rules = rules_client(self.redis, settings)
         await self.rules.start()
+
+    def sealed(self, subscription_id: str, secret: str) -> str:
+        """A signing secret as it is stored: sealed under the keyring."""
+        return self.keyring.seal(secret.encode(), WEBHOOK_SECRET.context(subscription_id))
 
     async def close(self) -> None:
         await self.rules.stop()
@@ -337,7 +347,7 @@ class SubscriptionsController(Controller):
                     data.event_types,
                     data.table_id,
                     data.match_id,
-                    secret,
+                    webhooks.sealed(subscription_id, secret),
                     app_id,
                 ),
             )
@@ -455,7 +465,12 @@ class SubscriptionsController(Controller):
                 "UPDATE webhook_subscriptions SET previous_secret = secret, secret = %s,"
                 " previous_secret_until = now() + make_interval(secs => %s)"
                 " WHERE id = %s AND app_id IS NOT DISTINCT FROM %s RETURNING previous_secret_until",
-                (secret, webhooks.settings.webhook_secret_overlap_s, subscription_id, app_id),
+                (
+                    webhooks.sealed(subscription_id, secret),
+                    webhooks.settings.webhook_secret_overlap_s,
+                    subscription_id,
+                    app_id,
+                ),
             )
             row = await cursor.fetchone()
         if row is None:

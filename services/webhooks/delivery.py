@@ -51,6 +51,8 @@ from services.webhooks.targets import (
 )
 from shared import tracing
 from shared.metrics import WEBHOOK_DELAY, WEBHOOK_DELIVERIES
+from shared.sealed import WEBHOOK_PREVIOUS_SECRET, WEBHOOK_SECRET, opened
+from shared.secretbox import Keyring
 from shared.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -258,10 +260,12 @@ class Context:
     pool: ConnectionPool
     sender: Sender
     allowed: list[Network]
+    keyring: Keyring
 
     @classmethod
     def open(cls, settings: Settings) -> Context:
         size = settings.webhook_worker_concurrency + 2
+        keyring = settings.keyring()  # first: without one, nothing is opened
         return cls(
             settings=settings,
             pool=ConnectionPool(
@@ -273,6 +277,7 @@ class Context:
             ),
             sender=Sender(settings),
             allowed=allowed_networks(settings.webhook_allowed_networks),
+            keyring=keyring,
         )
 
     def close(self) -> None:
@@ -407,6 +412,17 @@ def _count(attempts: list[Attempt], missed: list[Delivery]) -> None:
         WEBHOOK_DELIVERIES.labels("missed").inc(len(missed))
 
 
+def _opened(ctx: Context, delivery: Delivery) -> Delivery:
+    """The delivery with its subscription's signing secrets opened (they are stored sealed)."""
+    subscription, previous = delivery.subscription_id, delivery.previous_secret
+    return delivery._replace(
+        secret=opened(ctx.keyring, WEBHOOK_SECRET, subscription, delivery.secret),
+        previous_secret=None
+        if previous is None
+        else opened(ctx.keyring, WEBHOOK_PREVIOUS_SECRET, subscription, previous),
+    )
+
+
 def _attempt_batch(
     ctx: Context, delivery_ids: list[int]
 ) -> tuple[list[list[Attempt]], list[Delivery]]:
@@ -414,7 +430,7 @@ def _attempt_batch(
     not sent), in one transaction holding their rows."""
     with ctx.pool.connection() as conn, conn.transaction():
         loaded = [
-            Delivery(*row[:2], bytes(row[2]), *row[3:])
+            _opened(ctx, Delivery(*row[:2], bytes(row[2]), *row[3:]))
             for row in conn.execute(_LOAD, {"ids": delivery_ids, "slack": NOT_DUE_SLACK_S})
         ]
         missed = [d for d in loaded if not d.enabled]

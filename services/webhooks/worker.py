@@ -16,6 +16,7 @@ from services.webhooks.delivery import configure, enqueue
 from services.webhooks.dispatcher import dispatch
 from shared import tracing
 from shared.db import open_pool
+from shared.sealed import WEBHOOK_COLUMNS, seal_rows
 from shared.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -47,6 +48,8 @@ class DispatcherThread(threading.Thread):
             settings.database_url, min_size=1, max_size=settings.db_pool_max
         )  # applies the migrations before the worker's first task
         try:
+            async with pool.connection() as conn:  # rows from before secrets were sealed
+                await seal_rows(conn, self.settings.keyring(), WEBHOOK_COLUMNS, rotate=False)
             self.ready.set()
             await dispatch(settings, pool, enqueue, self._stopping)
         finally:
@@ -60,6 +63,7 @@ class DispatcherThread(threading.Thread):
 
 def run_webhooks(settings: Settings) -> int:
     tracing.configure(settings, "webhooks")
+    settings.keyring()  # its deliveries open sealed secrets: no keyring, no start
     app = configure(settings)
     dispatcher = DispatcherThread(settings)
     dispatcher.start()

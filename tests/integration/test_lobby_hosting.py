@@ -30,6 +30,7 @@ from shared.hosting import BOTS, Hosting
 from shared.http import hash_token
 from shared.messages import CreateMatch, decode_command
 from shared.settings import Settings
+from tests.conftest import SECRET_KEYS
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio]
 
@@ -123,6 +124,7 @@ async def lobby(
         instance_id="lobby-hosting-test",
         start_wait_s=0.2,
         rate_limits=False,
+        secret_keys=SECRET_KEYS,
     )
     stop = asyncio.Event()
     rules_settings = msgspec.structs.replace(settings, instance_id="rules-hosting-test")

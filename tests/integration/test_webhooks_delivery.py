@@ -18,10 +18,15 @@ from collections.abc import Iterable, Iterator
 
 import pytest
 from psycopg_pool import AsyncConnectionPool
+from standardwebhooks import Webhook
 
 from services.webhooks import delivery
 from services.webhooks.dispatcher import Dispatcher
+from services.webhooks.signing import new_secret
+from shared.sealed import WEBHOOK_COLUMNS, seal_rows
+from shared.secretbox import Keyring
 from shared.settings import Settings
+from tests.conftest import SECRET_KEYS
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio]
 
@@ -35,6 +40,8 @@ class Receiver(http.server.ThreadingHTTPServer):
         self.status = 503
         self.delay_s = 0.0
         self.received: list[str] = []
+        self.signed: list[tuple[dict[str, str], bytes]] = []
+        """Each delivery's headers and body, as a receiver verifies them."""
         self.in_flight = self.most_in_flight = 0
         self.counting = threading.Lock()
 
@@ -48,8 +55,9 @@ class ReceiverHandler(http.server.BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         receiver = self.server
-        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
         with receiver.counting:
+            receiver.signed.append(({k.lower(): v for k, v in self.headers.items()}, body))
             receiver.in_flight += 1
             receiver.most_in_flight = max(receiver.most_in_flight, receiver.in_flight)
         time.sleep(receiver.delay_s)
@@ -77,7 +85,12 @@ def receiver() -> Iterator[Receiver]:
 
 def loopback(database_url: str, **overrides: float) -> Settings:
     """The settings of a worker whose receivers are on loopback."""
-    return Settings(database_url=database_url, webhook_allowed_networks="127.0.0.0/8", **overrides)
+    return Settings(
+        database_url=database_url,
+        webhook_allowed_networks="127.0.0.0/8",
+        secret_keys=SECRET_KEYS,
+        **overrides,
+    )
 
 
 class Scheduler:
@@ -466,3 +479,55 @@ async def test_tasks_running_side_by_side_deliver_everything_in_order_without_de
     assert await statuses(pool, subscription) == ["delivered"] * len(ids)
     assert len(receiver.received) == len(ids)
     assert in_stream_order(receiver.received)
+
+
+async def test_secrets_stored_in_plaintext_are_sealed_once_and_sign_as_before(
+    pool: AsyncConnectionPool, database_url: str, receiver: Receiver
+) -> None:
+    """An upgrade's rows: secrets stored in plaintext are sealed by the webhooks processes when
+    they start (two at once here, each value sealed once), and deliveries are signed with the
+    same secrets, both of them during a rotation's overlap."""
+    receiver.status = 204
+    subscription, ids = await subscribe(pool, receiver.url, {"match-sealed": 2})
+    current, previous = new_secret(), new_secret()
+    async with pool.connection() as conn:
+        await conn.execute(
+            "UPDATE webhook_subscriptions SET secret = %s, previous_secret = %s,"
+            " previous_secret_until = now() + interval '1 hour' WHERE id = %s",
+            (current, previous, subscription),
+        )
+        cursor = await conn.execute(
+            "SELECT count(*) FILTER (WHERE left(secret, 4) <> 'sb1:')"
+            " + count(*) FILTER (WHERE left(previous_secret, 4) <> 'sb1:')"
+            " FROM webhook_subscriptions"
+        )
+        (plaintext,) = await cursor.fetchone() or (0,)
+    keyring = Keyring.parse(SECRET_KEYS)
+
+    async def start() -> int:
+        async with pool.connection() as conn:
+            return await seal_rows(conn, keyring, WEBHOOK_COLUMNS, rotate=False)
+
+    assert sum(await asyncio.gather(start(), start())) == plaintext >= 2
+    assert await start() == 0
+    async with pool.connection() as conn:
+        cursor = await conn.execute(
+            "SELECT secret, previous_secret FROM webhook_subscriptions WHERE id = %s",
+            (subscription,),
+        )
+        stored = await cursor.fetchone()
+    assert stored is not None and all(value.startswith("sb1:") for value in stored)
+    assert not any(
+        secret.removeprefix("whsec_") in "".join(stored) for secret in (current, previous)
+    )
+
+    context = delivery.Context.open(loopback(database_url))
+    try:
+        await asyncio.to_thread(delivery.deliver_batch, context, ids)
+    finally:
+        context.close()
+    assert await statuses(pool, subscription) == ["delivered"] * len(ids)
+    assert len(receiver.signed) == len(ids)
+    for headers, body in receiver.signed:
+        Webhook(current).verify(body, headers)  # raises unless signed with it
+        Webhook(previous).verify(body, headers)

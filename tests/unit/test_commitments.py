@@ -7,6 +7,7 @@ import pytest
 from shared.commitments import commit, commitment_of
 from shared.http import Problem
 from shared.idempotency import idempotent
+from shared.secretbox import Keyring, new_entry
 
 
 def test_a_commitment_opens_only_with_its_salt_and_value() -> None:
@@ -30,10 +31,11 @@ def test_an_idempotency_record_is_its_callers_own_and_sealed() -> None:
     assert first is not None and other is not None
     assert first.scope != other.scope and first.fingerprint == other.fingerprint
     reply = b'{"token":"the-seat-token"}'
-    sealed = first.seal(reply)
-    assert b"the-seat-token" not in sealed and first.unseal(sealed) == reply
+    ring = Keyring.parse(new_entry("k"))
+    sealed = first.seal(reply, ring)
+    assert b"the-seat-token" not in sealed and first.unseal(sealed, ring) == reply
     forged = idempotent(first.scope.rsplit(":", 1)[0], "join-1", "attacker-key", b"body")
     assert forged is not None
     with pytest.raises(Problem):
-        forged.unseal(sealed)
+        forged.unseal(sealed, ring)
     assert idempotent("lobby:join:t", None, "victim-key") is None

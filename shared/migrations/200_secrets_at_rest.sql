@@ -1,0 +1,11 @@
+-- Secrets at rest (shared/secretbox.py, shared/sealed.py). Webhook signing secrets and the bots'
+-- key are stored sealed under PLAYTABLE_SECRET_KEYS ('sb1:<key id>:...'); a migration has no
+-- key, so the services that own them seal the rows stored before in plaintext when they start
+-- (the webhooks API and worker, and whichever of the match and bots services reads the bots'
+-- key first).
+--
+-- Idempotency records are now sealed under the keyring and the caller's credential together
+-- (their body starts 'sb1:'). Those sealed before under the credential alone, for a re-seat
+-- the app's id, open for anyone who reads them: they are dropped, so a request retried across
+-- the upgrade runs as a new one (a move's expected_version still keeps it from moving twice).
+delete from idempotency where substring(body from 1 for 4) <> 'sb1:'::bytea;
