@@ -17,6 +17,7 @@ import msgspec
 import pytest
 import yaml
 
+from services.operator.cli import SEALING
 from services.operator.cli import main as playtable
 from services.operator.gateway import ROOT
 from shared.settings import CONVENTIONAL_NAMES, Settings
@@ -36,7 +37,7 @@ PROCESSES = {*HTTP_SERVICES, "rules", "webhooks", "clocks", "bots"}
 worker in one process)."""
 AUTOSCALED = {"match", "rules"}
 SECRET = "playtable"
-SECRET_KEYS = {"DATABASE_URL", "REDIS_URL", "PLAYTABLE_OPERATOR_KEY"}
+SECRET_KEYS = {"DATABASE_URL", "REDIS_URL", "PLAYTABLE_OPERATOR_KEY", "PLAYTABLE_SECRET_KEYS"}
 
 
 def manifests() -> list[tuple[str, dict[str, Any]]]:
@@ -232,6 +233,21 @@ def test_the_environment_is_settings_and_secrets_come_from_the_secret(
             for key in configmaps[source["configMapRef"]["name"]]["data"]
         )
     assert "Secret" not in Counter(document["kind"] for _, document in manifests())
+
+
+def test_the_services_that_seal_get_the_keyring_from_the_secret_and_no_other_does() -> None:
+    """Without it they refuse to start; every copy must have the same one."""
+    for name, container in playtable_containers():
+        env = {item["name"]: item for item in container.get("env", [])}
+        keyring = env.get("PLAYTABLE_SECRET_KEYS")
+        if container.get("args", [""])[0] in SEALING:
+            assert keyring is not None, name
+            assert keyring["valueFrom"]["secretKeyRef"].get("optional") is not True, name
+        else:
+            assert keyring is None, name
+    compose = yaml.safe_load(COMPOSE.read_text())
+    required = compose["services"]["match"]["environment"]["PLAYTABLE_SECRET_KEYS"]
+    assert re.fullmatch(r"\$\{PLAYTABLE_SECRET_KEYS:\?.+\}", required)  # compose refuses without
 
 
 def test_the_readme_creates_the_secret_the_manifests_read() -> None:
