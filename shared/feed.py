@@ -16,6 +16,9 @@ long ago, or left behind) reads its own backlog the same way first, then sends f
 
 The SSE ``id`` of each event is its version in the stream, so a client that dropped resumes with
 ``Last-Event-ID`` (which browsers' EventSource sends by itself when it reconnects).
+
+A caller is known by its token's hash: the bearer token's, or the one a feed ticket stands for
+(``shared.feed_tickets``: a browser's EventSource sends no header, and no token goes in a URL).
 """
 
 from __future__ import annotations
@@ -39,13 +42,17 @@ from litestar.response.sse import ServerSentEventMessage
 
 from shared.bus import PAYLOAD_FIELD, TRANSIENT_ERRORS, OutageLog
 from shared.collector import MemoryReturn
+from shared.feed_tickets import TICKET_TTL_S, FeedTicket, FeedTickets
 from shared.http import (
     OPTIONAL_SEAT_TOKEN,
     PG_INT_MAX,
     STREAM_AFTER_LITESTAR,
     Problem,
     bearer_token,
+    hash_token,
+    invalid_request,
     problem_responses,
+    required_bearer_token,
 )
 from shared.metrics import OPEN_FEEDS
 from shared.ratelimit import FeedSlot, take_feed_slot
@@ -88,12 +95,15 @@ FeedAfter = Annotated[
         schema_extra={"minimum": 0},  # Litestar drops a bound of 0 on an optional integer
     ),
 ]
-FeedToken = Annotated[
+FeedTicketQuery = Annotated[
     str | None,
     QueryParameter(
         required=False,
-        description="The seat token, for clients that cannot send an Authorization header "
-        "(browsers' EventSource); the header wins when both are given",
+        max_length=100,
+        description="A feed ticket, for clients that cannot send an Authorization header"
+        " (browsers' EventSource): got for the token just before, good for one connection"
+        " (a used or expired one gets 401 `feed-ticket-refused`); the header wins when both"
+        " are given",
     ),
 ]
 
@@ -147,6 +157,20 @@ FEED_ROUTE: dict[str, Any] = {
 }
 """What every live feed route declares besides its path, operation id and texts."""
 
+FEED_TICKET_ROUTE: dict[str, Any] = {
+    "security": [{"seatToken": []}, {"invitationToken": []}],
+    "status_code": 201,
+    "description": (
+        "For a browser, whose EventSource cannot send the token as a header: the feed is then"
+        " opened with `?ticket=`, so no long-lived secret is in a URL (which proxies log)."
+        f" A ticket is good for one connection within {TICKET_TTL_S} s: get a new one for each"
+        " (re)connection, and resume with `after` (the `id` of the last event received)."
+        " Clients that can send headers open the feed with the token instead."
+    ),
+    "responses": problem_responses(401, 403, 404, 503),
+}
+"""What every feed's ticket route declares besides its path, operation id and summary."""
+
 SendChunk = Callable[[bytes], Coroutine[Any, Any, None]]
 """Sends the next chunk of a feed's body to its client."""
 
@@ -155,7 +179,8 @@ Feed = Callable[[SendChunk], Awaitable[None]]
 its client left)."""
 
 Follow = Callable[[str | None, int], Awaitable[Feed]]
-"""Opens a feed for a caller's token after a version (checks first, so errors are problems)."""
+"""Opens a feed for the hash of a caller's token (None: no token) after a version (checks
+first, so errors are problems)."""
 
 
 class LiveFeed(Stream):
@@ -254,24 +279,45 @@ async def open_feed(
     request: Request[Any, Any, Any],
     last_event_id: str | None,
     after: int | None,
-    query_token: str | None,
+    ticket: str | None,
+    tickets: FeedTickets,
 ) -> LiveFeed:
-    """The feed from the caller's resume point, as the caller's token may see it, holding one
-    of the client's live-feed slots while it lasts (taken first: 429 before any work)."""
+    """The feed from the caller's resume point, as the caller's token (or the one its ticket
+    stands for) may see it, holding one of the client's live-feed slots while it lasts (taken
+    first: 429 before any work, a ticket kept for after the wait)."""
     resume = resume_point(last_event_id, after)
-    token = feed_token(request, query_token)
+    if "token" in request.query_params or "invitation" in request.query_params:
+        raise invalid_request(
+            "a token does not go in a feed's URL, which logs keep: send it as"
+            " 'Authorization: Bearer <token>', or open the feed with a ticket got for it"
+            " (POST the feed's path + '-tickets')"
+        )
+    token = bearer_token(request)
     slot = await take_feed_slot(request)
     try:
-        feed = await follow(token, resume)
+        if token is not None:
+            bearer_hash: str | None = hash_token(token)
+        elif ticket is not None:
+            bearer_hash = await tickets.redeem(request.url.path, ticket)
+        else:
+            bearer_hash = None
+        feed = await follow(bearer_hash, resume)
     except BaseException:
         await slot.release()
         raise
     return LiveFeed(feed, slot)
 
 
-def feed_token(request: Request[Any, Any, Any], query_token: str | None) -> str | None:
-    """The bearer token, else ``?token=``: browsers' EventSource cannot send headers."""
-    return bearer_token(request) or query_token
+async def give_ticket(
+    request: Request[Any, Any, Any],
+    tickets: FeedTickets,
+    check: Callable[[str], Awaitable[object]],
+) -> FeedTicket:
+    """A ticket to the feed whose path the request's is, with ``-tickets`` dropped, for the
+    bearer's token once ``check`` found it may follow that feed (a problem otherwise)."""
+    token = required_bearer_token(request)
+    await check(token)
+    return await tickets.give(request.url.path.removesuffix("-tickets"), hash_token(token))
 
 
 def resume_point(last_event_id: str | None, after: int | None) -> int:

@@ -167,6 +167,14 @@ PROBLEM_TYPES = _types(
         "Resume point beyond the stream",
         "Last-Event-ID or `after` is past the stream's last event: resume from an `id` received.",
     ),
+    ProblemType(
+        "feed-ticket-refused",
+        401,
+        "Feed ticket refused",
+        "The feed's `ticket` was used already (each is good for one connection), has expired,"
+        " or is for another feed: get a new one (createMatchFeedTicket, createTableFeedTicket)"
+        " and resume with `after`.",
+    ),
     # --- catalogue and tables ---
     ProblemType("game-not-found", 404, "Game not found", "No game of that name: see `GET /games`."),
     ProblemType("table-not-found", 404, "Table not found", "No table with that id."),

@@ -20,13 +20,16 @@ from shared import apps, rules_api, tracing
 from shared.commands import CommandRedriver, CommandWatch, Waiter
 from shared.feed import (
     FEED_ROUTE,
+    FEED_TICKET_ROUTE,
     FeedAfter,
     FeedHub,
-    FeedToken,
+    FeedTicketQuery,
     LastEventId,
     LiveFeed,
+    give_ticket,
     open_feed,
 )
+from shared.feed_tickets import FeedTicket
 from shared.http import (
     APP_KEY,
     APP_KEY_AND_INVITATION,
@@ -281,7 +284,8 @@ class TablesController(Controller):
         summary="Live Server-Sent Events of the table: seats taken and left, the match started",
         description=(
             "Each event once, in order: `id` is its version, `event` its type, `data` the"
-            " event without the table's secrets. Resume with `Last-Event-ID`."
+            " event without the table's secrets. Resume with `Last-Event-ID`. A browser opens a"
+            " private table's feed with a ticket (createTableFeedTicket)."
         ),
         **FEED_ROUTE,
     )
@@ -292,10 +296,26 @@ class TablesController(Controller):
         table_id: FromPath[str],
         last_event_id: LastEventId = None,
         after: FeedAfter = None,
-        token: FeedToken = None,
+        ticket: FeedTicketQuery = None,
     ) -> LiveFeed:
         follow = partial(table_feeds.follow, table_id)
-        return await open_feed(follow, request, last_event_id, after, token)
+        tickets = table_feeds.tickets
+        return await open_feed(follow, request, last_event_id, after, ticket, tickets)
+
+    @post(
+        "/{table_id:str}/feed-tickets",
+        operation_id="createTableFeedTicket",
+        summary="A single-use ticket that opens the table's feed (`?ticket=`) as the token would",
+        **FEED_TICKET_ROUTE,
+    )
+    async def create_table_feed_ticket(
+        self,
+        request: Request[Any, Any, Any],
+        table_feeds: NamedDependency[TableFeeds],
+        table_id: FromPath[str],
+    ) -> FeedTicket:
+        check = partial(table_feeds.check, table_id)
+        return await give_ticket(request, table_feeds.tickets, check)
 
     @post(
         "/{table_id:str}/seats",

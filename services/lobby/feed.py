@@ -10,6 +10,7 @@ from services.lobby import schemas as s
 from services.lobby.tables import Tables, public_event, table_stream
 from shared.eventstore import StoredEvent
 from shared.feed import Feed, FeedBatch, FeedHub, FeedMessage, Reader, check_resume_point
+from shared.feed_tickets import FeedTickets
 
 FEED_PAGE = 100
 
@@ -25,12 +26,18 @@ class TableFeeds:
     def __init__(self, tables: Tables, hub: FeedHub) -> None:
         self.tables = tables
         self.hub = hub
+        self.tickets = FeedTickets(tables.runtime)
 
-    async def follow(self, table_id: str, token: str | None, after: int) -> Feed:
-        """Check the table, the caller and the resume point now (they may still get a
-        problem), then the feed."""
+    async def check(self, table_id: str, token: str) -> None:
+        """That the token may follow the table now (a problem otherwise): before a ticket."""
         async with self.tables.runtime.pool.connection() as conn:
-            table = await self.tables.seen_by(conn, table_id, token, secret_options={})
+            await self.tables.seen_by(conn, table_id, token, secret_options={})
+
+    async def follow(self, table_id: str, bearer_hash: str | None, after: int) -> Feed:
+        """Check the table, the caller (by its token's hash) and the resume point now (they
+        may still get a problem), then the feed."""
+        async with self.tables.runtime.pool.connection() as conn:
+            table = await self.tables.seen_by_hash(conn, table_id, bearer_hash, secret_options={})
         check_resume_point(after, table.version)
         stream = table_stream(table_id)
         return partial(self.hub.follow, stream, after, self._reader(stream))

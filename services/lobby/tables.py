@@ -103,9 +103,20 @@ class Tables:
         secret_options: dict[str, set[str]],
     ) -> s.TableInfo:
         """The table for a caller: a private one only for its invitation or a seat's token."""
+        bearer_hash = None if token is None else hash_token(token)
+        return await self.seen_by_hash(conn, table_id, bearer_hash, secret_options)
+
+    async def seen_by_hash(
+        self,
+        conn: AsyncConnection,
+        table_id: str,
+        bearer_hash: str | None,
+        secret_options: dict[str, set[str]],
+    ) -> s.TableInfo:
+        """``seen_by`` for the hash of the caller's token (a feed ticket's: it holds no token)."""
         row, holders = await self._seated(conn, table_id, lock=False)
-        if token is None or _seat_of(holders, hash_token(token)) is None:
-            _require_invitation(row, token)
+        if bearer_hash is None or _seat_of(holders, bearer_hash) is None:
+            _require_invitation_hash(row, bearer_hash)
         return _table_info(row, holders, secret_options)
 
     async def page(
@@ -830,8 +841,12 @@ def _require_access(row: tuple[Any, ...], invitation: str | None, app_id: str | 
 
 
 def _require_invitation(row: tuple[Any, ...], token: str | None) -> None:
+    _require_invitation_hash(row, None if token is None else hash_token(token))
+
+
+def _require_invitation_hash(row: tuple[Any, ...], bearer_hash: str | None) -> None:
     """A private table answers only its invitation; the refusal says nothing about the table."""
-    if row[10] == "private" and (token is None or hash_token(token) != row[11]):
+    if row[10] == "private" and (bearer_hash is None or bearer_hash != row[11]):
         raise Problem(
             403,
             "private-table",

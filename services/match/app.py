@@ -22,13 +22,16 @@ from services.match.replays import Replays
 from shared import apps, tracing
 from shared.feed import (
     FEED_ROUTE,
+    FEED_TICKET_ROUTE,
     FeedAfter,
     FeedHub,
-    FeedToken,
+    FeedTicketQuery,
     LastEventId,
     LiveFeed,
+    give_ticket,
     open_feed,
 )
+from shared.feed_tickets import FeedTicket
 from shared.http import (
     APP_KEY,
     APP_KEY_OR_INVITATION,
@@ -227,7 +230,7 @@ class MatchesController(Controller):
             " listMatchEvents would give (a `MatchEvent` schema, the game's event in its"
             " `data`: `GameEvent`). After the last event of a finished match comes `event:"
             " MatchFinished` (`data`: a `MatchFinished` schema) and the stream ends. Resume"
-            " with `Last-Event-ID`."
+            " with `Last-Event-ID`. A browser opens it with a ticket (createMatchFeedTicket)."
         ),
         **FEED_ROUTE,
     )
@@ -238,10 +241,26 @@ class MatchesController(Controller):
         match_id: FromPath[str],
         last_event_id: LastEventId = None,
         after: FeedAfter = None,
-        token: FeedToken = None,
+        ticket: FeedTicketQuery = None,
     ) -> LiveFeed:
         follow = partial(match_feeds.follow, match_id)
-        return await open_feed(follow, request, last_event_id, after, token)
+        tickets = match_feeds.tickets
+        return await open_feed(follow, request, last_event_id, after, ticket, tickets)
+
+    @post(
+        "/{match_id:str}/feed-tickets",
+        operation_id="createMatchFeedTicket",
+        summary="A single-use ticket that opens the match's feed (`?ticket=`) as the token would",
+        **FEED_TICKET_ROUTE,
+    )
+    async def create_match_feed_ticket(
+        self,
+        request: Request[Any, Any, Any],
+        match_feeds: NamedDependency[MatchFeeds],
+        match_id: FromPath[str],
+    ) -> FeedTicket:
+        check = partial(match_feeds.check, match_id)
+        return await give_ticket(request, match_feeds.tickets, check)
 
     @get(
         "/{match_id:str}/replay",

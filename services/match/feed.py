@@ -9,6 +9,7 @@ import msgspec
 from services.match import schemas as s
 from services.match.matches import Matches, match_stream
 from shared.feed import Feed, FeedBatch, FeedHub, FeedMessage, Reader, check_resume_point
+from shared.feed_tickets import FeedTickets
 from shared.messages import MATCH_FINISHED
 
 FEED_PAGE = 100
@@ -24,24 +25,29 @@ class MatchFeeds:
     def __init__(self, matches: Matches, hub: FeedHub) -> None:
         self.matches = matches
         self.hub = hub
+        self.tickets = FeedTickets(matches.runtime)
 
-    async def follow(self, match_id: str, token: str | None, after: int) -> Feed:
-        """Check the match, the caller and the resume point now, while they can still be
-        answered with a problem; then the feed.
+    async def check(self, match_id: str, token: str) -> None:
+        """That the token may follow the match now (a problem otherwise): before a ticket."""
+        (await self.matches.load(match_id, fresh=True)).seat_of(token)
+
+    async def follow(self, match_id: str, bearer_hash: str | None, after: int) -> Feed:
+        """Check the match, the caller (by its token's hash) and the resume point now, while
+        they can still be answered with a problem; then the feed.
 
         The cached match answers for the caller (seats and invitation never change) and for a
         resume point it has reached (versions only grow): thousands of feeds opening at once
         then cost no database read each.
         """
         snapshot = await self.matches.load(match_id)
-        seat = snapshot.seat_of(token)
+        seat = snapshot.seat_of_hash(bearer_hash)
         if after > snapshot.version:
             snapshot = await self.matches.load(match_id, fresh=True)
             check_resume_point(after, snapshot.version)
-        reader = self._reader(match_id, token)
+        reader = self._reader(match_id, bearer_hash)
         return partial(self.hub.follow, match_stream(match_id), after, reader, viewer=seat)
 
-    def _reader(self, match_id: str, token: str | None) -> Reader:
+    def _reader(self, match_id: str, bearer_hash: str | None) -> Reader:
         async def read(after: int) -> FeedBatch:
             """The next page of events; once there are none and the match is over, its end.
 
@@ -50,7 +56,7 @@ class MatchFeeds:
             """
             snapshot = await self.matches.load(match_id, fresh=True)
             if snapshot.version > after:
-                page = await self.matches.events(match_id, token, after, FEED_PAGE)
+                page = await self.matches.events_seen(match_id, bearer_hash, after, FEED_PAGE)
                 return FeedBatch([_message(item) for item in page.items])
             if snapshot.status == "finished" and snapshot.result is not None:
                 finished = s.MatchFinished(

@@ -112,7 +112,10 @@ class Snapshot:
 
         Every read goes through this, so a private match is watched only with its invitation.
         """
-        hashed = None if token is None else hash_token(token)
+        return self.seat_of_hash(None if token is None else hash_token(token))
+
+    def seat_of_hash(self, hashed: str | None) -> int | None:
+        """``seat_of`` for the hash of the bearer's token (a feed ticket's: it holds no token)."""
         if hashed is not None and hashed in self.seat_by_token_hash:
             return self.seat_by_token_hash[hashed]
         if self.private:
@@ -551,8 +554,15 @@ class Matches:
         )
 
     async def events(self, match_id: str, token: str | None, after: int, limit: int) -> s.EventPage:
+        bearer_hash = None if token is None else hash_token(token)
+        return await self.events_seen(match_id, bearer_hash, after, limit)
+
+    async def events_seen(
+        self, match_id: str, bearer_hash: str | None, after: int, limit: int
+    ) -> s.EventPage:
+        """``events`` for the hash of the bearer's token (a feed's caller: maybe a ticket's)."""
         snapshot = await self.load(match_id)
-        seat = snapshot.seat_of(token)
+        seat = snapshot.seat_of_hash(bearer_hash)
         stored = await self.runtime.store.read_stream(
             match_stream(match_id), after_version=after, limit=limit
         )

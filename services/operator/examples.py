@@ -35,6 +35,7 @@ from shared import apps, messages, rules_api
 from shared.commands import REFUSED
 from shared.eventstore import NewEvent
 from shared.feed import RETRY_MS, check_resume_point, resume_point
+from shared.feed_tickets import TICKET_PREFIX, TICKET_TTL_S, FeedTicket, ticket_refused
 from shared.hosting import NO_HOSTING
 from shared.http import PROBLEM_MEDIA_TYPE, Problem, ProblemDocument, invalid_request, not_found
 from shared.messages import CreateMatch, EventEnvelope, EventMetadata
@@ -181,6 +182,12 @@ def _fake_signing_secret(number: int) -> str:
 def _at(seconds: float) -> str:
     """A moment of the story as the services show times (Postgres' ``isoformat``)."""
     return (STORY_START + timedelta(seconds=seconds)).isoformat()
+
+
+def _feed_ticket(feed: str, given_at_s: float) -> FeedTicket:
+    """A ticket to a feed of the story, given at ``given_at_s``."""
+    ticket = f"{TICKET_PREFIX}example-{feed}-feed-ticket-not-a-secret"
+    return FeedTicket(ticket=ticket, expires_at=_at(given_at_s + TICKET_TTL_S))
 
 
 # --- the Hanabi match ------------------------------------------------------------------------
@@ -664,6 +671,7 @@ def _response_examples(story: _Story) -> dict[tuple[str, int], Any]:
         ),
         ("getTable", 200): story.table(events=3),
         ("followTable", 200): story.table_feed(),
+        ("createTableFeedTicket", 201): _feed_ticket("table", TABLE_EVENT_TIMES_S[-1]),
         ("joinTable", 201): lobby_api.Joined(
             seat=1, token=_fake_token("bob"), table=story.table(events=3)
         ),
@@ -715,6 +723,7 @@ def _response_examples(story: _Story) -> dict[tuple[str, int], Any]:
             items=match.event_items(turn.seat, 1, turn.version_after), next_after=None
         ),
         ("followMatch", 200): story.match_feed_end(after=match.version - 3),
+        ("createMatchFeedTicket", 201): _feed_ticket("match", MATCH_CREATED_S),
         ("replayMatch", 200): story.replay(turn.version),
         ("exportMatch", 200): story.exported,
         ("importMatch", 201): story.imported_match(),
@@ -866,7 +875,10 @@ def _problem_examples(story: _Story) -> dict[tuple[str, int], Problem | ProblemD
         ("getTable", 403): PRIVATE_TABLE,
         ("getTable", 404): missing_table,
         ("followTable", 400): _raised(resume_point, "yesterday", None),
-        ("followTable", 401): BAD_AUTHORIZATION,
+        ("followTable", 401): ticket_refused(),
+        ("createTableFeedTicket", 401): TOKEN_REQUIRED,
+        ("createTableFeedTicket", 403): PRIVATE_TABLE,
+        ("createTableFeedTicket", 404): missing_table,
         ("followTable", 403): PRIVATE_TABLE,
         ("followTable", 404): missing_table,
         ("joinTable", 400): _bad_body(lobby_api.JoinTable, {"name": ""}),
@@ -979,7 +991,10 @@ def _problem_examples(story: _Story) -> dict[tuple[str, int], Problem | ProblemD
         ),
         ("followMatch", 400): _raised(resume_point, "yesterday", None),
         ("followTable", 409): _raised(check_resume_point, 9, 4),
-        ("followMatch", 401): BAD_AUTHORIZATION,
+        ("followMatch", 401): ticket_refused(),
+        ("createMatchFeedTicket", 401): TOKEN_REQUIRED,
+        ("createMatchFeedTicket", 403): UNKNOWN_TOKEN,
+        ("createMatchFeedTicket", 404): missing_match,
         ("followMatch", 409): MATCH_CREATING,
         ("listLegalActions", 409): MATCH_CREATING,
         ("listMatchEvents", 401): BAD_AUTHORIZATION,

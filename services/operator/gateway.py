@@ -180,9 +180,10 @@ _LOG_FORMAT = (
     f"log_format {_LOG_NAME} '$remote_addr [$time_local] \"$request_method $uri $server_protocol\"'"
     " ' $status $body_bytes_sent $request_time resumed_after=$http_last_event_id';"
 )
-"""Access logs leave the query string out: a live feed's seat token travels in it (a browser's
-EventSource sends no header), and no log keeps a token. A feed reopened by a reconnecting
-browser shows the version it resumed after (its ``Last-Event-ID``)."""
+"""Access logs leave the query string out: a browser's live feed carries its ticket there (its
+EventSource sends no header; tokens never go in a URL, as the error log keeps request lines), and
+no log needs one. A feed reopened by a reconnecting browser shows the version it resumed after
+(its ``Last-Event-ID``)."""
 
 
 def render(

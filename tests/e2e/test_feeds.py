@@ -13,9 +13,12 @@ from typing import Any
 
 import httpx
 import pytest
+import redis
 
 from services.rules.games.hanabi import standard_deck
 from shared.feed import RECHECK_S
+from shared.feed_tickets import TICKET_TTL_S
+from shared.http import hash_token
 from tests.e2e.conftest import Stack, free_port, wait_healthy
 from tests.e2e.play import auth, open_table, play_to_end, started_match
 
@@ -136,6 +139,13 @@ def play_safely(
     return match["version"]
 
 
+def ticket(client: httpx.Client, feed: str, token: str) -> str:
+    """A single-use ticket to the feed for the token, as a browser gets one per connection."""
+    given = client.post(f"{feed}-tickets", headers=auth(token))
+    assert given.status_code == 201, given.text
+    return str(given.json()["ticket"])
+
+
 def match_url(stack: Stack) -> str:
     return str(stack.match.base_url)
 
@@ -222,7 +232,7 @@ def test_a_dropped_feed_resumes_from_last_event_id_without_gaps_or_repeats(
     before = Follower(
         match_url(stack),
         path,
-        params={"token": tokens[0]},  # as a browser's EventSource sends it
+        params={"ticket": ticket(stack.match, path, tokens[0])},  # as a browser opens it
         until=lambda events: events[-1].id >= first_leg + 3,
     ).start()
     play_safely(stack, match_id, tokens, rng, 3)
@@ -235,7 +245,8 @@ def test_a_dropped_feed_resumes_from_last_event_id_without_gaps_or_repeats(
         match_url(stack),
         path,
         headers={"Last-Event-ID": str(before.ids[-1])},
-        params={"token": tokens[0], "after": 0},  # the header wins, as on a reconnect
+        # the header wins over ``after``, as on an EventSource's own reconnect
+        params={"ticket": ticket(stack.match, path, tokens[0]), "after": 0},
     ).start()
     final = play_to_end(stack, match_id, tokens, rng)
     after.join(LIVE_S)
@@ -317,7 +328,7 @@ def test_bad_resume_points_and_unknown_streams_get_problems(stack: Stack) -> Non
         (stack.match.get(feed, headers={"Last-Event-ID": "1_0"}), 400, "bad-last-event-id"),
         (stack.match.get(feed, headers={"Last-Event-ID": "999"}), 409, "bad-resume-point"),
         (stack.match.get(feed, params={"after": "x"}), 400, "invalid-request"),
-        (stack.match.get(feed, params={"token": "not-a-token"}), 403, "unknown-token"),
+        (stack.match.get(feed, params={"ticket": "not-a-ticket"}), 401, "feed-ticket-refused"),
         (stack.match.get(feed, headers=auth("not-a-token")), 403, "unknown-token"),
         (stack.match.get("/matches/nope/feed"), 404, "match-not-found"),
         (stack.lobby.get("/tables/nope/feed"), 404, "table-not-found"),
@@ -363,25 +374,27 @@ def test_private_feeds_need_the_invitation_or_a_seat(stack: Stack) -> None:
     match_id = started_match(stack, started, token=tokens[0])["match_id"]
     match_feed = f"/matches/{match_id}/feed"
 
-    for response in (
-        stack.lobby.get(f"{url}/feed"),
-        stack.lobby.get(f"{url}/feed", params={"token": "guess"}),
-        stack.match.get(match_feed),
-        stack.match.get(match_feed, params={"token": "guess"}),
+    for response, status in (
+        (stack.lobby.get(f"{url}/feed"), 403),
+        (stack.lobby.get(f"{url}/feed", params={"ticket": "guess"}), 401),
+        (stack.lobby.post(f"{url}/feed-tickets", headers=auth("guess")), 403),
+        (stack.match.get(match_feed), 403),
+        (stack.match.get(match_feed, params={"ticket": "guess"}), 401),
+        (stack.match.post(f"{match_feed}-tickets", headers=auth("guess")), 403),
     ):
-        assert response.status_code == 403, response.text
+        assert response.status_code == status, response.text
         assert response.headers["content-type"].startswith("application/problem+json")
 
     table_feed = Follower(
         str(stack.lobby.base_url),
         f"{url}/feed",
-        params={"token": invitation},
+        params={"ticket": ticket(stack.lobby, f"{url}/feed", invitation)},
         until=lambda events: events[-1].type == "TableStarted",
     ).start()
     invited = Follower(
         match_url(stack),
         match_feed,
-        params={"token": invitation},
+        params={"ticket": ticket(stack.match, match_feed, invitation)},
         until=lambda events: len(events) == 1,
     ).start()
     table_feed.join(LIVE_S)
@@ -389,3 +402,61 @@ def test_private_feeds_need_the_invitation_or_a_seat(stack: Stack) -> None:
     assert table_feed.ids == [1, 2, 3, 4]
     assert invitation not in json.dumps([event.data for event in table_feed.events])
     assert_own_cards_hidden(invited.events, seat=-1, players=2)
+
+
+def test_a_feed_ticket_opens_one_connection_of_its_own_feed_and_holds_no_token(
+    stack: Stack,
+) -> None:
+    """A browser's feed carries a ticket, not its token: Redis holds the ticket's hash with the
+    hash of the token it stands for; it opens one connection of the feed it was given for, as
+    that token would, and is refused (401, get a new one) once used, lost or for another feed."""
+    match_id, tokens = open_table(stack, "hanabi", 2, seed=36)
+    other_id, _ = open_table(stack, "hanabi", 2, seed=37)
+    feed = f"/matches/{match_id}/feed"
+    given = stack.match.post(f"{feed}-tickets", headers=auth(tokens[1]))
+    assert given.status_code == 201, given.text
+    assert set(given.json()) == {"ticket", "expires_at"}
+    used = given.json()["ticket"]
+    prefix = stack.env["PLAYTABLE_STREAM_PREFIX"]
+    with redis.Redis.from_url(stack.env["REDIS_URL"]) as store:
+        [key] = store.keys(f"{prefix}:{{feed-ticket:*")
+        held = store.get(key)
+        assert held is not None and 0 < store.ttl(key) <= TICKET_TTL_S
+        assert tokens[1] not in held.decode() and used not in key.decode()
+        assert hash_token(tokens[1]) in held.decode()
+
+        match = stack.match.get(f"/matches/{match_id}").json()
+        version, table_id = match["version"], match["table_id"]
+        seat_1 = Follower(
+            match_url(stack), feed, params={"ticket": used}, until=lambda e: len(e) == version
+        ).start()
+        seat_1.join(LIVE_S)
+        assert_own_cards_hidden(seat_1.events, seat=1, players=2)
+
+        lost = ticket(stack.match, feed, tokens[0])
+        store.delete(*store.keys(f"{prefix}:{{feed-ticket:*"))  # Redis wiped: tickets lost
+        refused = [
+            stack.match.get(feed, params={"ticket": used}),  # used already
+            stack.match.get(feed, params={"ticket": lost}),
+            stack.match.get(  # a ticket is for one feed only (and used up by trying another)
+                f"/matches/{other_id}/feed", params={"ticket": ticket(stack.match, feed, tokens[0])}
+            ),
+            stack.lobby.get(
+                f"/tables/{table_id}/feed", params={"ticket": ticket(stack.match, feed, tokens[0])}
+            ),
+        ]
+    for response in refused:
+        assert response.status_code == 401, response.text
+        assert response.json()["type"].endswith("/feed-ticket-refused")
+        assert "get a new one" in response.json()["detail"]
+    for response, status, code in (
+        (stack.match.post(f"{feed}-tickets"), 401, "token-required"),
+        (stack.match.get(feed, params={"token": tokens[0]}), 400, "invalid-request"),
+        (stack.lobby.get(f"/tables/{table_id}/feed", params={"invitation": "x"}), 400, None),
+        (stack.match.post(f"{feed}-tickets", headers=auth("guess")), 403, "unknown-token"),
+        (stack.match.post("/matches/nope/feed-tickets", headers=auth(tokens[0])), 404, None),
+        (stack.lobby.post("/tables/nope/feed-tickets", headers=auth(tokens[0])), 404, None),
+    ):
+        assert response.status_code == status, response.text
+        if code is not None:
+            assert response.json()["type"].endswith(f"/{code}")

@@ -1,8 +1,15 @@
 // Live updates: a table's or a match's Server-Sent Events feed, through the browser's
-// EventSource. It cannot send headers, so the seat token goes in the feed's `token` query
-// parameter (the contract's followMatch and followTable take it for this); the URL is built by
-// the generated client from the contract's path.
-import type { FollowMatchData, FollowTableData } from "./client";
+// EventSource. It cannot send headers, and a URL is no place for a seat token or an invitation
+// (proxies log URLs), so a feed that needs one is opened with a single-use ticket, got for the
+// token just before each connection (the contract's createMatchFeedTicket and
+// createTableFeedTicket); a public feed needs none. The URL is built by the generated client from
+// the contract's path.
+import {
+  createMatchFeedTicket,
+  createTableFeedTicket,
+  type FollowMatchData,
+  type FollowTableData,
+} from "./client";
 import { api } from "./api";
 
 export interface FeedMessage {
@@ -12,16 +19,23 @@ export interface FeedMessage {
   data: unknown;
 }
 
+/** Where a feed opens from a version on; `ticketed`: its URL opens one connection only. */
+export interface FeedOpening {
+  url: string;
+  ticketed: boolean;
+}
+
 const FIRST_RESTART_MS = 2000;
 const LONGEST_RESTART_MS = 30_000;
 
 /** Follows a feed from after version `after`, calling `onMessage` for each event named in
- * `names` (EventSource dispatches named events only to their own listeners). The browser
- * reconnects by itself with Last-Event-ID; when it gives up (an error answer, which it does
- * not show), this starts again after the last version received, waiting twice as long each
- * time until a message arrives. Returns the function that stops following. */
+ * `names` (EventSource dispatches named events only to their own listeners). Without a ticket
+ * the browser reconnects by itself with Last-Event-ID; with one (which its reconnect would
+ * repeat, used) and whenever the browser gives up (an error answer, which it does not show),
+ * this opens the feed anew, with a new ticket, after the last version received, waiting twice
+ * as long each time until a message arrives. Returns the function that stops following. */
 export function follow(
-  url: (after: number) => string,
+  opening: (after: number) => Promise<FeedOpening>,
   after: number,
   names: readonly string[],
   onMessage: (message: FeedMessage) => void,
@@ -30,10 +44,27 @@ export function follow(
   let source: EventSource | null = null;
   let restart: number | undefined;
   let wait = FIRST_RESTART_MS;
-  const open = () => {
-    source = new EventSource(url(last));
+  let stopped = false;
+  const again = () => {
+    source?.close();
+    source = null;
+    if (stopped) return;
+    restart = window.setTimeout(() => void open(), wait);
+    wait = Math.min(wait * 2, LONGEST_RESTART_MS);
+  };
+  const open = async () => {
+    let feed: FeedOpening;
+    try {
+      feed = await opening(last);
+    } catch {
+      again(); // no ticket (the service is down, say): as a refused feed
+      return;
+    }
+    if (stopped) return;
+    const opened = new EventSource(feed.url);
+    source = opened;
     for (const name of names) {
-      source.addEventListener(name, (event) => {
+      opened.addEventListener(name, (event) => {
         const message = event as MessageEvent<string>;
         const version = Number(message.lastEventId);
         last = Math.max(last, version);
@@ -41,37 +72,58 @@ export function follow(
         onMessage({ version, type: name, data: JSON.parse(message.data) });
       });
     }
-    source.onerror = () => {
-      if (source?.readyState !== EventSource.CLOSED) return;
-      restart = window.setTimeout(open, wait);
-      wait = Math.min(wait * 2, LONGEST_RESTART_MS);
+    opened.onerror = () => {
+      if (feed.ticketed || opened.readyState === EventSource.CLOSED) again();
     };
   };
-  open();
+  void open();
   return () => {
+    stopped = true;
     window.clearTimeout(restart);
     source?.close();
   };
 }
 
+/** A feed's opening after `after`: with a fresh ticket (got by `ticket`) for a token's feed. */
+async function opening(
+  after: number,
+  ticket: (() => Promise<{ data: { ticket: string } }>) | null,
+  url: (query: { after: number; ticket?: string }) => string,
+): Promise<FeedOpening> {
+  if (ticket === null) return { url: url({ after }), ticketed: false };
+  return { url: url({ after, ticket: (await ticket()).data.ticket }), ticketed: true };
+}
+
 export function matchFeedUrl(matchId: string, token: string | null) {
+  const path = { match_id: matchId };
+  const ticket = token
+    ? () => createMatchFeedTicket({ client: api(token), path, throwOnError: true })
+    : null;
   return (after: number) =>
-    api().buildUrl<FollowMatchData>({
-      baseUrl: location.origin, // this function takes no client config
-      url: "/matches/{match_id}/feed",
-      path: { match_id: matchId },
-      query: { after, ...(token ? { token } : {}) },
-    });
+    opening(after, ticket, (query) =>
+      api().buildUrl<FollowMatchData>({
+        baseUrl: location.origin, // this function takes no client config
+        url: "/matches/{match_id}/feed",
+        path,
+        query,
+      }),
+    );
 }
 
 export function tableFeedUrl(tableId: string, token: string | null) {
+  const path = { table_id: tableId };
+  const ticket = token
+    ? () => createTableFeedTicket({ client: api(token), path, throwOnError: true })
+    : null;
   return (after: number) =>
-    api().buildUrl<FollowTableData>({
-      baseUrl: location.origin,
-      url: "/tables/{table_id}/feed",
-      path: { table_id: tableId },
-      query: { after, ...(token ? { token } : {}) },
-    });
+    opening(after, ticket, (query) =>
+      api().buildUrl<FollowTableData>({
+        baseUrl: location.origin,
+        url: "/tables/{table_id}/feed",
+        path,
+        query,
+      }),
+    );
 }
 
 /** Runs `task` one at a time; asked again while it runs, it runs once more afterwards (a burst
