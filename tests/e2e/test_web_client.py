@@ -252,7 +252,8 @@ def test_a_spectator_resumes_from_its_last_event_when_the_gateway_drops_its_feed
     the feeds they carry after ``WORKER_SHUTDOWN_TIMEOUT``. The spectator's browser opens the
     feed again with ``Last-Event-ID`` set to the last event it had (the gateway's access log
     shows it), and the move made while it was away reaches it through that feed (the page
-    reads the match only when an event arrives)."""
+    reads the match only when an event arrives). A player's feed, opened with a single-use
+    ticket, is opened again by the page with a new one, after the last event it had."""
     ada, bob, watcher = people(), people(), people()
     table_id = ada.create_table("hanabi", 2, seed=SEED)
     ada.take_seat("ada")
@@ -275,7 +276,8 @@ def test_a_spectator_resumes_from_its_last_event_when_the_gateway_drops_its_feed
     moved = shown_version(bob.page)
     expect(watcher.page.get_by_test_id("version")).to_have_text(str(moved), timeout=20_000)
     expect(watcher.page.get_by_test_id("last-event")).to_have_text(re.compile(rf"^{moved} \w+$"))
-    make_move(ada, 0, 2)  # and the resumed feed carries on
+    expect(ada.page.get_by_test_id("version")).to_have_text(str(moved), timeout=20_000)
+    make_move(ada, 0, 2)  # and the resumed feeds carry on
     expect(watcher.page.get_by_test_id("version")).to_have_text(str(shown_version(ada.page)))
 
     watcher.page.close()  # a feed is logged once it ends
