@@ -38,7 +38,10 @@ ENVIRONMENT_KEY_ID = "environment"
 KEY_PREFIX = "pt_"
 """Marks an API key, so one pasted where a seat token goes is told apart (and leak scanners
 can find one)."""
-KIND_PREFIXES: dict[KeyKind, str] = {"secret": KEY_PREFIX + "sk_", "publishable": KEY_PREFIX + "pk_"}
+KIND_PREFIXES: dict[KeyKind, str] = {
+    "secret": KEY_PREFIX + "sk_",
+    "publishable": KEY_PREFIX + "pk_",
+}
 PUBLISHABLE_PREFIX = KIND_PREFIXES["publishable"]
 
 
@@ -127,10 +130,16 @@ class CreatedApp(msgspec.Struct):
 
 
 async def authenticate(
-    pool: AsyncConnectionPool, settings: Settings, headers: Any, scope: str
+    pool: AsyncConnectionPool,
+    settings: Settings,
+    headers: Any,
+    scope: str,
+    *,
+    secret_for: str | None = None,
 ) -> Caller:
     """The sender of a request with its ``X-API-Key``, if that key holds ``scope``: a 401 for a
-    missing, unknown or revoked key, a 403 for one without the scope."""
+    missing, unknown or revoked key, a 403 for one without the scope (or, with ``secret_for``,
+    what the route does, a publishable key: 403 ``secret-key-required``)."""
     raw = headers.get(API_KEY_HEADER)
     if not raw:
         raise Problem(
@@ -140,6 +149,8 @@ async def authenticate(
             f"send your app's key as '{API_KEY_HEADER}: <key>'",
         )
     caller = await _caller(pool, settings, raw)
+    if secret_for is not None:
+        caller.require_secret(secret_for)
     if scope not in caller.scopes:
         raise Problem(
             403, "scope-missing", "Scope missing", f"this key does not hold the {scope!r} scope"

@@ -531,11 +531,22 @@ token with what that seat may see."""
 OPTIONAL_INVITATION = [{}, {"invitationToken": []}]
 """Routes open to anyone, except for a private table: then only with its invitation token."""
 APP_KEY = [{"appKey": []}]
-"""Routes a client app calls with its API key: what it creates is its own."""
+"""Routes a client app calls with its API key, secret or publishable: what it creates is its
+own."""
+SECRET_KEY = APP_KEY
+"""Routes only the app's secret key may call (a publishable key gets 403 `secret-key-required`);
+the contract cannot tell the kinds apart, the operation's description says so."""
 APP_KEY_AND_INVITATION = [{"appKey": []}, {"appKey": [], "invitationToken": []}]
 """Joining: the table's app's key, and a private table's invitation too."""
-APP_KEY_OR_INVITATION = [{"appKey": []}, {"invitationToken": []}]
-"""Re-seating: the match's app's key, or its private table's invitation."""
+SECRET_KEY_OR_SEATED = [{"appKey": []}, {"appKey": [], "seatToken": []}]
+"""Bots at an open table: the app's secret key, or a publishable key with the token of a seat
+at that table (a browser's player adds or removes bots at their own table)."""
+SEATING_A_BOT = [*SECRET_KEY_OR_SEATED, {"appKey": [], "invitationToken": []}]
+"""Seating a bot: as ``SECRET_KEY_OR_SEATED``; the secret key at a private table with its
+invitation (or a seat's token)."""
+SECRET_KEY_OR_FORMER_HOLDER = [{"appKey": []}, {"seatToken": []}, {"appKey": [], "seatToken": []}]
+"""Re-seating: the match's app's secret key, or the token the seat had before a bot took it
+over (with the app's publishable key, or no key)."""
 OPERATOR_KEY = [{"operatorKey": []}]
 """The operator's routes: apps, their keys and quotas."""
 
@@ -573,9 +584,16 @@ def openapi_config(service: str) -> OpenAPIConfig:
         type="apiKey",
         name="X-API-Key",
         security_scheme_in="header",
-        description="A client app's API key (scopes `tables`, `webhooks`), given once by the"
-        " operator: tables, their matches and webhook subscriptions belong to the app that made"
-        " them. `playtable stack` prints a development key when it starts",
+        description="A client app's API key, given once by the operator: tables, their matches"
+        " and webhook subscriptions belong to the app that made them. A key is of one of two"
+        " kinds. A secret key (`pt_sk_...`; scopes `tables`, `webhooks`) stays on the app's"
+        " server and may do all its scopes allow. A publishable key (`pt_pk_...`; only"
+        " `tables`) may be shipped to browsers, so it is no secret: it creates, lists, reads"
+        " and joins tables, and with a seat's token seats or removes a bot at that seat's"
+        " table; players start, leave, play and rematch with their seat tokens. Re-seating"
+        " a player, an invitation's rotation or revocation, imports, webhooks, tables of bots"
+        " only, and bots seated without a seat's token need the secret key (403"
+        " `secret-key-required`). `playtable stack` prints a development key of each kind",
     )
     operator_key = SecurityScheme(
         type="apiKey",

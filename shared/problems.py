@@ -131,7 +131,9 @@ PROBLEM_TYPES = _types(
         403,
         "Secret key required",
         "A publishable key (one shipped to browsers) was sent where only the app's secret key"
-        " may act: bots, re-seating, invitations, webhooks.",
+        " may act: re-seating a player, an invitation's rotation or revocation, imports,"
+        " webhooks, a table of bots only, a bot seated or removed without a seat's token at"
+        " the table.",
     ),
     ProblemType(
         "publishable-scope",
@@ -245,7 +247,9 @@ PROBLEM_TYPES = _types(
         "not-your-seat",
         403,
         "Not your seat",
-        "The token is not the token of that seat.",
+        "The token is not the token of that seat (re-seating: not the token it had before the"
+        " bot that holds it now took over; a seat a person holds is re-seated only by the"
+        " app's secret key).",
     ),
     ProblemType(
         "not-seated",
@@ -317,8 +321,8 @@ PROBLEM_TYPES = _types(
         "not-your-match",
         403,
         "Not your match",
-        "Only the key of the app whose match it is, or its private table's invitation, gives"
-        " a seat a new token.",
+        "Another app's key: only the secret key of the app whose match it is, or the seat's"
+        " former holder, gives a seat a new token.",
     ),
     ProblemType(
         "game-required",

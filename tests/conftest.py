@@ -24,6 +24,7 @@ from psycopg.conninfo import make_conninfo
 from psycopg_pool import AsyncConnectionPool
 
 from services.operator.keys import fresh_key
+from shared.apps import KeyKind
 from shared.bus import Bus
 from shared.db import MAINTENANCE_DATABASE, open_pool
 from shared.secretbox import new_entry
@@ -146,7 +147,9 @@ def bus(redis: redis_async.Redis) -> Bus:
 TEST_APP = "tests"
 
 
-def new_app_key(database_url: str, label: str, app: str = TEST_APP) -> str:
-    """A new key of a client app (the tests' own by default), made in Postgres as ``playtable
-    apps`` does (the database is migrated first)."""
-    return asyncio.run(fresh_key(Settings(database_url=database_url), app, label))
+def new_app_key(
+    database_url: str, label: str, app: str = TEST_APP, kind: KeyKind = "secret"
+) -> str:
+    """A new key of ``kind`` of a client app (the tests' own by default), made in Postgres as
+    ``playtable apps`` does (the database is migrated first)."""
+    return asyncio.run(fresh_key(Settings(database_url=database_url), app, label, kind=kind))

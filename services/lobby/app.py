@@ -38,6 +38,9 @@ from shared.http import (
     OPTIONAL_SEAT_TOKEN,
     PG_INT_MAX,
     SEAT_TOKEN,
+    SEATING_A_BOT,
+    SECRET_KEY,
+    SECRET_KEY_OR_SEATED,
     IdempotencyKey,
     Problem,
     bearer_token,
@@ -193,7 +196,9 @@ class TablesController(Controller):
         " `hosting` sets its match's clock and what happens when a player is slow or leaves;"
         " `bots` seats the game's bots (its catalogue entry lists them) at once. A table of"
         " bots only starts as it is created: its `match_id` is set (`getMatch` shows"
-        " `status: creating` until the match exists).",
+        " `status: creating` until the match exists); only the app's secret key creates one"
+        " (a publishable key leaves a seat for a person: 403 `secret-key-required`, as a match"
+        " that plays itself costs the server and no one plays it).",
         responses=problem_responses(400, 401, 403, 404, 422, 503),
     )
     async def create_table(
@@ -204,6 +209,8 @@ class TablesController(Controller):
         idempotency_key: IdempotencyKey = None,
     ) -> Response[s.CreatedTable]:
         caller = await lobby.caller(request, "tables")
+        if len(data.bots) >= data.seats:
+            caller.require_secret("creating a table of bots only")
         if data.seats_per_invitation is not None and data.visibility != "private":
             raise not_private()
         await lobby.game(data.game)
@@ -358,10 +365,14 @@ class TablesController(Controller):
         "/{table_id:str}/bots",
         operation_id="seatBot",
         response_headers=IDEMPOTENT_ANSWER_HEADERS,
-        security=APP_KEY_AND_INVITATION,
-        summary="Seat one of the game's bots at one of the app's open tables (a private table's:"
-        " with its invitation token too)",
-        description="The bot takes the seat asked for, or the first free one; the seat's"
+        security=SEATING_A_BOT,
+        summary="Seat one of the game's bots at one of the app's open tables: with its secret key"
+        " (a private table's: with its invitation too), or a publishable key and the token of a"
+        " seat at the table",
+        description="A player seated at the table adds a bot with their seat's token"
+        " (`Authorization: Bearer`) and the app's publishable key, as the web client does;"
+        " a publishable key without a seat's token gets 403 `secret-key-required`."
+        " The bot takes the seat asked for, or the first free one; the seat's"
         " `player` and `bot` are the bot's name (at a private table it counts as one of the"
         " invitation's seats). Once bots hold every seat the table starts (there is no player"
         " to start it): its `match_id` is set (`getMatch` shows `status: creating` until the"
@@ -377,20 +388,18 @@ class TablesController(Controller):
         idempotency_key: IdempotencyKey = None,
     ) -> Response[s.TableInfo]:
         caller = await lobby.caller(request, "tables")
-        invitation = bearer_token(request)
+        bearer = bearer_token(request)
         secrets = await lobby.secret_options()
 
         async def work(conn: Any) -> s.TableInfo:
-            return await lobby.tables.seat_bot(
-                conn, table_id, data, invitation, caller.app_id, secrets
-            )
+            return await lobby.tables.seat_bot(conn, table_id, data, bearer, caller, secrets)
 
         request_id = idempotent(
             f"lobby:seat-bot:{table_id}",
             idempotency_key,
             caller.credential,
             _json.encode(data),
-            invitation or "",
+            bearer or "",
         )
         response = await lobby.once(request_id, work, 201)
         lobby.commands.wake()  # if the bot filled a table of bots, its match is asked for now
@@ -399,9 +408,12 @@ class TablesController(Controller):
     @delete(
         "/{table_id:str}/bots/{seat:int}",
         operation_id="unseatBot",
-        security=APP_KEY,
+        security=SECRET_KEY_OR_SEATED,
         status_code=200,
-        summary="Free a bot's seat at one of the app's tables before its match starts",
+        summary="Free a bot's seat at one of the app's tables before its match starts: with its"
+        " secret key, or a publishable key and the token of a seat at the table",
+        description="A publishable key without a seat's token (`Authorization: Bearer`) gets 403"
+        " `secret-key-required`.",
         responses=problem_responses(401, 403, 404, 409, 422, 503),
     )
     async def unseat_bot(
@@ -412,9 +424,10 @@ class TablesController(Controller):
         seat: Annotated[int, PathParameter(ge=0, le=PG_INT_MAX)],
     ) -> s.TableInfo:
         caller = await lobby.caller(request, "tables")
+        bearer = bearer_token(request)
         secrets = await lobby.secret_options()
         async with lobby.runtime.pool.connection() as conn, conn.transaction():
-            table = await lobby.tables.unseat_bot(conn, table_id, seat, caller.app_id, secrets)
+            table = await lobby.tables.unseat_bot(conn, table_id, seat, bearer, caller, secrets)
         lobby.runtime.relay.wake()
         return table
 
@@ -453,10 +466,12 @@ class TablesController(Controller):
     @post(
         "/{table_id:str}/invitation",
         operation_id="rotateInvitation",
-        security=APP_KEY,
+        security=SECRET_KEY,
         status_code=200,
         summary="A new invitation for one of the app's private tables while it is open; the one"
         " before stops working (shown once)",
+        description="Only with the app's secret key (a publishable key: 403"
+        " `secret-key-required`).",
         responses=problem_responses(401, 403, 404, 409, 422, 503),
     )
     async def rotate_invitation(
@@ -466,6 +481,7 @@ class TablesController(Controller):
         table_id: FromPath[str],
     ) -> s.Invitation:
         caller = await lobby.caller(request, "tables")
+        caller.require_secret("rotating an invitation")
         assert caller.app_id is not None  # the tables scope is only an app's
         async with lobby.runtime.pool.connection() as conn, conn.transaction():
             token = await lobby.tables.rotate_invitation(conn, table_id, caller.app_id)
@@ -474,10 +490,12 @@ class TablesController(Controller):
     @delete(
         "/{table_id:str}/invitation",
         operation_id="revokeInvitation",
-        security=APP_KEY,
+        security=SECRET_KEY,
         status_code=200,
         summary="Revoke the invitation of one of the app's private tables while it is open: no one"
         " else sees or joins it (the seated stay)",
+        description="Only with the app's secret key (a publishable key: 403"
+        " `secret-key-required`).",
         responses=problem_responses(401, 403, 404, 409, 422, 503),
     )
     async def revoke_invitation(
@@ -487,6 +505,7 @@ class TablesController(Controller):
         table_id: FromPath[str],
     ) -> s.TableInfo:
         caller = await lobby.caller(request, "tables")
+        caller.require_secret("revoking an invitation")
         assert caller.app_id is not None
         secrets = await lobby.secret_options()
         async with lobby.runtime.pool.connection() as conn, conn.transaction():
@@ -626,12 +645,13 @@ class AppsController(Controller):
     @post(
         "/{app_id:str}/keys",
         operation_id="createApiKey",
-        summary="A new API key for the app, of the kind and with the scopes asked for (shown"
-        " once)",
+        summary="A new API key for the app, of the kind and with the scopes asked for (shown once)",
         description=(
             "A `secret` key stays on the app's server; a `publishable` key may be shipped to"
-            " browsers: it holds only `tables` and creates, lists and joins tables, while bots,"
-            " re-seating, invitations and webhooks need a secret key."
+            " browsers: it holds only `tables` and creates, lists, reads and joins tables, and"
+            " seats or removes bots with a seat's token at that table, while re-seating,"
+            " invitations, imports, webhooks, tables of bots only and bots seated without a"
+            " seat's token need a secret key."
         ),
         responses=problem_responses(400, 401, 403, 404, 422, 503),
     )

@@ -11,7 +11,7 @@ import msgspec
 from psycopg import AsyncConnection
 
 from services.lobby import schemas as s
-from shared import commands, outbox
+from shared import apps, commands, outbox
 from shared.commitments import commit, published, stored
 from shared.eventstore import NewEvent, StoredEvent
 from shared.hosting import NO_HOSTING, Hosting, bot_named
@@ -213,14 +213,16 @@ class Tables:
         conn: AsyncConnection,
         table_id: str,
         body: s.SeatBot,
-        invitation: str | None,
-        app_id: str | None,
+        bearer: str | None,
+        caller: apps.Caller,
         secret_options: dict[str, set[str]],
     ) -> s.TableInfo:
-        """Seat one of the game's bots as a join would seat a player; once bots hold every
-        seat, the table starts (no player is there to start it)."""
+        """Seat one of the game's bots as a join would seat a player, for the app's secret key
+        or a player seated at the table; once bots hold every seat, the table starts (no player
+        is there to start it)."""
         row, taken = await self._seated(conn, table_id, lock=True)
-        _require_access(row, invitation, app_id)
+        if not _seated_here(row, taken, bearer, caller):
+            _require_access(row, bearer, caller.app_id)
         _require_bot(row[1], body.bot)
         seat, invited_by = await self._free_seat(conn, row, taken, body.seat)
         taken[seat] = Holder(body.bot, hash_token(new_token()), body.bot)
@@ -235,13 +237,14 @@ class Tables:
         conn: AsyncConnection,
         table_id: str,
         seat: int,
-        app_id: str | None,
+        bearer: str | None,
+        caller: apps.Caller,
         secret_options: dict[str, set[str]],
     ) -> s.TableInfo:
-        """Free a bot's seat at the app's open table; return the table."""
+        """Free a bot's seat at the app's open table, for its secret key or a player seated
+        there; return the table."""
         row, holders = await self._seated(conn, table_id, lock=True)
-        if row[12] != app_id:
-            raise not_found("table", table_id)
+        _seated_here(row, holders, bearer, caller)
         _require_seat_number(seat, row[3])
         _require_open(row)
         if seat not in holders or holders[seat].bot is None:
@@ -830,6 +833,20 @@ def _require_bot(game: str, name: str) -> None:
 def _require_seat_number(seat: int, seats: int) -> None:
     if not 0 <= seat < seats:
         raise Problem(422, "no-such-seat", "No such seat", f"seats are 0 to {seats - 1}")
+
+
+def _seated_here(
+    row: tuple[Any, ...], holders: Holders, bearer: str | None, caller: apps.Caller
+) -> bool:
+    """Whether ``bearer`` holds a seat at the app's table; a publishable key (anyone's: a
+    browser's) seats or removes bots only with one (a 403 otherwise), the secret key with or
+    without. Another app's key sees no table."""
+    if row[12] != caller.app_id:
+        raise not_found("table", row[0])
+    seated = bearer is not None and _seat_of(holders, hash_token(bearer)) is not None
+    if not seated:
+        caller.require_secret("seating or removing a bot without a seat's token at the table")
+    return seated
 
 
 def _require_access(row: tuple[Any, ...], invitation: str | None, app_id: str | None) -> None:

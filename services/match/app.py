@@ -33,13 +33,13 @@ from shared.feed import (
 )
 from shared.feed_tickets import FeedTicket
 from shared.http import (
-    APP_KEY,
-    APP_KEY_OR_INVITATION,
     CONDITIONAL_READ,
     IDEMPOTENT_ANSWER_HEADERS,
     OPTIONAL_SEAT_TOKEN,
     PG_INT_MAX,
     SEAT_TOKEN,
+    SECRET_KEY,
+    SECRET_KEY_OR_FORMER_HOLDER,
     IdempotencyKey,
     IfNoneMatch,
     Problem,
@@ -149,9 +149,9 @@ class MatchesController(Controller):
             "The table's `hosting.on_leave` decides: `bot` (its `hosting.bot`, else the game's"
             " heuristic bot, plays the seat from now on: `PlayerLeft` then `BotTookOver`) or"
             " `abandon` (`PlayerLeft` then `MatchForfeited`: the match is over, and its result"
-            " names the seat in `forfeited`). The token holds no seat afterwards; the table's"
-            " app can give the seat a new one (`reseatPlayer`). Answers the match as a"
-            " spectator sees it."
+            " names the seat in `forfeited`). The token holds no seat afterwards, but while"
+            " the bot holds it, it takes the seat back once (`reseatPlayer`). Answers the match"
+            " as a spectator sees it."
         ),
         responses=problem_responses(401, 403, 404, 409, 503),
     )
@@ -170,13 +170,20 @@ class MatchesController(Controller):
         "/{match_id:str}/seats/{seat:int}/token",
         operation_id="reseatPlayer",
         response_headers=IDEMPOTENT_ANSWER_HEADERS,
-        security=APP_KEY_OR_INVITATION,
+        security=SECRET_KEY_OR_FORMER_HOLDER,
         status_code=201,
         summary="A new token for a seat of a running match (the one before stops working): for"
-        " the app whose match it is, or a private table's invitation",
+        " the secret key of the app whose match it is, or the seat's former holder once a bot"
+        " holds it",
         description=(
-            "For a player who lost their token, or to take a seat back from the bot that took"
-            " it over (`PlayerReseated`, with `from_bot`). The new token is shown once."
+            "The app's secret key re-seats any seat of its match: a player who lost their"
+            " token, or a seat a bot holds given to a person (`PlayerReseated`, with"
+            " `from_bot`). A player whose seat a bot took over (they left, or timed out) takes"
+            " it back with the token the seat had (`Authorization: Bearer`, with the app's"
+            " publishable key or none), once: the old token is spent. No one else: a seat a"
+            " person holds is theirs, so an invitation, a publishable key alone (403"
+            " `secret-key-required`), another seat's token (403 `not-your-seat`) or another"
+            " app's key (403 `not-your-match`) changes nothing. The new token is shown once."
         ),
         responses=problem_responses(400, 401, 403, 404, 409, 422, 503),
     )
@@ -190,14 +197,14 @@ class MatchesController(Controller):
         idempotency_key: IdempotencyKey = None,
     ) -> Response[s.Reseated]:
         runtime = matches.runtime
-        app_id = None
-        if request.headers.get(apps.API_KEY_HEADER):
+        former_token = bearer_token(request)
+        caller = None
+        if request.headers.get(apps.API_KEY_HEADER) or former_token is None:
             caller = await apps.authenticate(
                 runtime.pool, runtime.settings, request.headers, "tables"
             )
-            app_id = caller.app_id
         status, body, replayed = await matches.reseat(
-            match_id, seat, app_id, bearer_token(request), data, idempotency_key
+            match_id, seat, caller, former_token, data, idempotency_key
         )
         return json_answer(body, status, replayed=replayed)
 
@@ -328,8 +335,9 @@ class MatchesController(Controller):
             "Replay a match file (playtable match file for any game, hanab.live JSON,"
             " Carcassonne turns) into a new match"
         ),
-        security=APP_KEY,
-        description="The new match belongs to the app whose key imports it.",
+        security=SECRET_KEY,
+        description="The new match belongs to the app whose secret key imports it (a"
+        " publishable key: 403 `secret-key-required`).",
         responses=problem_responses(400, 401, 403, 422, 503),
     )
     async def import_match(
@@ -340,6 +348,7 @@ class MatchesController(Controller):
     ) -> s.ImportedMatch:
         runtime = matches.runtime
         caller = await apps.authenticate(runtime.pool, runtime.settings, request.headers, "tables")
+        caller.require_secret("importing a match")
         match_id, tokens = await matches.import_match(data, caller.app_id)
         return s.ImportedMatch(
             match_id=match_id, tokens=tokens, match=await matches.info(match_id, None)

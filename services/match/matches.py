@@ -7,6 +7,7 @@ only on top of the version it was decided on.
 
 from __future__ import annotations
 
+import hmac
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from itertools import groupby
@@ -17,7 +18,7 @@ from psycopg import AsyncConnection
 from psycopg.errors import UniqueViolation
 
 from services.match import schemas as s
-from shared import commands, commitments, hosting, outbox
+from shared import apps, commands, commitments, hosting, outbox
 from shared import rules_api as api
 from shared.commitments import Commitment
 from shared.eventstore import NewEvent, StoredEvent
@@ -797,6 +798,9 @@ class Matches:
         change.add(BotTookOver(seat=seat, bot=bot, reason=reason))  # type: ignore[arg-type]
         change.bots[seat] = bot
         change.tokens[seat] = await self.bot_token_hash(snapshot.match_id, seat)
+        if seat not in snapshot.bots:  # a person held it: they may take it back
+            held = snapshot.seat_by_token_hash.items()
+            change.former.update((at, hashed) for hashed, at in held if at == seat)
 
     async def _pass(self, snapshot: Snapshot, seat: int) -> api.Decided | None:
         """The seat's pass, where its rules offer one now (None where they do not)."""
@@ -856,32 +860,32 @@ class Matches:
         self,
         match_id: str,
         seat: int,
-        caller_app: str | None,
+        caller: apps.Caller | None,
         bearer: str | None,
         body: s.Reseat,
         key: str | None,
     ) -> Answer:
-        """A new token for the seat of a running match, for the app whose match it is
-        (``caller_app``) or the bearer of its private table's invitation: a player who lost
-        theirs plays on, and a seat a bot took over comes back to a person."""
+        """A new token for the seat of a running match, for the app's secret key (any seat: a
+        player who lost theirs plays on, a seat a bot took over comes back to a person) or for
+        the seat's former holder, with the token they had, while a bot holds the seat (they
+        left or timed out). No one else: a seat is its player's, and an invitation or a
+        publishable key is in every invited player's or browser's hands."""
         snapshot = await self.load(match_id, fresh=True)
-        invited = (
-            bearer is not None
-            and snapshot.invitation_token_hash is not None
-            and hash_token(bearer) == snapshot.invitation_token_hash
-        )
-        if not invited and (caller_app is None or caller_app != snapshot.app_id):
+        if caller is not None and caller.app_id != snapshot.app_id:
             raise Problem(
                 403,
                 "not-your-match",
                 "Not your match",
-                "re-seat with the key of the app whose match it is, or the private table's"
-                " invitation",
+                "re-seat with the secret key of the app whose match it is",
             )
         if not 0 <= seat < len(snapshot.players):
             last = len(snapshot.players) - 1
             raise Problem(422, "no-such-seat", "No such seat", f"seats are 0 to {last}")
-        asker = bearer if invited and bearer is not None else caller_app or ""
+        by_app = caller is not None and caller.kind == "secret"
+        if not by_app and bearer is None:
+            assert caller is not None  # the route asks for a key when there is no token
+            caller.require_secret("re-seating a player")
+        asker = caller.credential if by_app and caller is not None else bearer or ""
         retry = _Retry(
             self,
             idempotent(f"match-reseat:{match_id}:{seat}", key, asker, _json.encode(body)),
@@ -889,6 +893,8 @@ class Matches:
         for _ in range(SEAT_CHANGE_ATTEMPTS):
             if snapshot.status == "finished":
                 return await retry.answer_or(_finished())
+            if not by_app and not await self._former_holder(snapshot, seat, asker):
+                return await retry.answer_or(not_former_holder(seat))
             token = new_token()
             player = body.name or snapshot.players[seat]
             change = _SeatChange(snapshot, now_ms())
@@ -901,6 +907,21 @@ class Matches:
                 return Answer(201, change.answer)
             snapshot = await self.load(match_id, fresh=True)
         raise _busy()
+
+    async def _former_holder(self, snapshot: Snapshot, seat: int, token: str) -> bool:
+        """Whether ``token`` held the seat before the bot that holds it now took over. Read as
+        of now; the re-seat commits only at the snapshot's version, and every change of who
+        holds a seat moves the version."""
+        if seat not in snapshot.bots:
+            return False
+        async with self.runtime.pool.connection() as conn:
+            cursor = await conn.execute(
+                "select former_token_hash from match_seats where match_id = %s and seat = %s",
+                (snapshot.match_id, seat),
+            )
+            row = await cursor.fetchone()
+        former = None if row is None else row[0]
+        return former is not None and hmac.compare_digest(former, hash_token(token))
 
     async def _record(
         self,
@@ -963,8 +984,12 @@ class Matches:
             )
             async with conn.cursor() as cursor:
                 await cursor.executemany(
-                    "update match_seats set token_hash = %s where match_id = %s and seat = %s",
-                    [(hashed, snapshot.match_id, seat) for seat, hashed in change.tokens.items()],
+                    "update match_seats set token_hash = %s, former_token_hash = %s"
+                    " where match_id = %s and seat = %s",
+                    [
+                        (hashed, change.former.get(seat), snapshot.match_id, seat)
+                        for seat, hashed in change.tokens.items()
+                    ],
                 )
             if new_version // self.runtime.settings.snapshot_every > (
                 snapshot.version // self.runtime.settings.snapshot_every
@@ -994,6 +1019,9 @@ class _SeatChange:
         self.actor = actor
         self.bots = dict(snapshot.bots)
         self.tokens: dict[int, str] = {}
+        self.former: dict[int, str] = {}
+        """Of the seats given new tokens, those a bot takes from a person: the hash of that
+        person's token (any other seat's former holder is forgotten)."""
         self.players = list(snapshot.players)
         self.answer = b""
         self._events: list[tuple[api.EncodedEvent, msgspec.Raw, int | None]] = []
@@ -1049,6 +1077,16 @@ class _SeatChange:
 
 SEAT_CHANGE_ATTEMPTS = 5
 """A change of seats decided on a version a move just left is decided again, this often."""
+
+
+def not_former_holder(seat: int) -> Problem:
+    return Problem(
+        403,
+        "not-your-seat",
+        "Not your seat",
+        f"only the app's secret key re-seats seat {seat}, or its former holder with the token"
+        " it had, once a bot holds the seat",
+    )
 
 
 def _busy() -> Problem:

@@ -184,7 +184,9 @@ def main(argv: list[str] | None = None) -> int:
     _file_commands(commands)
     app_commands = commands.add_parser("apps", help="client apps and operator keys (Postgres)")
     app_kinds = app_commands.add_subparsers(dest="apps", required=True)
-    new_app = app_kinds.add_parser("create", help="register a client app; prints its first key")
+    new_app = app_kinds.add_parser(
+        "create", help="register a client app; prints its secret and publishable keys"
+    )
     new_app.add_argument("name")
     new_app.add_argument("--max-open-tables", type=int, default=None)
     new_operator_key = app_kinds.add_parser("operator-key", help="print a new operator key")

@@ -21,7 +21,7 @@ from litestar.response.sse import ServerSentEventMessage
 from services.lobby import schemas as lobby_api
 from services.lobby.tables import not_private, public_event
 from services.match import schemas as match_api
-from services.match.matches import MatchCreating
+from services.match.matches import MatchCreating, not_former_holder
 from services.rules.engine import RulesEngine
 from services.rules.games import load_games
 from services.rules.games.hanabi import DiscardCard, GiveRankClue, PlayCard
@@ -815,6 +815,8 @@ API_KEY_PROBLEMS = {
 }
 """What a route taking an API key answers without one, or with one lacking its scope."""
 NOT_SEATED = Problem(403, "not-seated", "Not seated", "only a seated player may do this")
+PUBLISHABLE_CALLER = apps.Caller(KEY_ID, APP_ID, ("tables",), "", "publishable")
+"""A browser's key, for the routes' refusals of what only the app's secret key may do."""
 MATCH_CREATING = MatchCreating(
     CreateMatch(
         match_id=MATCH_ID,
@@ -867,6 +869,9 @@ def _problem_examples(story: _Story) -> dict[tuple[str, int], Problem | ProblemD
             400, "bad-cursor", "Bad cursor", "the cursor is not one this API gave"
         ),
         ("createTable", 400): _bad_body(lobby_api.CreateTable, {"game": GAME, "seats": 0}),
+        ("createTable", 403): _raised(
+            PUBLISHABLE_CALLER.require_secret, "creating a table of bots only"
+        ),
         ("createTable", 404): not_found("game", "chess"),
         ("createTable", 422): _refused(
             engine, rules_api.ResolveOptions(game=GAME, options={"suits": 4}, seats=2)
@@ -897,7 +902,10 @@ def _problem_examples(story: _Story) -> dict[tuple[str, int], Problem | ProblemD
         ),
         ("seatBot", 400): _bad_body(lobby_api.SeatBot, {"bot": ""}),
         ("seatBot", 401): BAD_AUTHORIZATION,
-        ("seatBot", 403): PRIVATE_TABLE,
+        ("seatBot", 403): _raised(
+            PUBLISHABLE_CALLER.require_secret,
+            "seating or removing a bot without a seat's token at the table",
+        ),
         ("seatBot", 404): missing_table,
         ("seatBot", 409): Problem(409, "seat-taken", "Seat taken", "seat 1 is taken"),
         ("seatBot", 422): Problem(
@@ -905,6 +913,10 @@ def _problem_examples(story: _Story) -> dict[tuple[str, int], Problem | ProblemD
             "unknown-bot",
             "Unknown bot",
             f"{GAME} has no bot 'chess-engine': its catalogue entry lists its bots",
+        ),
+        ("unseatBot", 403): _raised(
+            PUBLISHABLE_CALLER.require_secret,
+            "seating or removing a bot without a seat's token at the table",
         ),
         ("unseatBot", 404): missing_table,
         ("unseatBot", 409): Problem(409, "not-a-bot", "Not a bot's seat", "no bot holds seat 1"),
@@ -939,12 +951,7 @@ def _problem_examples(story: _Story) -> dict[tuple[str, int], Problem | ProblemD
             409, "match-finished", "Match finished", "the match has ended"
         ),
         ("reseatPlayer", 400): _bad_body(match_api.Reseat, {"name": ""}),
-        ("reseatPlayer", 403): Problem(
-            403,
-            "not-your-match",
-            "Not your match",
-            "re-seat with the key of the app whose match it is, or the private table's invitation",
-        ),
+        ("reseatPlayer", 403): not_former_holder(0),
         ("reseatPlayer", 404): missing_match,
         ("reseatPlayer", 409): Problem(
             409, "match-finished", "Match finished", "the match has ended"
@@ -1019,8 +1026,10 @@ def _problem_examples(story: _Story) -> dict[tuple[str, int], Problem | ProblemD
             "the full replay opens once the match has finished",
         ),
         ("importMatch", 400): _bad_body(match_api.ImportMatch, {"game": GAME}),
+        ("importMatch", 403): _raised(PUBLISHABLE_CALLER.require_secret, "importing a match"),
         ("importMatch", 422): _refused(engine, _unplayable_import(story.exported)),
         ("createWebhookSubscription", 400): _bad_body(webhooks_api.CreateSubscription, {"url": ""}),
+        ("createWebhookSubscription", 403): _raised(PUBLISHABLE_CALLER.require_secret, "webhooks"),
         ("createWebhookSubscription", 422): refused_target,
         ("getWebhookSubscription", 404): missing_subscription,
         ("updateWebhookSubscription", 400): _bad_body(
@@ -1043,12 +1052,18 @@ def _problem_examples(story: _Story) -> dict[tuple[str, int], Problem | ProblemD
         ),
         ("redeliverWebhook", 404): not_found("delivery", str(DELIVERY_ID)),
         ("createApp", 400): _bad_body(apps.CreateApp, {"name": ""}),
+        ("rotateInvitation", 403): _raised(
+            PUBLISHABLE_CALLER.require_secret, "rotating an invitation"
+        ),
         ("rotateInvitation", 404): missing_table,
         ("rotateInvitation", 409): Problem(
             409, "table-started", "Table already started", "the table's match has started"
         ),
         ("rotateInvitation", 422): not_private(),
         ("revokeInvitation", 422): not_private(),
+        ("revokeInvitation", 403): _raised(
+            PUBLISHABLE_CALLER.require_secret, "revoking an invitation"
+        ),
         ("revokeInvitation", 404): missing_table,
         ("revokeInvitation", 409): Problem(
             409, "table-started", "Table already started", "the table's match has started"

@@ -9,7 +9,7 @@ key, a seat token). No gateway routes the operator's endpoints (``OPERATOR_ROUTE
 their keys), the local stack's included: the operator reaches the lobby's own port, as the
 contract says of those paths. The web client is one page with hash routes and its hashed
 assets, so no other path is ever served; only the local stack also hands it its development
-app key (``WEB_CONFIG``).
+app's publishable key (``WEB_CONFIG``).
 """
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ DEPLOYED_WEB_DIR = "/srv/playtable/dist"
 """Where the deployed gateways find that build, beside the contract: Kubernetes copies the
 image's (the Dockerfile builds it), Compose mounts this checkout's."""
 WEB_CONFIG = "web-config.json"
-"""What ``playtable stack`` tells its web client (the development app key), written into the
-gateway's runtime directory, never into the build."""
+"""What ``playtable stack`` tells its web client (the development app's publishable key),
+written into the gateway's runtime directory, never into the build."""
 DEPLOY_CONFIG = ROOT / "infra" / "deploy" / "gateway.conf"
 KUBERNETES_CONFIG = ROOT / "infra" / "deploy" / "kubernetes" / "gateway-config.yaml"
 PUBLIC_ROUTES = ("games", "tables")
@@ -312,8 +312,9 @@ def runtime_dir(port: int) -> Path:
 
 
 def write_web_config(directory: Path, app_key: str) -> None:
-    """Hand the web client the stack's development app key (a new one each start), so its
-    lobby works at once; only the local stack's gateway serves this file."""
+    """Hand the web client the stack's development app's publishable key (a new one each
+    start), so its lobby works at once; only the local stack's gateway serves this file, to
+    anyone: never a secret key."""
     (directory / WEB_CONFIG).write_text(json.dumps({"appKey": app_key}))
 
 

@@ -30,9 +30,14 @@ async def _transaction(settings: Settings) -> AsyncIterator[AsyncConnection]:
         await pool.close()
 
 
-async def create_app(settings: Settings, name: str, max_open_tables: int | None) -> apps.CreatedApp:
+async def create_app(
+    settings: Settings, name: str, max_open_tables: int | None
+) -> tuple[apps.CreatedApp, apps.CreatedKey]:
+    """A new app with its first (secret) key, and a publishable key for its browsers."""
     async with _transaction(settings) as conn:
-        return await apps.create_app(conn, apps.CreateApp(name, max_open_tables))
+        created = await apps.create_app(conn, apps.CreateApp(name, max_open_tables))
+        publishable = apps.CreateKey(scopes=["tables"], label="browsers", kind="publishable")
+        return created, await apps.create_key(conn, created.app.app_id, publishable)
 
 
 async def operator_key(settings: Settings, label: str) -> apps.CreatedKey:
@@ -40,10 +45,18 @@ async def operator_key(settings: Settings, label: str) -> apps.CreatedKey:
         return await apps.create_key(conn, None, apps.CreateKey(label=label))
 
 
-async def development_key(settings: Settings) -> str:
-    """A fresh key of the development app, for the README tour (the one printed before is
-    revoked)."""
-    return await fresh_key(settings, DEVELOPMENT_APP, DEVELOPMENT_LABEL, revoke_earlier=True)
+async def development_keys(settings: Settings) -> tuple[str, str]:
+    """Fresh keys of the development app (the ones printed before are revoked): a secret key,
+    for the README tour and the app's own server, and a publishable key, for the web client."""
+    secret = await fresh_key(settings, DEVELOPMENT_APP, DEVELOPMENT_LABEL, revoke_earlier=True)
+    publishable = await fresh_key(
+        settings,
+        DEVELOPMENT_APP,
+        f"{DEVELOPMENT_LABEL} web client",
+        revoke_earlier=True,
+        kind="publishable",
+    )
+    return secret, publishable
 
 
 async def client_key(settings: Settings) -> str:
@@ -90,12 +103,13 @@ async def fresh_key(
 
 def run(command: str, settings: Settings, name: str, max_open_tables: int | None) -> int:
     if command == "create":
-        created = asyncio.run(create_app(settings, name, max_open_tables))
+        created, publishable = asyncio.run(create_app(settings, name, max_open_tables))
         print(f"app {created.app.app_id} ({created.app.name})")
-        print(f"X-API-Key: {created.key.api_key}")
+        print(f"secret key (your server's; every scope): X-API-Key: {created.key.api_key}")
+        print(f"publishable key (for browsers; tables): X-API-Key: {publishable.api_key}")
     else:
         key = asyncio.run(operator_key(settings, name))
         print(f"operator key {key.key.key_id}")
         print(f"X-API-Key: {key.api_key}")
-    print("shown once: only its hash is kept")
+    print("shown once: only hashes are kept")
     return 0

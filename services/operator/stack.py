@@ -13,9 +13,13 @@ import urllib.request
 from pathlib import Path
 
 from services.operator.gateway import local_peer, runtime_dir, start_gateway, write_web_config
-from services.operator.keys import development_key
+from services.operator.keys import development_keys
 from shared.secretbox import new_entry
 from shared.settings import Settings
+
+SECRET_KEY_LINE = "development secret key (the README tour, your server): X-API-Key: "
+PUBLISHABLE_KEY_LINE = "development publishable key (the web client's): X-API-Key: "
+"""How ``playtable stack`` prints the development app's keys, a new pair each start."""
 
 
 def spawn(service: str, env: dict[str, str]) -> subprocess.Popen[bytes]:
@@ -120,11 +124,12 @@ def run_stack(
         if not wait_healthy(f"{gateway_url}/openapi.json"):
             print(f"the gateway on {gateway_url} did not answer", file=sys.stderr)
         public = f"{gateway_url} (the web client at /; /games, /tables, /matches, /webhooks, /docs)"
-    app_key = asyncio.run(development_key(settings))
-    if gateway is not None:
-        write_web_config(runtime_dir(settings.gateway_port), app_key)
+    secret_key, publishable_key = asyncio.run(development_keys(settings))
+    if gateway is not None:  # a browser's key: anyone who reaches the gateway gets it
+        write_web_config(runtime_dir(settings.gateway_port), publishable_key)
     print(
-        f"playtable is up: {public}; Ctrl-C stops it\ndevelopment app key: X-API-Key: {app_key}",
+        f"playtable is up: {public}; Ctrl-C stops it\n"
+        f"{SECRET_KEY_LINE}{secret_key}\n{PUBLISHABLE_KEY_LINE}{publishable_key}",
         flush=True,
     )
     stopping = False

@@ -21,8 +21,8 @@ from services.webhooks.targets import TargetRefused, allowed_networks, check_tar
 from shared import apps, rules_api, tracing
 from shared.db import given_fields, iso, open_pool, set_clause
 from shared.http import (
-    APP_KEY,
     PG_BIGINT_MAX,
+    SECRET_KEY,
     Problem,
     check_period,
     invalid_request,
@@ -165,9 +165,12 @@ class Webhooks:
         await self.pool.close()
 
     async def app_of(self, request: Request[Any, Any, Any]) -> str | None:
-        """The app whose key the request carries (with the ``webhooks`` scope): its own
-        subscriptions are all it sees and changes."""
-        caller = await apps.authenticate(self.pool, self.settings, request.headers, "webhooks")
+        """The app whose secret key the request carries (with the ``webhooks`` scope): its own
+        subscriptions are all it sees and changes. A publishable key never holds the scope; it
+        is told it needs the secret key rather than that the scope is missing."""
+        caller = await apps.authenticate(
+            self.pool, self.settings, request.headers, "webhooks", secret_for="webhooks"
+        )
         return caller.app_id
 
     async def event_types(self) -> list[s.EventTypeInfo]:
@@ -316,7 +319,7 @@ class Webhooks:
 class SubscriptionsController(Controller):
     path = "/webhooks/subscriptions"
     tags = ["webhooks"]
-    security = APP_KEY
+    security = SECRET_KEY
 
     @post(
         "/",
@@ -536,7 +539,7 @@ class SubscriptionsController(Controller):
 class EventTypesController(Controller):
     path = "/webhooks/event-types"
     tags = ["webhooks"]
-    security = APP_KEY
+    security = SECRET_KEY
 
     @get(
         "/",
@@ -555,7 +558,7 @@ class EventTypesController(Controller):
 class DeliveriesController(Controller):
     path = "/webhooks/deliveries"
     tags = ["webhooks"]
-    security = APP_KEY
+    security = SECRET_KEY
 
     @post(
         "/{delivery_id:int}/redeliver",

@@ -20,6 +20,7 @@ import httpx
 import pytest
 
 from services.operator.gateway import find_nginx, runtime_dir
+from services.operator.stack import PUBLISHABLE_KEY_LINE, SECRET_KEY_LINE
 from shared.apps import API_KEY_HEADER
 from tests.conftest import new_app_key
 from tests.e2e import web
@@ -120,9 +121,10 @@ def stack(database_url: str, redis_url: str) -> Iterator[Stack]:
         yield running
 
 
-def printed_app_key(log: Path) -> str:
-    """The development app key ``playtable stack`` printed when it came up."""
-    found = re.search(rf"development app key: {API_KEY_HEADER}: (\S+)", log.read_text())
+def printed_app_key(log: Path, line: str = SECRET_KEY_LINE) -> str:
+    """A development key ``playtable stack`` printed when it came up: the secret one, unless
+    ``line`` names the other."""
+    found = re.search(re.escape(line) + r"(\S+)", log.read_text())
     assert found is not None, f"no app key printed: {log.read_text()[-2000:]}"
     return found.group(1)
 
@@ -130,8 +132,11 @@ def printed_app_key(log: Path) -> str:
 @dataclass
 class Gateway:
     client: httpx.Client
+    """Sends the development secret key (``stack.app_key``)."""
     stack: Stack
     """The play helpers' view: lobby and match both through the gateway."""
+    publishable_key: str
+    """The development publishable key, the web client's."""
 
 
 def wait_answering(client: httpx.Client, process: subprocess.Popen[bytes], log: Path) -> None:
@@ -190,6 +195,7 @@ def gateway(database_url: str, redis_url: str, tmp_path_factory) -> Iterator[Gat
         yield Gateway(
             client=client,
             stack=Stack(lobby=client, match=client, env=env, processes={}, app_key=app_key),
+            publishable_key=printed_app_key(log, PUBLISHABLE_KEY_LINE),
         )
     finally:
         process.terminate()

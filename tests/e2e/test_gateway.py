@@ -63,6 +63,21 @@ def test_every_api_is_on_the_public_url_behind_its_key(gateway: Gateway) -> None
     assert too_large.status_code == 413
 
 
+def test_the_web_client_is_handed_a_publishable_key_only(gateway: Gateway) -> None:
+    """Anyone who reaches the gateway gets the web client's key: it creates tables, and is
+    refused what only the app's server may do."""
+    handed = gateway.client.get("/web-config.json", headers={API_KEY_HEADER: ""})
+    assert handed.json() == {"appKey": gateway.publishable_key}
+    browser = {API_KEY_HEADER: gateway.publishable_key}
+    assert gateway.publishable_key.startswith("pt_pk_")
+    assert gateway.stack.app_key.startswith("pt_sk_")
+    created = gateway.client.post("/tables", json={"game": "hanabi", "seats": 2}, headers=browser)
+    assert created.status_code == 201, created.text
+    hooks = gateway.client.get("/webhooks/subscriptions", headers=browser)
+    assert hooks.status_code == 403, hooks.text
+    assert hooks.json()["type"].endswith("/secret-key-required")
+
+
 def test_the_gateway_serves_the_committed_contract_and_offline_docs(gateway: Gateway) -> None:
     contract = gateway.client.get("/openapi.json")
     assert contract.headers["content-type"] == "application/json"

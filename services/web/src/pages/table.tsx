@@ -130,11 +130,12 @@ export function TablePage(props: { tableId: string; invitation: string | null })
       show(left.data);
     });
 
+  // A browser's (publishable) key seats or removes bots only with this table's seat token.
   const addBot = (bot: string, at: number) =>
     run(async () => {
       const seated = await sendOnce(["seatBot", tableId, bot, at], (key) =>
         seatBot({
-          client: api(invitation),
+          client: api(bearer),
           path: { table_id: tableId },
           body: { bot, seat: at },
           headers: { "Idempotency-Key": key },
@@ -147,7 +148,7 @@ export function TablePage(props: { tableId: string; invitation: string | null })
   const removeBot = (at: number) =>
     run(async () => {
       const unseated = await unseatBot({
-        client: api(),
+        client: api(bearer),
         path: { table_id: tableId, seat: at },
         throwOnError: true,
       });
