@@ -23,7 +23,7 @@ from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
 from shared.db import given_fields, iso, set_clause
-from shared.http import Problem, hash_token, new_token, not_found
+from shared.http import Problem, Timestamp, hash_token, new_token, not_found
 from shared.messages import new_id
 from shared.settings import Settings
 
@@ -101,7 +101,7 @@ class AppInfo(msgspec.Struct):
     app_id: str
     name: str
     max_open_tables: int | None
-    created_at: str
+    created_at: Timestamp
 
 
 class KeyInfo(msgspec.Struct):
@@ -110,8 +110,8 @@ class KeyInfo(msgspec.Struct):
     kind: KeyKind
     scopes: list[str]
     label: str
-    created_at: str
-    revoked_at: str | None
+    created_at: Timestamp
+    revoked_at: Timestamp | None
 
 
 class CreatedKey(msgspec.Struct):

@@ -18,7 +18,7 @@ from datetime import UTC, datetime, timedelta
 
 import msgspec
 
-from shared.http import Problem
+from shared.http import Problem, Timestamp
 from shared.runtime import Runtime
 
 TICKET_TTL_S = 60
@@ -31,7 +31,7 @@ class FeedTicket(msgspec.Struct, frozen=True):
     """A single-use ticket to open one feed (`?ticket=`), for a browser's EventSource."""
 
     ticket: str
-    expires_at: str
+    expires_at: Timestamp
     """When it is refused if not used by then (RFC 3339): ask for one per connection."""
 
 

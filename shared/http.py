@@ -23,7 +23,8 @@ from litestar.exceptions import HTTPException, ValidationException
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.openapi.plugins import SwaggerRenderPlugin
-from litestar.openapi.spec import Components, Reference, SecurityScheme
+from litestar.openapi.spec import Components, Reference, Schema, SecurityScheme
+from litestar.openapi.spec.enums import OpenAPIFormat, OpenAPIType
 from litestar.params import HeaderParameter
 from litestar.plugins import OpenAPISchemaPlugin
 from litestar.routes import HTTPRoute
@@ -155,12 +156,42 @@ def _respond(request: Request[Any, Any, Any], problem: Problem) -> Response[Prob
     headers = problem.headers
     if problem.status == 503:
         headers = {"Retry-After": str(RETRY_AFTER_S), **(headers or {})}
+    if problem.status == 401:
+        headers = {"WWW-Authenticate": _challenges(request, problem), **(headers or {})}
     return Response(
         problem.document(instance=request.url.path),
         status_code=problem.status,
         media_type=PROBLEM_MEDIA_TYPE,
         headers=headers,
     )
+
+
+BEARER_CHALLENGE = 'Bearer realm="playtable"'
+API_KEY_CHALLENGE = 'ApiKey header="X-API-Key"'
+CHALLENGES = {
+    "seatToken": BEARER_CHALLENGE,
+    "invitationToken": BEARER_CHALLENGE,
+    "appKey": API_KEY_CHALLENGE,
+    "operatorKey": API_KEY_CHALLENGE,
+}
+"""The ``WWW-Authenticate`` challenge (RFC 9110 §11.6.1) of each security scheme: seat tokens
+and invitations are bearer tokens, API keys go in their own header (a scheme of our own)."""
+_KEY_PROBLEMS = frozenset({"api-key-required", "unknown-api-key"})
+
+
+def challenges_of(security: list[dict[str, Any]] | None) -> list[str]:
+    """The challenges of the credentials an operation takes, in its security's order."""
+    named = [CHALLENGES[scheme] for way in security or [] for scheme in way]
+    return list(dict.fromkeys(named))
+
+
+def _challenges(request: Request[Any, Any, Any], problem: Problem) -> str:
+    """What a 401 asks for: every credential the route takes, else what the problem names."""
+    handler = request.scope.get("route_handler")
+    named = challenges_of(handler.resolve_security() if handler is not None else None)
+    if not named:
+        named = [API_KEY_CHALLENGE if problem.code in _KEY_PROBLEMS else BEARER_CHALLENGE]
+    return ", ".join(named)
 
 
 def invalid_request(detail: str, errors: list[dict[str, Any]] | None = None) -> Problem:
@@ -396,23 +427,34 @@ def documented_as(component: str) -> msgspec.Meta:
     return msgspec.Meta(extra_json_schema={"$ref": component_ref(component)})
 
 
-def _documented_ref(field: FieldDefinition) -> str | None:
+Timestamp = Annotated[
+    str,
+    msgspec.Meta(extra_json_schema={"format": "date-time"}),
+]
+"""A moment as the API shows it: an RFC 3339 date-time with its offset (``shared.db.iso``)."""
+
+
+def _extra_schema(field: FieldDefinition) -> dict[str, Any]:
     for meta in field.metadata:
         if isinstance(meta, msgspec.Meta) and meta.extra_json_schema:
-            return meta.extra_json_schema.get("$ref")
-    return None
+            return meta.extra_json_schema
+    return {}
 
 
 class DocumentedAsPlugin(OpenAPISchemaPlugin):
-    """Litestar ignores ``documented_as``; this makes such fields references to the component."""
+    """Litestar ignores msgspec's ``extra_json_schema``; this makes ``documented_as`` fields
+    references to the component, and a ``Timestamp`` a ``date-time``."""
 
     def is_plugin_supported_field(self, field_definition: FieldDefinition) -> bool:
-        return _documented_ref(field_definition) is not None
+        return bool(_extra_schema(field_definition).keys() & {"$ref", "format"})
 
     def to_openapi_schema(  # type: ignore[override]
         self, field_definition: FieldDefinition, schema_creator: Any
-    ) -> Reference:
-        return Reference(ref=cast(str, _documented_ref(field_definition)))
+    ) -> Reference | Schema:
+        extra = _extra_schema(field_definition)
+        if "$ref" in extra:
+            return Reference(ref=cast(str, extra["$ref"]))
+        return Schema(type=OpenAPIType.STRING, format=OpenAPIFormat(extra["format"]))
 
 
 def problem_content() -> dict[str, Any]:
@@ -428,28 +470,60 @@ def add_components(schema: dict[str, Any], types: list[Any]) -> None:
 RATE_LIMITED = "Too many requests from this client (`rate-limited`): retry after `Retry-After`"
 
 
-def rate_limit_headers() -> dict[str, Any]:
-    """What a 429 of the rate limiter (``shared/ratelimit.py``) sends besides its problem."""
-    return {
-        "Retry-After": {
-            "description": "Whole seconds until the client may send a request of this kind again",
-            "schema": {"type": "integer", "minimum": 1},
-        },
+def rate_limit_headers(*, limited: bool = False) -> dict[str, Any]:
+    """What the rate limiter (``shared/ratelimit.py``) adds to every answer of a public
+    operation (while it runs: a deployment may turn it off), and to its 429 ``Retry-After``."""
+    headers: dict[str, Any] = {
         "RateLimit-Policy": {
             "description": "The limit of this kind of request (read, write, feed) per client, as"
             ' draft-ietf-httpapi-ratelimit-headers has it: `"write";q=20;w=1` is a bucket of 20'
-            " requests that refills in 1 s (sent on every answer)",
+            " requests that refills in 1 s",
         },
         "RateLimit": {
             "description": 'What is left of it: `"write";r=0;t=1` is no request left, the'
-            " bucket full again in 1 s (sent on every answer)",
+            " bucket full again in 1 s",
         },
+    }
+    if limited:
+        headers["Retry-After"] = {
+            "description": "Whole seconds until the client may send a request of this kind again",
+            "schema": {"type": "integer", "minimum": 1},
+        }
+    return headers
+
+
+NOT_MODIFIED_HEADERS = ("ETag", "Cache-Control", "Vary")
+"""What a 304 sends as its 200 would (``conditional``)."""
+
+CREDENTIALS = {
+    "seatToken": "a seat's token (`Authorization: Bearer`)",
+    "invitationToken": "a private table's invitation (`Authorization: Bearer`)",
+    "appKey": "the app's API key (`X-API-Key`)",
+    "operatorKey": "the operator's key (`X-API-Key`)",
+}
+
+
+def _document_unauthorized(response: dict[str, Any], security: list[dict[str, Any]] | None) -> None:
+    """A 401 names what its operation takes, and declares the challenge it sends."""
+    ways = [" and ".join(CREDENTIALS[scheme] for scheme in way) for way in security or [] if way]
+    takes = "; or ".join(ways) or "no credentials"
+    optional = any(not way for way in security or [])
+    response["description"] = (
+        f"{'A credential sent is not valid' if optional else 'Credentials missing or not valid'}:"
+        f" this operation takes {takes}{' (or none)' if optional else ''}"
+    )
+    response["headers"]["WWW-Authenticate"] = {
+        "description": "The credentials this operation takes, as RFC 9110 challenges: "
+        + ", ".join(f"`{challenge}`" for challenge in challenges_of(security)),
+        "required": True,
+        "schema": {"type": "string"},
     }
 
 
 def finalize_contract(schema: dict[str, Any]) -> dict[str, Any]:
     """Make every documented error response problem+json (which is what the handlers send),
-    document the rate limiter's 429 on every route, and give every header the schema OpenAPI
+    document the rate limiter's 429 on every route and its headers on every answer, the
+    headers of a 304 and the challenges of a 401, and give every header the schema OpenAPI
     requires (ours are strings)."""
     add_components(schema, [ProblemDocument])
     for path_item in schema.get("paths", {}).values():
@@ -459,15 +533,20 @@ def finalize_contract(schema: dict[str, Any]) -> dict[str, Any]:
             for parameter in operation.get("parameters", []):
                 parameter["schema"] = _never_null(parameter["schema"])
             responses = operation["responses"]
-            rate_limited = responses.setdefault("429", {"description": RATE_LIMITED})
-            rate_limited.setdefault("headers", {}).update(rate_limit_headers())
-            for response in responses.values():
-                for header in response.get("headers", {}).values():
-                    header.setdefault("schema", {"type": "string"})
+            responses.setdefault("429", {"description": RATE_LIMITED})
             if operation.get("parameters") or "requestBody" in operation:
                 responses.setdefault("400", {"description": "The request is not valid"})
             responses.setdefault("500", {"description": "Internal server error"})
             for status, response in responses.items():
+                headers = response.setdefault("headers", {})
+                headers.update(rate_limit_headers(limited=status == "429"))
+                if status == "304":  # what the 200 would have sent (RFC 9110 §15.4.5)
+                    sent = responses.get("200", {}).get("headers", {})
+                    headers |= {name: sent[name] for name in NOT_MODIFIED_HEADERS if name in sent}
+                if status == "401":
+                    _document_unauthorized(response, operation.get("security"))
+                for header in headers.values():
+                    header.setdefault("schema", {"type": "string"})
                 if status.isdigit() and int(status) >= 400:
                     response["content"] = problem_content()
     return schema
@@ -567,6 +646,13 @@ def docs_ui() -> SwaggerRenderPlugin:
     )
 
 
+CONTRACT_VERSION = "0.2.0"
+"""The public contract's version, semver for its clients: a change that breaks a client bumps
+the major (while 0.x, the minor) and is listed in openapi/CHANGELOG.md; a test compares the
+contract with the newest of openapi/released/ and refuses a breaking change the version does
+not announce (``services/operator/contract_diff.py``)."""
+
+
 def openapi_config(service: str) -> OpenAPIConfig:
 
     seat_token = SecurityScheme(
@@ -604,7 +690,7 @@ def openapi_config(service: str) -> OpenAPIConfig:
     )
     return OpenAPIConfig(
         title=f"playtable {service} API",
-        version="0.1.0",
+        version=CONTRACT_VERSION,
         description="Event-sourced backend for turn-based tabletop games",
         path="/docs",
         render_plugins=[docs_ui()],
@@ -940,10 +1026,12 @@ def service_app(
     ready: dict[str, ReadyCheck] | None = None,
     metrics: Metrics | None = None,
     settings: Settings | None = None,
+    guards: list[Any] | None = None,
 ) -> Litestar:
     """A public service's Litestar app: its routes plus /health (alive), /ready (``ready``,
     its dependencies, answer) and /metrics (``metrics``), one object per named dependency,
-    problem+json for every error and its part of the OpenAPI contract; with ``settings``, each
+    problem+json for every error and its part of the OpenAPI contract; ``guards`` (who may
+    ask: ``shared/access.py``) before any body is read; with ``settings``, each
     client's requests and live feeds are limited (``shared/ratelimit.py``)."""
 
     def provider(value: Any) -> Provide:
@@ -971,6 +1059,7 @@ def service_app(
         ],
         dependencies={name: provider(value) for name, value in dependencies.items()},
         exception_handlers=EXCEPTION_HANDLERS,
+        guards=guards,
         before_request=check_request,
         plugins=[DocumentedAsPlugin()],
         on_startup=on_startup,

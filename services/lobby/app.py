@@ -17,6 +17,7 @@ from services.lobby import schemas as s
 from services.lobby.feed import TableFeeds
 from services.lobby.tables import Tables, not_private
 from shared import apps, rules_api, tracing
+from shared.access import access_guard, authenticator, known_caller
 from shared.commands import CommandRedriver, CommandWatch, Waiter
 from shared.feed import (
     FEED_ROUTE,
@@ -52,6 +53,7 @@ from shared.http import (
 )
 from shared.idempotency import Idempotent, idempotent, recall, remember
 from shared.messages import Actor
+from shared.paging import CURSOR_DESCRIPTION
 from shared.runtime import Runtime
 from shared.settings import Settings
 
@@ -101,7 +103,7 @@ class Lobby:
         return self._secret_options
 
     async def caller(self, request: Request[Any, Any, Any], scope: str) -> apps.Caller:
-        return await apps.authenticate(
+        return known_caller(request, scope) or await apps.authenticate(
             self.runtime.pool, self.runtime.settings, request.headers, scope
         )
 
@@ -251,7 +253,7 @@ class TablesController(Controller):
         lobby: NamedDependency[Lobby],
         status: FromQuery[s.TableStatus | None] = None,
         game: FromQuery[str | None] = None,
-        cursor: FromQuery[str | None] = None,
+        cursor: Annotated[str | None, QueryParameter(description=CURSOR_DESCRIPTION)] = None,
         limit: Annotated[int, QueryParameter(ge=1, le=200)] = 50,
     ) -> s.TablePage:
         caller = await lobby.caller(request, "tables")
@@ -715,4 +717,11 @@ def create_app(settings: Settings | None = None) -> Litestar:
         ready=runtime.ready,
         metrics=runtime.metrics,
         settings=settings,
+        guards=[
+            access_guard(
+                authenticator(lambda: runtime.pool, settings),
+                "tables",
+                {"table_id": lobby.tables.app_of},
+            )
+        ],
     )

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 
 from shared.hosting import NO_HOSTING, BotInfo, Hosting
-from shared.http import PG_BIGINT_MAX, PG_INT_MAX, documented_as
+from shared.http import PG_BIGINT_MAX, PG_INT_MAX, Timestamp, documented_as
 from shared.messages import Visibility
 from shared.rules_api import OptionType
 
@@ -135,6 +135,7 @@ class Invitation(msgspec.Struct):
 class TablePage(msgspec.Struct):
     items: list[TableInfo]
     next_cursor: str | None
+    """Pass as ``cursor`` for the next page; null on the last page."""
 
 
 class Joined(msgspec.Struct):
@@ -153,4 +154,4 @@ class TableFeedEvent(msgspec.Struct):
     """The event without secrets: ``TableCreated`` comes without its options."""
     seat: int | None
     """The seat of the player who caused it, if any."""
-    recorded_at: str
+    recorded_at: Timestamp

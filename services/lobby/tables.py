@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import secrets
 from datetime import datetime
 from typing import Annotated, Any, NamedTuple
@@ -31,16 +30,15 @@ from shared.messages import (
     metadata,
     new_id,
 )
+from shared.paging import decode_cursor, encode_cursor
 from shared.runtime import Runtime
 
 _json = msgspec.json.Encoder()
 _hosting_decoder = msgspec.json.Decoder(Hosting)
-_cursor_decoder = msgspec.json.Decoder(
-    tuple[
-        Annotated[datetime, msgspec.Meta(tz=True)],
-        Annotated[str, msgspec.Meta(pattern="^[0-9a-f]{32}$")],
-    ]
-)
+TableCursor = tuple[
+    Annotated[datetime, msgspec.Meta(tz=True)],
+    Annotated[str, msgspec.Meta(pattern="^[0-9a-f]{32}$")],
+]
 """A page cursor is ``[created_at, table_id]`` of the last table shown, exactly."""
 
 
@@ -95,6 +93,17 @@ class Tables:
         row, holders = await self._seated(conn, table_id, lock=False)
         return _table_info(row, holders, secret_options)
 
+    async def app_of(self, table_id: str) -> str | None:
+        """The app whose table it is (it never changes); a 404 for no table."""
+        async with self.runtime.pool.connection() as conn:
+            cursor = await conn.execute(
+                "select app_id from lobby_tables where table_id = %s", (table_id,)
+            )
+            row = await cursor.fetchone()
+        if row is None:
+            raise not_found("table", table_id)
+        return row[0]
+
     async def seen_by(
         self,
         conn: AsyncConnection,
@@ -130,7 +139,9 @@ class Tables:
         limit: int,
         secret_options: dict[str, set[str]],
     ) -> s.TablePage:
-        after_created, after_id = _decode_cursor(cursor) if cursor else ("-infinity", "")
+        after_created, after_id = (
+            decode_cursor(cursor, TableCursor) if cursor else ("-infinity", "")
+        )
         result = await conn.execute(
             f"select {_COLUMNS} from lobby_tables"
             " where (created_at, table_id) > (%s::timestamptz, %s)"
@@ -153,7 +164,7 @@ class Tables:
         next_cursor = None
         if len(rows) > limit:
             last = rows[limit - 1]
-            next_cursor = _encode_cursor(last[-1].isoformat(), last[0])
+            next_cursor = encode_cursor([last[-1].isoformat(), last[0]])
         return s.TablePage(items=items, next_cursor=next_cursor)
 
     # --- commands ----------------------------------------------------------------------------
@@ -883,16 +894,3 @@ def _require_open(row: tuple[Any, ...]) -> None:
         raise Problem(
             409, "table-started", "Table already started", "the table's match has started"
         )
-
-
-def _encode_cursor(created_at: str, table_id: str) -> str:
-    return base64.urlsafe_b64encode(_json.encode([created_at, table_id])).decode()
-
-
-def _decode_cursor(cursor: str) -> tuple[datetime, str]:
-    try:
-        return _cursor_decoder.decode(base64.urlsafe_b64decode(cursor.encode()))
-    except (ValueError, msgspec.DecodeError):
-        raise Problem(
-            400, "bad-cursor", "Bad cursor", "the cursor is not one this API gave"
-        ) from None

@@ -17,9 +17,10 @@ from opentelemetry.trace import Span
 
 from services.match import schemas as s
 from services.match.feed import MatchFeeds
-from services.match.matches import Matches
+from services.match.matches import Matches, match_etag
 from services.match.replays import Replays
 from shared import apps, tracing
+from shared.access import access_guard, authenticator
 from shared.feed import (
     FEED_ROUTE,
     FEED_TICKET_ROUTE,
@@ -54,6 +55,7 @@ from shared.http import (
 from shared.logs import log_context
 from shared.messages import CommandEnvelope, CreateMatch, TimeOut, decode_command
 from shared.metrics import PROBE_TIMEOUT_S, Metric, Probe, gauge
+from shared.paging import CURSOR_DESCRIPTION, start_after
 from shared.runtime import Runtime, rules_check
 from shared.settings import Settings
 
@@ -84,10 +86,7 @@ class MatchesController(Controller):
         if_none_match: IfNoneMatch = None,
     ) -> Response[s.MatchInfo]:
         info = await matches.info(match_id, bearer_token(request))
-        # one tag per version and viewer: a copy cached for one seat is never current for
-        # another caller (a browser that held a seat and now watches, say)
-        viewer = "spectator" if info.you is None else f"seat{info.you}"
-        return conditional(info, f'"{info.version}-{viewer}"', if_none_match)
+        return conditional(info, match_etag(info.version, info.you), if_none_match)
 
     @get(
         "/{match_id:str}/actions",
@@ -220,13 +219,20 @@ class MatchesController(Controller):
         request: Request[Any, Any, Any],
         matches: NamedDependency[Matches],
         match_id: FromPath[str],
+        cursor: Annotated[str | None, QueryParameter(description=CURSOR_DESCRIPTION)] = None,
         after: Annotated[
             int,
-            QueryParameter(ge=0, le=PG_INT_MAX, description="Return events after this version"),
+            QueryParameter(
+                ge=0,
+                le=PG_INT_MAX,
+                description="Deprecated (`cursor`): return events after this version",
+                schema_extra={"deprecated": True},
+            ),
         ] = 0,
         limit: Annotated[int, QueryParameter(ge=1, le=500)] = 100,
     ) -> s.EventPage:
-        return await matches.events(match_id, bearer_token(request), after, limit)
+        start = start_after(cursor, after, PG_INT_MAX)
+        return await matches.events(match_id, bearer_token(request), start, limit)
 
     @get(
         "/{match_id:str}/feed",
@@ -444,6 +450,13 @@ def create_app(settings: Settings | None = None) -> Litestar:
         ready={**runtime.ready, "rules": rules_check(lambda: runtime.rules)},
         metrics=runtime.metrics,
         settings=settings,
+        guards=[
+            access_guard(
+                authenticator(lambda: runtime.pool, settings),
+                "tables",
+                {"match_id": matches.app_of},
+            )
+        ],
     )
 
 

@@ -57,6 +57,7 @@ from shared.messages import (
     now_ms,
 )
 from shared.metrics import MOVES
+from shared.paging import next_cursor_after
 from shared.runtime import Runtime
 
 _json = msgspec.json.Encoder()
@@ -444,6 +445,10 @@ class Matches:
 
     # --- reads ---------------------------------------------------------------------------------
 
+    async def app_of(self, match_id: str) -> str | None:
+        """The app whose match it is (it never changes); a 404 for no match."""
+        return (await self.load(match_id)).app_id
+
     async def load(self, match_id: str, *, fresh: bool = False) -> Snapshot:
         """The match as this process knows it; ``fresh`` re-reads what moves change.
 
@@ -581,8 +586,8 @@ class Matches:
             _event_item(snapshot.game, event, data)
             for event, data in zip(stored, redacted, strict=True)
         ]
-        full_page = len(stored) == limit
-        return s.EventPage(items=items, next_after=stored[-1].version if full_page else None)
+        last = stored[-1].version if len(stored) == limit else None
+        return s.EventPage(items=items, next_cursor=next_cursor_after(last), next_after=last)
 
     async def stored_events(self, match_id: str) -> list[StoredEvent]:
         return await self.runtime.store.read_stream(match_stream(match_id))
@@ -646,7 +651,7 @@ class Matches:
             snapshot = await self.load(match_id, fresh=True)
             seat = snapshot.player_of(token)  # a seat may have changed hands since
             if body.expected_version != snapshot.version:
-                return await retry.answer_or(_stale(snapshot.version, body.expected_version))
+                return await retry.answer_or(_stale(snapshot.version, body.expected_version, seat))
         if snapshot.status == "finished":
             return await retry.answer_or(_finished())
         now = now_ms()
@@ -730,7 +735,7 @@ class Matches:
         if moved != 1:
             self._cache.pop(match_id, None)
             current = await self.load(match_id, fresh=True)
-            return await retry.answer_or(_stale(current.version, body.expected_version))
+            return await retry.answer_or(_stale(current.version, body.expected_version, seat))
         self.runtime.relay.wake()
         MOVES.labels(snapshot.game).inc()
         self._remember(
@@ -1266,13 +1271,20 @@ def _move_metadata(
     return metas
 
 
-def _stale(current: int, expected: int) -> Problem:
+def match_etag(version: int, seat: int | None) -> str:
+    """The ETag of the match read by a seat (None: a spectator): one per version and viewer,
+    so a copy cached for one seat is never current for another caller."""
+    return f'"{version}-{"spectator" if seat is None else f"seat{seat}"}"'
+
+
+def _stale(current: int, expected: int, seat: int) -> Problem:
+    """The mover's read of the match carries the ETag it names (``getMatch``)."""
     return Problem(
         409,
         "stale-version",
         "Stale version",
         f"the match is at version {current}, not {expected}: reload and choose again",
-        headers={"ETag": f'"{current}"'},
+        headers={"ETag": match_etag(current, seat)},
     )
 
 

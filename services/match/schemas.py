@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 
 from shared.hosting import ClockView, Hosting
-from shared.http import PG_INT_MAX, documented_as
+from shared.http import PG_INT_MAX, Timestamp, documented_as
 
 # The rules service makes these JSON documents; this service passes them on as they are.
 GameAction = Annotated[msgspec.Raw, documented_as("GameAction")]
@@ -101,13 +101,16 @@ class MatchEvent(msgspec.Struct):
     """The event as the caller may see it."""
     seat: int | None
     """Whose action caused it (null for setup)."""
-    recorded_at: str
+    recorded_at: Timestamp
 
 
 class EventPage(msgspec.Struct):
     items: list[MatchEvent]
+    next_cursor: str | None
+    """Pass as ``cursor`` to read on; null once the page reached the current end (a running
+    match's later events: read on from the last event's ``version``, or follow the feed)."""
     next_after: int | None
-    """Pass as ``after`` to read on; null once the page reached the current end."""
+    """Deprecated (``next_cursor``): pass as ``after`` to read on; null with ``next_cursor``."""
 
 
 class MatchFinished(msgspec.Struct):

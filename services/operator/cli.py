@@ -19,6 +19,33 @@ from shared.settings import Settings
 CONTRACT_PATH = Path(__file__).resolve().parents[2] / "openapi" / "openapi.json"
 
 
+RELEASED_DIR = CONTRACT_PATH.parent / "released"
+"""Every released contract, as ``<version>.json``: the baseline of the breaking-change check."""
+
+
+def _report_breaking() -> int:
+    """Print the breaking changes from the newest released contract to the code's, and whether
+    the code's version says so."""
+    import json
+
+    from services.operator.contract import build_contract
+    from services.operator.contract_diff import newest, release_verdict
+
+    released = newest([path.stem for path in RELEASED_DIR.glob("*.json")])
+    baseline = json.loads((RELEASED_DIR / f"{released}.json").read_text())
+    current = build_contract()
+    findings, announced = release_verdict(baseline, current)
+    for finding in findings:
+        print(finding)
+    version = current["info"]["version"]
+    print(
+        f"{len(findings)} breaking change(s) from {released} to {version}: "
+        + ("the version says so" if announced else "bump the version (major; minor while 0.x)"),
+        file=sys.stderr,
+    )
+    return 0 if announced else 1
+
+
 def _serve_http(app_factory_path: str, port: int, settings: Settings, service: str) -> None:
     """Serve with ``settings.http_workers`` processes sharing the port (one app each); several
     workers share their metrics through files (Prometheus' multiprocess mode) in a directory
@@ -152,6 +179,12 @@ def main(argv: list[str] | None = None) -> int:
     contract = commands.add_parser("openapi", help="write the OpenAPI contract to openapi/")
     contract.add_argument(
         "--check", action="store_true", help="fail if the committed file is stale"
+    )
+    contract.add_argument(
+        "--breaking",
+        action="store_true",
+        help="list the code's breaking changes against the newest released contract (exit 1"
+        " if its version does not say so)",
     )
     commands.add_parser(
         "verify", help="re-fold every stored match and compare its snapshots (exit 1 if any differ)"
@@ -310,6 +343,8 @@ def main(argv: list[str] | None = None) -> int:
     elif args.command == "openapi":
         from services.operator.contract import write_contract
 
+        if args.breaking:
+            return _report_breaking()
         return write_contract(CONTRACT_PATH, check=args.check)
     elif args.command == "verify":
         from services.operator.verify import run as run_verify

@@ -12,6 +12,7 @@ import msgspec
 from shared.hosting import HOSTING_EVENT_TYPES, BotInfo, ClockView, Hosting, HostingEvent
 from shared.http import (
     COMPONENT_REF,
+    CONTRACT_VERSION,
     PROBLEM_TYPE_BASE,
     add_components,
     component_ref,
@@ -46,7 +47,7 @@ def build_contract() -> dict[str, Any]:
         "openapi": "3.1.0",
         "info": {
             "title": "playtable API",
-            "version": "0.1.0",
+            "version": CONTRACT_VERSION,
             "description": (
                 "Host turn-based tabletop games: create tables in the lobby, seat players, "
                 "start matches, submit moves and read each match as your seat may see it; "
@@ -102,6 +103,7 @@ def build_contract() -> dict[str, Any]:
     _add_unique(merged["components"]["schemas"], {"WebhookEventType": webhook_event_type(samples)})
     merged["webhooks"] = document_webhooks(merged["components"]["schemas"], games, samples)
     merged["x-problem-types"] = problem_types(games)
+    add_problem_headers(merged)
     finalize_contract(merged)
     add_examples(merged)  # after finalize_contract, which sets every error's content
     return merged
@@ -233,6 +235,24 @@ LINKS: dict[tuple[str, str], dict[str, dict[str, Any]]] = {
 """How a client goes on from an answer (OpenAPI links): create -> join -> start -> match ->
 actions -> move, which stateful testing follows. Seat tokens are not parameters (they are the
 security scheme), so a link that needs one names it in ``x-authorization``."""
+
+
+PROBLEM_HEADERS: dict[tuple[str, str], dict[str, dict[str, Any]]] = {
+    ("submitAction", "409"): {
+        "ETag": {
+            "description": "With `stale-version`: the ETag the mover's `getMatch` now carries"
+            " (the current version, as its seat sees it)",
+            "schema": {"type": "string"},
+        }
+    },
+}
+"""Headers an operation's problem answers send beside the problem (``services/match``)."""
+
+
+def add_problem_headers(contract: dict[str, Any]) -> None:
+    operations = _operations(contract)
+    for (operation_id, status), headers in PROBLEM_HEADERS.items():
+        operations[operation_id]["responses"][status].setdefault("headers", {}).update(headers)
 
 
 def add_links(contract: dict[str, Any]) -> None:

@@ -720,7 +720,9 @@ def _response_examples(story: _Story) -> dict[tuple[str, int], Any]:
             legal_actions=turn.decided.legal_actions.get(turn.seat, []),
         ),
         ("listMatchEvents", 200): match_api.EventPage(
-            items=match.event_items(turn.seat, 1, turn.version_after), next_after=None
+            items=match.event_items(turn.seat, 1, turn.version_after),
+            next_cursor=None,
+            next_after=None,
         ),
         ("followMatch", 200): story.match_feed_end(after=match.version - 3),
         ("createMatchFeedTicket", 201): _feed_ticket("match", MATCH_CREATED_S),
@@ -737,7 +739,7 @@ def _response_examples(story: _Story) -> dict[tuple[str, int], Any]:
             secret=_fake_signing_secret(2), previous_secret_until=_at(ROTATED_AT_S + overlap_s)
         ),
         ("listWebhookDeliveries", 200): webhooks_api.DeliveryPage(
-            deliveries=[_delivery("delivered")], next_after=None
+            deliveries=[_delivery("delivered")], next_cursor=None, next_after=None
         ),
         ("redeliverWebhook", 202): _delivery("pending"),
         ("pingWebhookSubscription", 202): _ping(),

@@ -19,6 +19,7 @@ from services.webhooks.delivery import configure, enqueue, in_stream_order
 from services.webhooks.signing import new_secret
 from services.webhooks.targets import TargetRefused, allowed_networks, check_target
 from shared import apps, rules_api, tracing
+from shared.access import access_guard, authenticator, known_caller
 from shared.db import given_fields, iso, open_pool, set_clause
 from shared.http import (
     PG_BIGINT_MAX,
@@ -32,6 +33,7 @@ from shared.http import (
 )
 from shared.messages import new_id, now_ms
 from shared.metrics import Metrics, pool_probe
+from shared.paging import CURSOR_DESCRIPTION, next_cursor_after, start_after
 from shared.rpc import RulesClient
 from shared.runtime import ask_rules, ready_checks, rules_client
 from shared.sealed import WEBHOOK_COLUMNS, WEBHOOK_SECRET, seal_rows
@@ -168,7 +170,7 @@ class Webhooks:
         """The app whose secret key the request carries (with the ``webhooks`` scope): its own
         subscriptions are all it sees and changes. A publishable key never holds the scope; it
         is told it needs the secret key rather than that the scope is missing."""
-        caller = await apps.authenticate(
+        caller = known_caller(request, "webhooks") or await apps.authenticate(
             self.pool, self.settings, request.headers, "webhooks", secret_for="webhooks"
         )
         return caller.app_id
@@ -311,9 +313,8 @@ class Webhooks:
             )
             for row in rows[:limit]
         ]
-        return s.DeliveryPage(
-            deliveries=page, next_after=page[-1].id if len(rows) > limit else None
-        )
+        last = page[-1].id if len(rows) > limit else None
+        return s.DeliveryPage(deliveries=page, next_cursor=next_cursor_after(last), next_after=last)
 
 
 class SubscriptionsController(Controller):
@@ -491,7 +492,16 @@ class SubscriptionsController(Controller):
         request: Request[Any, Any, Any],
         webhooks: NamedDependency[Webhooks],
         subscription_id: FromPath[str],
-        after: Annotated[int, QueryParameter(ge=0, le=PG_BIGINT_MAX)] = 0,
+        cursor: Annotated[str | None, QueryParameter(description=CURSOR_DESCRIPTION)] = None,
+        after: Annotated[
+            int,
+            QueryParameter(
+                ge=0,
+                le=PG_BIGINT_MAX,
+                description="Deprecated (`cursor`): return deliveries after this id",
+                schema_extra={"deprecated": True},
+            ),
+        ] = 0,
         limit: Annotated[int, QueryParameter(ge=1, le=200)] = 50,
         status: Annotated[
             s.DeliveryStatus | None, QueryParameter(description="Only deliveries in this status")
@@ -511,9 +521,10 @@ class SubscriptionsController(Controller):
     ) -> s.DeliveryPage:
         chosen = DeliveryFilter(status, event_type, since, until)
         check_period(since, until)
+        start = start_after(cursor, after, PG_BIGINT_MAX)
         app_id = await webhooks.app_of(request)
         async with webhooks.pool.connection() as conn:
-            return await webhooks.deliveries(conn, app_id, subscription_id, chosen, after, limit)
+            return await webhooks.deliveries(conn, app_id, subscription_id, chosen, start, limit)
 
     @post(
         "/{subscription_id:str}/ping",
@@ -614,4 +625,12 @@ def create_app(settings: Settings | None = None) -> Litestar:
         ready=ready_checks(lambda: webhooks.pool, lambda: webhooks.redis),
         metrics=Metrics({"pool": pool_probe(lambda: webhooks.pool)}),
         settings=settings,
+        guards=[
+            access_guard(
+                authenticator(lambda: webhooks.pool, settings),
+                "webhooks",
+                {},
+                secret_for="webhooks",
+            )
+        ],
     )

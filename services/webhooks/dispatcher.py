@@ -34,6 +34,7 @@ from psycopg_pool import AsyncConnectionPool
 from services.webhooks.delivery import in_stream_order
 from shared import tracing
 from shared.bus import BACKING_SERVICE_OUTAGES, Bus, Consumer
+from shared.http import Timestamp
 from shared.messages import EventEnvelope
 from shared.metrics import Metrics, pool_probe, serve_metrics, streams_probe
 from shared.settings import Settings
@@ -63,7 +64,7 @@ class WebhookBody(msgspec.Struct):
     the event's place in its stream; ``data`` is the spectator's redaction, as published."""
 
     type: str
-    timestamp: str
+    timestamp: Timestamp
     stream_id: str
     version: int
     data: msgspec.Raw

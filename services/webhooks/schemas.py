@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from shared.http import documented_as
+from shared.http import Timestamp, documented_as
 
 TargetUrl = Annotated[
     str,
@@ -55,7 +55,7 @@ class SubscriptionInfo(msgspec.Struct):
     match_id: str | None
     enabled: bool
     disabled_reason: str | None
-    created_at: str
+    created_at: Timestamp
     previous_secret_until: str | None
     """While set, the rotated-out secret signs beside the current one until then."""
     failing_since: str | None
@@ -77,7 +77,7 @@ class RotatedSecret(msgspec.Struct):
 
 
 class AttemptInfo(msgspec.Struct):
-    attempted_at: str
+    attempted_at: Timestamp
     status_code: int | None
     """The target's answer; null if there was none."""
     duration_ms: float | None
@@ -93,14 +93,16 @@ class DeliveryInfo(msgspec.Struct):
     event_type: str
     stream_id: str
     status: DeliveryStatus
-    created_at: str
+    created_at: Timestamp
     attempts: list[AttemptInfo]
 
 
 class DeliveryPage(msgspec.Struct):
     deliveries: list[DeliveryInfo]
+    next_cursor: str | None
+    """Pass as ``cursor`` for the next page; null on the last page."""
     next_after: int | None
-    """Pass as ``after`` for the next page; null on the last page."""
+    """Deprecated (``next_cursor``): pass as ``after`` for the next page; null on the last."""
 
 
 class EventTypeInfo(msgspec.Struct):
