@@ -95,6 +95,9 @@ class EventEnvelope(msgspec.Struct, frozen=True, omit_defaults=True):
     data: msgspec.Raw
     metadata: EventMetadata
     global_position: int | None = None
+    game: str | None = None
+    """The match's game, on a match's events (their ``data`` is that game's); None on a
+    table's (and on a match's published before the envelope named it)."""
 
 
 def command(

@@ -289,6 +289,13 @@ PROBLEM_TYPES = _types(
     ),
     ProblemType("match-finished", 409, "Match finished", "The match is over: no more moves."),
     ProblemType(
+        "wrong-game",
+        422,
+        "Not this match's game",
+        "The move's `game` is not the match's (`MatchInfo.game`): its action is another game's."
+        " Nothing changed; send the match's game with one of its actions.",
+    ),
+    ProblemType(
         "match-running",
         409,
         "Match still running",

@@ -24,7 +24,8 @@ class SeatActions(msgspec.Struct):
 
 
 class Move(msgspec.Struct):
-    """``POST /matches/{id}/actions``."""
+    """``POST /matches/{id}/actions``: ``action`` is one of ``game``'s."""
 
+    game: str
     expected_version: int
     action: dict[str, Any]

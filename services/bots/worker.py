@@ -165,7 +165,7 @@ class BotPlayer:
             "POST",
             f"{path}/actions",
             {**seat, "Content-Type": "application/json", "Idempotency-Key": turn.idempotency_key},
-            msgspec.json.encode(Move(turn.version, action)),
+            msgspec.json.encode(Move(turn.game, turn.version, action)),
         )
         if moved.status != 201:
             return self._unexpected(turn, moved)

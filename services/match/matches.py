@@ -382,7 +382,7 @@ class Matches:
                     ],
                 )
             metas = _move_metadata(correlation_id, actors, app_id)
-            await self._append(conn, match_id, 0, events, public_events, metas, progress)
+            await self._append(conn, match_id, game, 0, events, public_events, metas, progress)
         self.runtime.relay.wake()
         return True
 
@@ -390,6 +390,7 @@ class Matches:
         self,
         conn: AsyncConnection,
         match_id: str,
+        game: str,
         version: int,
         events: list[api.EncodedEvent],
         public_events: list[msgspec.Raw],
@@ -403,13 +404,16 @@ class Matches:
             [NewEvent(e.type, bytes(e.data), meta) for e, meta in zip(events, metas, strict=True)],
             conn=conn,
         )
-        payloads = self._publications(match_id, version, events, public_events, metas, progress)
+        payloads = self._publications(
+            match_id, game, version, events, public_events, metas, progress
+        )
         await outbox.enqueue(conn, [(self.topic, payload) for payload in payloads])
         return new_version
 
     def _publications(
         self,
         match_id: str,
+        game: str,
         version: int,
         events: list[api.EncodedEvent],
         public_events: list[msgspec.Raw],
@@ -425,6 +429,7 @@ class Matches:
                 type=event.type,
                 data=public,
                 metadata=meta,
+                game=game,
             )
             for number, (event, public, meta) in enumerate(
                 zip(events, public_events, metas, strict=True), 1
@@ -439,6 +444,7 @@ class Matches:
                     type=MATCH_FINISHED,
                     data=msgspec.Raw(_json.encode(finished)),
                     metadata=metas[-1],
+                    game=game,
                 )
             )
         return [_json.encode(envelope) for envelope in envelopes]
@@ -642,6 +648,8 @@ class Matches:
         """
         snapshot = await self.load(match_id)
         seat = snapshot.player_of(token)
+        if body.game != snapshot.game:
+            raise _wrong_game(snapshot.game)
         action = _json.encode(body.action)
         retry = _Retry(
             self,
@@ -697,7 +705,13 @@ class Matches:
         encoded_meta = _json.encode(meta)
         result_json = None if progress.result is None else _json.encode(progress.result)
         outbox_payloads = self._publications(
-            match_id, snapshot.version, events, public_events, [meta] * len(events), progress
+            match_id,
+            snapshot.game,
+            snapshot.version,
+            events,
+            public_events,
+            [meta] * len(events),
+            progress,
         )
         try:
             async with self.runtime.pool.connection() as conn:
@@ -985,7 +999,14 @@ class Matches:
                 return False
             metas = _move_metadata(correlation_id() or new_id(), actors, snapshot.app_id)
             await self._append(
-                conn, snapshot.match_id, snapshot.version, events, public, metas, progress
+                conn,
+                snapshot.match_id,
+                snapshot.game,
+                snapshot.version,
+                events,
+                public,
+                metas,
+                progress,
             )
             async with conn.cursor() as cursor:
                 await cursor.executemany(
@@ -1269,6 +1290,15 @@ def _move_metadata(
         )
         metas.extend(meta for _ in run)
     return metas
+
+
+def _wrong_game(game: str) -> Problem:
+    return Problem(
+        422,
+        "wrong-game",
+        "Not this match's game",
+        f'the match plays {game}: send "game": "{game}" with one of its actions',
+    )
 
 
 def match_etag(version: int, seat: int | None) -> str:

@@ -23,10 +23,13 @@ PlayStatus = Literal["running", "finished"]
 
 
 class SubmitAction(msgspec.Struct, forbid_unknown_fields=True):
+    game: str
+    """The match's game (``MatchInfo.game``), which says whose action ``action`` is: tags such as
+    ``PlayCard`` repeat across games. Another game's move is refused (422 ``wrong-game``)."""
     expected_version: Annotated[int, msgspec.Meta(ge=0, le=PG_INT_MAX)]
     """The match version the move was chosen at; a stale one gets 409 and changes nothing."""
     action: Annotated[dict[str, Any], documented_as("GameAction")]
-    """One of the game's actions, tagged by ``type`` (see ``action_schema`` in the catalogue)."""
+    """One of that game's actions, tagged by ``type`` (see ``action_schema`` in the catalogue)."""
 
 
 class MatchInfo(msgspec.Struct):

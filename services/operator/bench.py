@@ -219,6 +219,7 @@ async def bench_api(lobby: str, match: str, app_key: str, concurrent: int, secon
                         async with session.get(listed, headers=auth) as response:
                             actions = (await ok_json(response))["actions"]
                     move = {
+                        "game": info["game"],
                         "expected_version": version,
                         "action": _long_game_policy(rng, actions),
                     }
@@ -279,7 +280,7 @@ async def bench_replay(lobby: str, match: str, app_key: str, game: str, requests
             auth = {"Authorization": f"Bearer {tokens[info['to_move'][0]]}"}
             async with session.get(f"{url}/actions", headers=auth) as response:
                 action = rng.choice((await ok_json(response))["actions"])
-            move = {"expected_version": info["version"], "action": action}
+            move = {"game": game, "expected_version": info["version"], "action": action}
             async with session.post(f"{url}/actions", json=move, headers=auth) as response:
                 await ok_json(response)
             async with session.get(url) as response:

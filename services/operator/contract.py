@@ -208,6 +208,7 @@ LINKS: dict[tuple[str, str], dict[str, dict[str, Any]]] = {
         "SubmitAction": {
             **_link("submitAction", "Make the first legal move", match_id=SAME_MATCH),
             "requestBody": {
+                "game": "$response.body#/game",
                 "expected_version": "$response.body#/version",
                 "action": "$response.body#/actions/0",
             },
@@ -359,35 +360,59 @@ def document_webhooks(
 ) -> dict[str, Any]:
     """The contract's ``webhooks``: what a subscriber's URL receives, one entry per event type
     (and the test ping), each a signed POST of a ``WebhookBody`` whose ``data`` is that event
-    as a spectator sees it, with a sample as its example."""
+    as a spectator sees it, with a sample as its example. A game's event type that several games
+    record (``CardPlayed``) is one body per game, told apart by ``game``."""
     from services.webhooks import samples as webhook_samples
 
-    data_refs: dict[str, list[str]] = {
-        name: [name] for name in (*TABLE_EVENT_TYPES, *HOSTING_EVENT_TYPES)
+    no_game: dict[str, Any] = {"type": "null"}
+    any_game: dict[str, Any] = {"type": "string", "enum": list(games)}
+    data_refs: dict[str, dict[str, tuple[dict[str, Any], str]]] = {
+        name: {"": (no_game, name)} for name in TABLE_EVENT_TYPES
     }
-    data_refs |= {MATCH_FINISHED: ["FinishedMatch"], webhook_samples.PING: ["WebhookPing"]}
+    data_refs |= {name: {"": (any_game, name)} for name in HOSTING_EVENT_TYPES}
+    data_refs[MATCH_FINISHED] = {"": (any_game, "FinishedMatch")}
+    data_refs[webhook_samples.PING] = {"": (no_game, "WebhookPing")}
     for game_samples in samples:
         game = games[game_samples.game]
         shown = components[game_prefix(game) + "Event"]["discriminator"]["mapping"]
         for event in game_samples.events:  # the tag of its spectator's redaction
             tag = msgspec.json.decode(event.data)["type"]
-            data_refs.setdefault(event.type, []).append(shown[tag].rpartition("/")[2])
+            game_const = {"type": "string", "const": game.name}
+            ref = shown[tag].rpartition("/")[2]
+            data_refs.setdefault(event.type, {})[game.name] = (game_const, ref)
     _add_unique(components, {"FinishedMatch": _finished_match()})
     infos = [*webhook_samples.event_types(samples), webhook_samples.ping_info()]
     return {
-        info.type: {"post": _webhook(components["WebhookBody"], info, data_refs[info.type])}
+        info.type: {"post": _webhook(components, games, info, data_refs[info.type])}
         for info in sorted(infos, key=lambda info: info.type)
     }
 
 
-def _webhook(body: dict[str, Any], info: EventTypeInfo, data_refs: list[str]) -> dict[str, Any]:
-    refs = [{"$ref": component_ref(name)} for name in data_refs]
-    schema = {key: value for key, value in body.items() if key not in ("title", "description")}
-    schema["properties"] = {
-        **body["properties"],
-        "type": {"type": "string", "const": info.type},
-        "data": refs[0] if len(refs) == 1 else {"anyOf": refs},
+def _webhook(
+    components: dict[str, Any],
+    games: dict[str, Game],
+    info: EventTypeInfo,
+    data_refs: dict[str, tuple[dict[str, Any], str]],
+) -> dict[str, Any]:
+    """``data_refs``: the schema of ``game`` and the component of ``data``, by game (one entry
+    keyed "" where no game or any game records it)."""
+    body = components["WebhookBody"]
+    bodies = {
+        game: _webhook_body(body, info, game_schema, ref)
+        for game, (game_schema, ref) in data_refs.items()
     }
+    if len(bodies) == 1:
+        (schema,) = bodies.values()
+    else:
+        mapping = {}
+        for game, variant in bodies.items():
+            name = f"{game_prefix(games[game])}{info.type}Webhook"
+            _add_unique(components, {name: {**variant, "title": name}})
+            mapping[game] = component_ref(name)
+        schema = {
+            "oneOf": [{"$ref": ref} for ref in mapping.values()],
+            "discriminator": {"propertyName": "game", "mapping": mapping},
+        }
     games = f" Recorded by {', '.join(info.games)} matches." if info.games else ""
     return {
         "summary": f"`{info.type}`: {info.description}" if info.description else f"`{info.type}`",
@@ -410,6 +435,20 @@ def _webhook(body: dict[str, Any], info: EventTypeInfo, data_refs: list[str]) ->
             for status, description in WEBHOOK_RESPONSES.items()
         },
     }
+
+
+def _webhook_body(
+    body: dict[str, Any], info: EventTypeInfo, game: dict[str, Any], data_ref: str
+) -> dict[str, Any]:
+    """``WebhookBody`` of one event type: its ``type``, ``game`` and ``data`` narrowed."""
+    schema = {key: value for key, value in body.items() if key not in ("title", "description")}
+    schema["properties"] = {
+        **body["properties"],
+        "type": {"type": "string", "const": info.type},
+        "game": game,
+        "data": {"$ref": component_ref(data_ref)},
+    }
+    return schema
 
 
 def _finished_match() -> dict[str, Any]:
@@ -463,8 +502,9 @@ GAME_DATA = {
     "GameView": ("View", "view_type"),
     "GameState": ("State", "state_type"),
 }
-"""The components the match API refers to (see ``services/match/schemas.py``), each a union
-over the games of one per game, named after the game (``HanabiAction``), from its Structs."""
+"""The placeholders the match API's bodies name game data by (``services/match/schemas.py``),
+each replaced, in the copy of a body for one game, by that game's own union (``HanabiAction``)
+of its Structs."""
 
 
 def game_prefix(game: Game) -> str:
@@ -485,7 +525,7 @@ def game_component_name(game: Game, name: str) -> str:
 
 def add_game_components(components: dict[str, Any], games: dict[str, Game]) -> None:
     """Every game's actions, events as shown, view and full state as named schemas
-    (discriminated unions on ``type``), the unions over all games, and ``Outcome``."""
+    (discriminated unions on ``type``), each body holding them split by game, and ``Outcome``."""
     from services.rules.games.contract import Outcome
 
     _, outcome = msgspec.json.schema_components([Outcome], ref_template=COMPONENT_REF)
@@ -496,7 +536,6 @@ def add_game_components(components: dict[str, Any], games: dict[str, Game]) -> N
         " (`reason`: `forfeit` or `abandoned`; `scores` are then 0)",
     }
     _add_unique(components, outcome)
-    per_kind: dict[str, list[tuple[str | None, str]]] = {union: [] for union in GAME_DATA}
     for game in games.values():
         types = [getattr(game, attribute) for _, attribute in GAME_DATA.values()]
         # a match's log holds its seats' events beside the game's (``shared.hosting``)
@@ -508,27 +547,36 @@ def add_game_components(components: dict[str, Any], games: dict[str, Game]) -> N
             renamed = _game_component(game, name)
             # generated clients name their models after titles, which must differ too
             _add_unique(components, {renamed: {**_pointed(schema, refs), "title": renamed}})
-        for (union, (kind, attribute)), root in zip(GAME_DATA.items(), roots, strict=True):
+        for (kind, _), root in zip(GAME_DATA.values(), roots, strict=True):
             root = _pointed(root, refs)
             name = game_prefix(game) + kind
             if root.get("$ref") != component_ref(name):
                 _add_unique(components, {name: root})
-            per_kind[union].append((_tag(getattr(game, attribute)), component_ref(name)))
-    for union, tagged_refs in per_kind.items():
-        _add_unique(components, {union: _union_over_games(tagged_refs)})
     for container in PER_GAME:
         _split_by_game(components, container, games)
+    placeholders = {component_ref(union) for union in GAME_DATA}
+    unsplit = [name for name, schema in components.items() if _refs(schema) & placeholders]
+    if unsplit:
+        raise ValueError(f"game data in bodies not split by game (add them to PER_GAME): {unsplit}")
 
 
-PER_GAME = ("LegalActions", "ActionAccepted", "MatchEvent")
-"""Answers holding a list of one game's actions or events: one schema per game, told apart by
-their ``game`` field, since ``type`` tags repeat across games (Hanabi's and Dingo's
-``PlayCard``), so a generated client could not otherwise tell which model to read."""
+PER_GAME = (
+    "SubmitAction",
+    "LegalActions",
+    "ActionAccepted",
+    "MatchEvent",
+    "MatchInfo",
+    "MatchReplay",
+)
+"""The bodies holding one game's data (a move, actions, events, a view, a state): one schema per
+game, told apart by their ``game`` field, each naming only that game's data. ``type`` tags repeat
+across games (Hanabi's and Dingo's ``PlayCard``), so a union over every game's data would let a
+generated client read one game's data as another's, and any game's move pass for any match's."""
 
 
 def _split_by_game(components: dict[str, Any], name: str, games: dict[str, Game]) -> None:
     """``name`` becomes a union, discriminated on ``game``, of one copy per game in which
-    ``game`` is that game's name and every game-data union is that game's own."""
+    ``game`` is that game's name and every game-data placeholder is that game's own union."""
     shared = components[name]
     variants = {}
     for game in games.values():
@@ -547,20 +595,14 @@ def _split_by_game(components: dict[str, Any], name: str, games: dict[str, Game]
     }
 
 
-def _union_over_games(tagged_refs: list[tuple[str | None, str]]) -> dict[str, Any]:
-    """One game's data or another's: discriminated where each game's is one tagged Struct
-    (views, states), else any of them (tags repeat across games: the match's game tells)."""
-    refs = [{"$ref": ref} for _, ref in tagged_refs]
-    mapping = {tag: ref for tag, ref in tagged_refs if tag is not None}
-    if len(mapping) < len(tagged_refs):
-        return {"anyOf": refs}
-    return {"oneOf": refs, "discriminator": {"propertyName": "type", "mapping": mapping}}
-
-
-def _tag(type_: Any) -> str | None:
-    """The ``type`` tag of a tagged Struct; None for a union."""
-    info = msgspec.inspect.type_info(type_)
-    return info.tag if isinstance(info, msgspec.inspect.StructType) else None
+def _refs(schema: Any) -> set[str]:
+    """Every ``$ref`` in ``schema``."""
+    if isinstance(schema, list):
+        return set().union(*(_refs(item) for item in schema))
+    if not isinstance(schema, dict):
+        return set()
+    found = {schema["$ref"]} if isinstance(schema.get("$ref"), str) else set()
+    return found.union(*(_refs(value) for value in schema.values()))
 
 
 def _pointed(schema: Any, refs: dict[str, str]) -> Any:

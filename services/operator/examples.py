@@ -642,7 +642,7 @@ def _request_examples(story: _Story) -> dict[str, Any]:
         "joinTable": lobby_api.JoinTable(name=PLAYERS[1]),
         "seatBot": lobby_api.SeatBot(bot=TAKEOVER_BOT, seat=1),
         "submitAction": match_api.SubmitAction(
-            expected_version=turn.version, action=msgspec.to_builtins(turn.action)
+            game=GAME, expected_version=turn.version, action=msgspec.to_builtins(turn.action)
         ),
         "importMatch": match_api.ImportMatch(document=story.exported, game=GAME),
         "reseatPlayer": match_api.Reseat(name=PLAYERS[1]),
@@ -964,7 +964,11 @@ def _problem_examples(story: _Story) -> dict[tuple[str, int], Problem | ProblemD
         ("listLegalActions", 404): missing_match,
         ("submitAction", 400): _bad_body(
             match_api.SubmitAction,
-            {"expected_version": str(turn.version), "action": msgspec.to_builtins(turn.action)},
+            {
+                "game": GAME,
+                "expected_version": str(turn.version),
+                "action": msgspec.to_builtins(turn.action),
+            },
         ),
         ("submitAction", 401): TOKEN_REQUIRED,
         ("submitAction", 403): NOT_SEATED,

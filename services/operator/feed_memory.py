@@ -319,6 +319,7 @@ class Player:
         auth = {"Authorization": f"Bearer {self.tokens[info['to_move'][0]]}"}
         legal = await self.answer("GET", "/actions", headers=auth)
         move = {
+            "game": info["game"],
             "expected_version": info["version"],
             "action": _long_game_policy(rng, legal["actions"]),
         }

@@ -321,7 +321,7 @@ class Load:
             return info  # moved on in between (another process's read): look again
         action = _policy(rng, legal["actions"])
         key = uuid.uuid4().hex
-        body = {"expected_version": info["version"], "action": action}
+        body = {"game": info["game"], "expected_version": info["version"], "action": action}
         headers = {**_auth(tokens[seat]), "Idempotency-Key": key}
         self.moves_tried += 1
         path = f"/matches/{match_id}/actions"
@@ -461,7 +461,7 @@ async def race_round(
         key = shared_key if same_key else uuid.uuid4().hex
         url = f"{match_urls[index % len(match_urls)]}/matches/{match_id}/actions"
         headers = {**_auth(tokens[seat]), "Idempotency-Key": key}
-        body = {"expected_version": version, "action": action}
+        body = {"game": info["game"], "expected_version": version, "action": action}
         requests.append((url, *_json_request(body, headers)))
     go = asyncio.Event()
 
@@ -596,7 +596,8 @@ def hostile_requests(rng: random.Random, known: Known) -> Iterator[HostileReques
         [],
         "hanabi",
     ]
-    move_bodies = [
+    discard = {"type": "Discard", "card": 0}
+    named_moves = [
         {"expected_version": HUGE_INT, "action": {"type": "Discard", "card": 0}},
         {"expected_version": -HUGE_INT, "action": {"type": "Discard", "card": 0}},
         {"expected_version": "1", "action": {"type": "Discard", "card": 0}},
@@ -609,6 +610,14 @@ def hostile_requests(rng: random.Random, known: Known) -> Iterator[HostileReques
         {"action": {"type": "Discard", "card": 0}},
         {"expected_version": 1, "action": {}},
         {"expected_version": 1, "action": {"type": 5}},
+    ]
+    move_bodies = [
+        *({"game": "hanabi", **body} for body in named_moves),
+        {"expected_version": 1, "action": discard},
+        {"game": "dingo", "expected_version": 1, "action": {"type": "PlayCard", "card": "a-1"}},
+        {"game": "hanabi\u0000", "expected_version": 1, "action": discard},
+        {"game": 5, "expected_version": 1, "action": discard},
+        {"game": None, "expected_version": 1, "action": discard},
     ]
     import_bodies = [
         {"document": "x"},
@@ -795,7 +804,7 @@ def hostile_requests(rng: random.Random, known: Known) -> Iterator[HostileReques
             f"/matches/{match}/actions",
             "move bad key",
             (as_json, bearer, bad_key()),
-            _json_bytes({"expected_version": 1, "action": {"type": "Discard", "card": 0}}),
+            _json_bytes({"game": "hanabi", "expected_version": 1, "action": discard}),
         ),
         lambda: HostileRequest(
             "match",

@@ -67,6 +67,9 @@ class WebhookBody(msgspec.Struct):
     timestamp: Timestamp
     stream_id: str
     version: int
+    game: str | None
+    """The game of the match whose event it is, which tells whose event ``data`` is (types such
+    as ``CardPlayed`` repeat across games); null for a table's events and a ping."""
     data: msgspec.Raw
 
 
@@ -84,6 +87,7 @@ def webhook_body(envelope: EventEnvelope) -> bytes:
             timestamp=occurred.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
             stream_id=envelope.stream_id,
             version=envelope.version,
+            game=envelope.game,
             data=envelope.data,
         )
     )

@@ -94,12 +94,15 @@ def event_types(games: list[GameSamples]) -> list[s.EventTypeInfo]:
         for version, event in enumerate(TABLE_SAMPLES, 1)
     ]
     every_game = [game.game for game in games]
+    first = games[0]
     infos += [
         s.EventTypeInfo(
             type=type(event).__name__,
             games=every_game,
             description=summary(type(event)),
-            sample=_sample(f"match-{SAMPLE_MATCH_ID}", version, type(event).__name__, event),
+            sample=_sample(
+                f"match-{SAMPLE_MATCH_ID}", version, type(event).__name__, event, first.game
+            ),
         )
         for version, event in HOSTING_SAMPLES
     ]
@@ -108,12 +111,13 @@ def event_types(games: list[GameSamples]) -> list[s.EventTypeInfo]:
         for event in game.events:
             info = by_type.get(event.type)
             if info is None:
-                sample = _sample(f"match-{SAMPLE_MATCH_ID}", event.version, event.type, event.data)
+                stream = f"match-{SAMPLE_MATCH_ID}"
+                sample = _sample(stream, event.version, event.type, event.data, game.game)
                 by_type[event.type] = s.EventTypeInfo(event.type, [], event.description, sample)
             by_type[event.type].games.append(game.game)
-    first = games[0]
     finished = FinishedMatch(match_id=SAMPLE_MATCH_ID, result=first.result)
-    sample = _sample(f"match-{SAMPLE_MATCH_ID}", first.last_version, MATCH_FINISHED, finished)
+    stream = f"match-{SAMPLE_MATCH_ID}"
+    sample = _sample(stream, first.last_version, MATCH_FINISHED, finished, first.game)
     infos.append(s.EventTypeInfo(MATCH_FINISHED, [], summary(FinishedMatch), sample))
     return sorted([*infos, *by_type.values()], key=lambda info: info.type)
 
@@ -133,11 +137,18 @@ def ping_info() -> s.EventTypeInfo:
     return s.EventTypeInfo(PING, [], summary(s.WebhookPing), sample)
 
 
-def _sample(stream_id: str, version: int, type_: str, data: object) -> msgspec.Raw:
-    return msgspec.Raw(webhook_body(_envelope(stream_id, version, type_, data, SAMPLE_TIME_MS)))
+def _sample(
+    stream_id: str, version: int, type_: str, data: object, game: str | None = None
+) -> msgspec.Raw:
+    envelope = _envelope(stream_id, version, type_, data, SAMPLE_TIME_MS, game)
+    return msgspec.Raw(webhook_body(envelope))
 
 
-def _envelope(stream_id: str, version: int, type_: str, data: object, at_ms: int) -> EventEnvelope:
+def _envelope(
+    stream_id: str, version: int, type_: str, data: object, at_ms: int, game: str | None = None
+) -> EventEnvelope:
     raw = data if isinstance(data, msgspec.Raw) else msgspec.Raw(_json.encode(data))
     meta = EventMetadata(event_id=new_id(), correlation_id=new_id(), occurred_at_ms=at_ms)
-    return EventEnvelope(stream_id=stream_id, version=version, type=type_, data=raw, metadata=meta)
+    return EventEnvelope(
+        stream_id=stream_id, version=version, type=type_, data=raw, metadata=meta, game=game
+    )

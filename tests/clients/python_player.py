@@ -25,14 +25,15 @@ from playtable_client.models import (
     CreatedTable,
     CreateTable,
     CreateTableOptions,
+    DingoPlayCard,
+    DingoSubmitAction,
     EventPage,
     ExportMatchResponse200,
     HanabiPlayCard,
+    HanabiSubmitAction,
     Joined,
     JoinTable,
-    MatchInfo,
-    MatchReplay,
-    SubmitAction,
+    ProblemDocument,
     TableInfo,
 )
 from playtable_client.types import Response
@@ -62,8 +63,9 @@ def expect(response: Response[Any], status: int, model: type[Parsed]) -> Parsed:
 
 
 def game_model(game: str, name: str) -> type:
-    """The contract's per-game variant of an answer: ``LegalActions`` of Dingo is
-    ``DingoLegalActions`` (the union is discriminated on ``game``)."""
+    """The contract's per-game variant of a body: ``LegalActions`` of Dingo is
+    ``DingoLegalActions``, a Dingo move a ``DingoSubmitAction`` (the unions are discriminated on
+    ``game``)."""
     model: type = getattr(models, schema_prefix(game) + name)
     return model
 
@@ -147,7 +149,8 @@ def play_match(
             for token in tokens
         ]
         moves = hand_built = 0
-        match = expect(get_match.sync_detailed(match_id, client=client), 200, MatchInfo)
+        match_info = game_model(game, "MatchInfo")
+        match = expect(get_match.sync_detailed(match_id, client=client), 200, match_info)
         while match.status != "finished":
             assert moves < max_moves, f"{game} match {match_id} did not end in {max_moves} moves"
             seat = rng.choice(match.to_move)
@@ -164,7 +167,9 @@ def play_match(
                 submit_action.sync_detailed(
                     match_id,
                     client=seats[seat],
-                    body=SubmitAction(action=action, expected_version=match.version),
+                    body=game_model(game, "SubmitAction")(
+                        game=game, action=action, expected_version=match.version
+                    ),
                     idempotency_key=uuid.uuid4().hex,
                 ),
                 201,
@@ -172,7 +177,7 @@ def play_match(
             )
             assert accepted.version > match.version
             moves += 1
-            match = expect(get_match.sync_detailed(match_id, client=client), 200, MatchInfo)
+            match = expect(get_match.sync_detailed(match_id, client=client), 200, match_info)
 
         events = read_events(client, game, match_id)
         assert_game_models(game, [event.data for event in events], "events")
@@ -180,9 +185,111 @@ def play_match(
         replay = expect(
             replay_match.sync_detailed(match_id, client=client, version=match.version, full=True),
             200,
-            MatchReplay,
+            game_model(game, "MatchReplay"),
         )
         assert replay.status == "finished"
         assert_game_models(game, [replay.view], "replay view")
         expect(export_match.sync_detailed(match_id, client=client), 200, ExportMatchResponse200)
     return PlayedMatch(match_id, match.status, moves, len(events), hand_built)
+
+
+@dataclass
+class PlayedCard:
+    """A ``PlayCard`` built by hand as its game's model and sent as that game's move."""
+
+    game: str
+    action_model: str
+    refused_elsewhere: tuple[int, str, bool]
+    """Sent to the other game's match first: the status, the problem's code, and whether that
+    match's version stayed the same."""
+    accepted_as: str
+    event_models: list[str]
+
+
+def play_a_card_in_hanabi_and_dingo(base_url: str, app_key: str) -> list[PlayedCard]:
+    """A Hanabi ``PlayCard`` and a Dingo ``PlayCard`` (the same tag) each built with its game's
+    classes: each is sent to the other game's match first (refused), then to its own."""
+    with Client(base_url=base_url, headers={"X-API-Key": app_key}) as client:
+        hanabi_id, hanabi_tokens = open_table(client, base_url, "hanabi", {}, 2, 7)
+        dingo_id, dingo_tokens = open_table(client, base_url, "dingo", {}, 2, 7)
+        hanabi_seat = _first_to_move(client, "hanabi", hanabi_id)
+        dingo_seat = _first_to_move(client, "dingo", dingo_id)
+        with (
+            AuthenticatedClient(base_url=base_url, token=hanabi_tokens[hanabi_seat]) as hanabi,
+            AuthenticatedClient(base_url=base_url, token=dingo_tokens[dingo_seat]) as dingo,
+        ):
+            hanabi_legal = _legal(hanabi, "hanabi", hanabi_id)
+            dingo_legal = _legal(dingo, "dingo", dingo_id)
+            offered = next(a for a in hanabi_legal.actions if isinstance(a, HanabiPlayCard))
+            hanabi_move = HanabiSubmitAction(
+                game="hanabi",
+                action=HanabiPlayCard(card=offered.card, type_=offered.type_),
+                expected_version=hanabi_legal.version,
+            )
+            chosen = next(a for a in dingo_legal.actions if isinstance(a, DingoPlayCard))
+            dingo_move = DingoSubmitAction(
+                game="dingo",
+                action=DingoPlayCard(card=chosen.card, ranch=chosen.ranch, type_=chosen.type_),
+                expected_version=dingo_legal.version,
+            )
+            # read back from the wire, each body is its own game's, never the other's
+            assert isinstance(
+                DingoSubmitAction.from_dict(dingo_move.to_dict()).action, DingoPlayCard
+            )
+            try:
+                HanabiSubmitAction.from_dict(dingo_move.to_dict())
+            except ValueError:
+                pass
+            else:
+                raise AssertionError("a Dingo move read as a Hanabi one")
+            return [
+                _play_card(client, hanabi, hanabi_id, hanabi_move, dingo, dingo_id),
+                _play_card(client, dingo, dingo_id, dingo_move, hanabi, hanabi_id),
+            ]
+
+
+def _first_to_move(client: Client, game: str, match_id: str) -> int:
+    match = expect(
+        get_match.sync_detailed(match_id, client=client), 200, game_model(game, "MatchInfo")
+    )
+    seat: int = match.to_move[0]
+    return seat
+
+
+def _legal(seat: AuthenticatedClient, game: str, match_id: str) -> Any:
+    listed = list_legal_actions.sync_detailed(match_id, client=seat)
+    return expect(listed, 200, game_model(game, "LegalActions"))
+
+
+def _version(client: Client, match_id: str) -> int:
+    response = get_match.sync_detailed(match_id, client=client)
+    assert response.status_code == 200 and response.parsed is not None
+    version: int = response.parsed.version
+    return version
+
+
+def _play_card(
+    client: Client,
+    seat: AuthenticatedClient,
+    match_id: str,
+    move: HanabiSubmitAction | DingoSubmitAction,
+    other_seat: AuthenticatedClient,
+    other_id: str,
+) -> PlayedCard:
+    """``move`` to the other game's match (with a seat token of that match), then to its own."""
+    before = _version(client, other_id)
+    refused = submit_action.sync_detailed(other_id, client=other_seat, body=move)
+    problem = expect(refused, 422, ProblemDocument)
+    unchanged = _version(client, other_id) == before
+    accepted = expect(
+        submit_action.sync_detailed(match_id, client=seat, body=move),
+        201,
+        game_model(move.game, "ActionAccepted"),
+    )
+    return PlayedCard(
+        game=move.game,
+        action_model=type(move.action).__name__,
+        refused_elsewhere=(refused.status_code, problem.type_.rpartition("/")[2], unchanged),
+        accepted_as=type(accepted).__name__,
+        event_models=[type(event).__name__ for event in accepted.events],
+    )

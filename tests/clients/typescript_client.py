@@ -14,6 +14,10 @@ PROJECT = Path(__file__).with_name("typescript")
 OLDEST_NODE = (18, 18)  # the pinned @hey-api/openapi-ts's engines
 
 
+PLAY_CARDS = "--play-cards"
+"""The player's argument to send a Hanabi and a Dingo ``PlayCard``, each to both matches."""
+
+
 @dataclass
 class Build:
     generator_warnings: str
@@ -60,7 +64,7 @@ def play(
     base_url: str, app_key: str, match_specs: list[str]
 ) -> tuple[int, list[dict[str, Any]], str]:
     """Run the player as the app ``app_key`` names; its exit code, one summary per finished
-    match, and its error output."""
+    match (per card with ``PLAY_CARDS``), and its error output."""
     finished = subprocess.run(
         ["node", "dist/play.js", *match_specs],
         cwd=PROJECT,

@@ -80,7 +80,7 @@ def random_move(
     action = rng.choice(legal.json()["actions"])
     moved = stack.match.post(
         f"/matches/{match_id}/actions",
-        json={"expected_version": match["version"], "action": action},
+        json={"game": match["game"], "expected_version": match["version"], "action": action},
         headers={**auth(tokens[seat]), "Idempotency-Key": uuid.uuid4().hex},
     )
     assert moved.status_code == 201, moved.text

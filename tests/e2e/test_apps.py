@@ -121,7 +121,11 @@ def test_a_moves_idempotency_key_is_its_seats_own(stack: Stack) -> None:
     match = stack.match.get(f"/matches/{match_id}", headers=auth(tokens[0])).json()
     mover = match["to_move"][0]
     legal = stack.match.get(f"/matches/{match_id}/actions", headers=auth(tokens[mover])).json()
-    body = {"expected_version": legal["version"], "action": legal["actions"][0]}
+    body = {
+        "game": legal["game"],
+        "expected_version": legal["version"],
+        "action": legal["actions"][0],
+    }
     key = {"Idempotency-Key": "move-1"}
     moved = stack.match.post(
         f"/matches/{match_id}/actions", json=body, headers={**auth(tokens[mover]), **key}

@@ -142,7 +142,7 @@ def play_person(
         version = {"version": match["version"]}
         listed = answered(stack, "GET", f"{url}/actions", params=version, headers=auth(token))
         action = HEURISTIC_POLICY(match["view"], listed.json()["actions"], rng)
-        move = {"expected_version": match["version"], "action": action}
+        move = {"game": match["game"], "expected_version": match["version"], "action": action}
         headers = {**auth(token), "Idempotency-Key": uuid.uuid4().hex}
         moved = answered(stack, "POST", f"{url}/actions", json=move, headers=headers)
         assert moved.status_code == 201, moved.text

@@ -130,7 +130,7 @@ def play_safely(
         action = rng.choice([a for a in legal.json()["actions"] if a["type"] != "PlayCard"])
         moved = stack.match.post(
             f"/matches/{match_id}/actions",
-            json={"expected_version": match["version"], "action": action},
+            json={"game": match["game"], "expected_version": match["version"], "action": action},
             headers={**auth(tokens[seat]), "Idempotency-Key": uuid.uuid4().hex},
         )
         assert moved.status_code == 201, moved.text

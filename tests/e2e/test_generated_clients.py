@@ -16,7 +16,13 @@ from typing import Any
 import pytest
 
 from tests.clients.python_client import Generation, generate_python_client, import_python_client
-from tests.clients.typescript_client import Build, build_typescript_client, node_missing, play
+from tests.clients.typescript_client import (
+    PLAY_CARDS,
+    Build,
+    build_typescript_client,
+    node_missing,
+    play,
+)
 from tests.e2e.conftest import Gateway
 
 pytestmark = pytest.mark.e2e
@@ -91,6 +97,27 @@ def test_python_client_plays_to_the_end(
         assert played.hand_built_actions >= 1
 
 
+def test_python_client_sends_each_games_play_card_to_its_own_game(
+    gateway: Gateway, python_player: ModuleType
+) -> None:
+    """``PlayCard`` is a Hanabi action and a Dingo one: each built with its game's classes
+    reaches its own game, and the other game's match refuses it with nothing changed."""
+    played = python_player.play_a_card_in_hanabi_and_dingo(
+        gateway_url(gateway), gateway.stack.app_key
+    )
+
+    assert [card.game for card in played] == ["hanabi", "dingo"]
+    for card in played:
+        prefix = "Hanabi" if card.game == "hanabi" else "Dingo"
+        assert card.action_model == f"{prefix}PlayCard"
+        assert card.refused_elsewhere == (422, "wrong-game", True)
+        assert card.accepted_as == f"{prefix}ActionAccepted"
+        assert card.event_models and all(name.startswith(prefix) for name in card.event_models)
+    hanabi, dingo = (set(card.event_models) for card in played)
+    assert hanabi & {"HanabiCardPlayed", "HanabiCardMisplayed"}
+    assert "DingoCardPlayed" in dingo
+
+
 def test_typescript_client_generates_without_warnings(typescript_build: Build) -> None:
     assert typescript_build.generator_warnings == ""
 
@@ -109,3 +136,21 @@ def test_typescript_client_plays_every_game_to_the_end(
         assert summary["events"] > summary["moves"] > 0, summary
     hanabi = next(summary for summary in summaries if summary["game"] == "hanabi")
     assert hanabi["hand_built_actions"] >= 1
+
+
+def test_typescript_client_sends_each_games_play_card_to_its_own_game(
+    gateway: Gateway, typescript_build: Build
+) -> None:
+    """The same through the TypeScript client, whose compiler also refuses a Dingo
+    ``PlayCard`` in a Hanabi move (``@ts-expect-error`` in play.ts)."""
+    returncode, summaries, errors = play(gateway_url(gateway), gateway.stack.app_key, [PLAY_CARDS])
+
+    assert returncode == 0, errors
+    assert [summary["game"] for summary in summaries] == ["hanabi", "dingo"]
+    for summary in summaries:
+        assert summary["refused_elsewhere"] == [422, "wrong-game", True], summary
+        assert summary["accepted"] == 201, summary
+        assert summary["answer_game"] == summary["game"], summary
+    hanabi, dingo = (set(summary["event_types"]) for summary in summaries)
+    assert hanabi & {"CardPlayed", "CardMisplayed"}
+    assert "CardPlayed" in dingo

@@ -68,7 +68,7 @@ def test_whole_match_from_table_to_score_and_replay(
 def test_retry_with_same_key_moves_once_and_stale_version_conflicts(stack: Stack) -> None:
     match_id, tokens = open_table(stack, "hanabi", 2, seed=7)
     legal = stack.match.get(f"/matches/{match_id}/actions", headers=auth(tokens[0])).json()
-    move = {"expected_version": legal["version"], "action": legal["actions"][0]}
+    move = {"game": "hanabi", "expected_version": legal["version"], "action": legal["actions"][0]}
     headers = {**auth(tokens[0]), "Idempotency-Key": "retry-me"}
 
     first = stack.match.post(f"/matches/{match_id}/actions", json=move, headers=headers)
@@ -102,14 +102,23 @@ def test_bad_requests_get_problems_and_change_nothing(stack: Stack) -> None:
     cases = [
         (
             stack.match.post(
-                url, json={"expected_version": version, "action": {"type": "PlayCard", "card": 0}}
+                url,
+                json={
+                    "game": "hanabi",
+                    "expected_version": version,
+                    "action": {"type": "PlayCard", "card": 0},
+                },
             ),
             401,
         ),
         (
             stack.match.post(
                 url,
-                json={"expected_version": version, "action": {"type": "PlayCard", "card": 0}},
+                json={
+                    "game": "hanabi",
+                    "expected_version": version,
+                    "action": {"type": "PlayCard", "card": 0},
+                },
                 headers=auth("not-a-token"),
             ),
             403,
@@ -122,11 +131,20 @@ def test_bad_requests_get_problems_and_change_nothing(stack: Stack) -> None:
             ),
             400,
         ),
-        (stack.match.post(url, json={"expected_version": version}, headers=auth(tokens[0])), 400),
+        (
+            stack.match.post(
+                url, json={"game": "hanabi", "expected_version": version}, headers=auth(tokens[0])
+            ),
+            400,
+        ),
         (
             stack.match.post(
                 url,
-                json={"expected_version": version, "action": {"type": "PlayCard", "card": 0}},
+                json={
+                    "game": "hanabi",
+                    "expected_version": version,
+                    "action": {"type": "PlayCard", "card": 0},
+                },
                 headers=auth(tokens[1]),
             ),
             422,
@@ -134,7 +152,7 @@ def test_bad_requests_get_problems_and_change_nothing(stack: Stack) -> None:
         (
             stack.match.post(
                 url,
-                json={"expected_version": version, "action": {"type": "Fly"}},
+                json={"game": "hanabi", "expected_version": version, "action": {"type": "Fly"}},
                 headers=auth(tokens[0]),
             ),
             422,
@@ -176,7 +194,7 @@ def test_no_seat_ever_sees_its_own_cards_and_nobody_the_deck(
         action = rng.choice(safe)  # no misplays: the match must still run when we look
         stack.match.post(
             f"/matches/{match_id}/actions",
-            json={"expected_version": match["version"], "action": action},
+            json={"game": "hanabi", "expected_version": match["version"], "action": action},
             headers=auth(tokens[seat]),
         )
     deck = stored_events(database_url, match_id)[0].deck
@@ -236,7 +254,7 @@ def test_the_answer_to_a_move_carries_the_movers_view_and_the_next_actions_by_ve
     url = f"/matches/{match_id}/actions"
     legal = stack.match.get(url, headers=auth(tokens[mover])).json()["actions"]
     quiet = next(action for action in legal if action["type"] != "PlayCard")
-    move = {"expected_version": start["version"], "action": quiet}
+    move = {"game": "hanabi", "expected_version": start["version"], "action": quiet}
     answer = stack.match.post(url, json=move, headers=auth(tokens[mover])).json()
 
     shown = stack.match.get(f"/matches/{match_id}", headers=auth(tokens[mover])).json()

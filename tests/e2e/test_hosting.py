@@ -72,7 +72,11 @@ def move(stack: Stack, match_id: str, token: str) -> dict[str, Any]:
     legal = stack.match.get(f"/matches/{match_id}/actions", headers=auth(token)).json()
     moved = stack.match.post(
         f"/matches/{match_id}/actions",
-        json={"expected_version": legal["version"], "action": legal["actions"][0]},
+        json={
+            "game": legal["game"],
+            "expected_version": legal["version"],
+            "action": legal["actions"][0],
+        },
         headers={**auth(token), "Idempotency-Key": uuid.uuid4().hex},
     )
     assert moved.status_code == 201, moved.text
@@ -118,6 +122,7 @@ def test_a_clock_that_runs_out_forfeits_the_match_once(stack: Stack) -> None:
     refused = stack.match.post(
         f"/matches/{match_id}/actions",
         json={
+            "game": finished["game"],
             "expected_version": finished["version"],
             "action": {"type": "DiscardCard", "slot": 0},
         },

@@ -120,6 +120,7 @@ def test_whole_numbers_written_as_floats_are_integers(stack: Stack) -> None:
         f"/matches/{match_id}/actions",
         headers=auth(tokens[0]),
         json={
+            "game": "hanabi",
             "expected_version": float(match["version"]),
             "action": {"type": "PlayCard", "card": 0.0},
         },
@@ -172,7 +173,7 @@ def test_a_repeated_answer_says_it_is_one(stack: Stack) -> None:
     match_id, tokens = open_table(stack, "hanabi", 2, seed=6)
     seat0 = auth(tokens[0])
     legal = stack.match.get(f"/matches/{match_id}/actions", headers=seat0).json()
-    move = {"expected_version": legal["version"], "action": legal["actions"][0]}
+    move = {"game": "hanabi", "expected_version": legal["version"], "action": legal["actions"][0]}
     moves = [
         stack.match.post(
             f"/matches/{match_id}/actions", json=move, headers={**seat0, "Idempotency-Key": "m0"}

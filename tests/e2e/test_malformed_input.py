@@ -199,15 +199,25 @@ def test_match_reads_with_nul_in_the_path(stack: Stack, path: str) -> None:
     assert_problem(stack.match.get(path), 400, "invalid-request")
 
 
+HANABI_MOVE = b'{"game": "hanabi", '
+"""The start of a move's body on the Hanabi match (a body without its game is refused too)."""
+
+
 @pytest.mark.parametrize(
     "body",
     [
-        b'{"expected_version": 99999999999999999999, "action": {"type": "DiscardCard"}}',
-        b'{"expected_version": 2147483648, "action": {"type": "DiscardCard"}}',
-        b'{"expected_version": "1", "action": {"type": "DiscardCard", "card": 0}}',
-        b'{"expected_version": 1.5, "action": {"type": "DiscardCard", "card": 0}}',
-        b'{"expected_version": 1, "action": {"type": "DiscardCard\\u0000", "card": 0}}',
-        b'{"expected_version": 1, "action": {"type": "DiscardCard", "card": 0, "x": '
+        HANABI_MOVE
+        + b'"expected_version": 99999999999999999999, "action": {"type": "DiscardCard"}}',
+        HANABI_MOVE + b'"expected_version": 2147483648, "action": {"type": "DiscardCard"}}',
+        HANABI_MOVE + b'"expected_version": "1", "action": {"type": "DiscardCard", "card": 0}}',
+        HANABI_MOVE + b'"expected_version": 1.5, "action": {"type": "DiscardCard", "card": 0}}',
+        HANABI_MOVE
+        + b'"expected_version": 1, "action": {"type": "DiscardCard\\u0000", "card": 0}}',
+        b'{"game": "hanabi\\u0000", "expected_version": 1, "action": {"type": "PassTurn"}}',
+        b'{"game": 5, "expected_version": 1, "action": {"type": "DiscardCard", "card": 0}}',
+        b'{"expected_version": 1, "action": {"type": "DiscardCard", "card": 0}}',
+        HANABI_MOVE
+        + b'"expected_version": 1, "action": {"type": "DiscardCard", "card": 0, "x": '
         + nested(1_000)
         + b"}}",
     ],

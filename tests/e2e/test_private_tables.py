@@ -141,7 +141,11 @@ def test_a_private_match_is_watched_only_with_its_invitation(stack: Stack) -> No
     assert_problem(stack.match.get(f"{url}/actions", headers=auth(invitation)), 403, "not-seated")
     move = stack.match.post(
         f"{url}/actions",
-        json={"expected_version": watched["version"], "action": {"type": "DiscardCard", "card": 0}},
+        json={
+            "game": "hanabi",
+            "expected_version": watched["version"],
+            "action": {"type": "DiscardCard", "card": 0},
+        },
         headers=auth(invitation),
     )
     assert_problem(move, 403, "not-seated")

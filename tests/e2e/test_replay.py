@@ -84,7 +84,11 @@ def play_and_record(
         legal = stack.match.get(f"/matches/{match_id}/actions", headers=auth(tokens[seat]))
         moved = stack.match.post(
             f"/matches/{match_id}/actions",
-            json={"expected_version": match["version"], "action": pick(rng, legal.json())},
+            json={
+                "game": match["game"],
+                "expected_version": match["version"],
+                "action": pick(rng, legal.json()),
+            },
             headers={**auth(tokens[seat]), "Idempotency-Key": uuid.uuid4().hex},
         )
         assert moved.status_code == 201, moved.text

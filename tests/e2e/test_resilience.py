@@ -27,7 +27,11 @@ def move_once(stack: Stack, match_id: str, tokens: list[str], rng: random.Random
     quiet = [a for a in legal.json()["actions"] if a["type"] != "PlayCard"]
     moved = stack.match.post(
         f"/matches/{match_id}/actions",
-        json={"expected_version": match["version"], "action": rng.choice(quiet)},
+        json={
+            "game": match["game"],
+            "expected_version": match["version"],
+            "action": rng.choice(quiet),
+        },
         headers=auth(tokens[seat]),
     )
     assert moved.status_code == 201, moved.text
@@ -120,7 +124,11 @@ def test_two_match_processes_serve_one_match_without_stale_answers(stack: Stack)
             quiet = [a for a in legal["actions"] if a["type"] != "PlayCard"] or legal["actions"]
             moved = server.post(
                 f"/matches/{match_id}/actions",
-                json={"expected_version": match["version"], "action": rng.choice(quiet)},
+                json={
+                    "game": match["game"],
+                    "expected_version": match["version"],
+                    "action": rng.choice(quiet),
+                },
                 headers=auth(tokens[seat]),
             )
             assert moved.status_code == 201, moved.text

@@ -144,7 +144,11 @@ def test_a_move_is_one_trace_from_its_request_to_its_webhook(traced: Traced) -> 
     legal = stack.match.get(f"/matches/{match_id}/actions", headers=auth(tokens[0])).json()
     moved = stack.match.post(
         f"/matches/{match_id}/actions",
-        json={"expected_version": legal["version"], "action": legal["actions"][0]},
+        json={
+            "game": "hanabi",
+            "expected_version": legal["version"],
+            "action": legal["actions"][0],
+        },
         headers={**auth(tokens[0]), "traceparent": f"00-{CALLER_TRACE}-{CALLER_SPAN}-01"},
     )
     assert moved.status_code == 201, moved.text

@@ -292,6 +292,10 @@ def test_a_full_match_is_delivered_in_order(stack: Stack, hooks: Hooks) -> None:
         (event["version"], event["type"]) for event in log
     ] + [(log[-1]["version"], "MatchFinished")]
     assert [r.body["data"] for r in delivered[:-1]] == [event["data"] for event in log]
+    assert {r.body["game"] for r in delivered} == {"hanabi"}  # whose events ``data`` holds
+    bodies = [r.body for r in hooks.receiver.verified("all")]
+    tables = [body for body in bodies if body["stream_id"].startswith("table-")]
+    assert tables and all(body["game"] is None for body in tables)
     assert len({r.webhook_id for r in delivered}) == len(delivered)
     assert delivered[0].body["timestamp"].endswith("Z")
     assert [r.body for r in eventually(lambda: finished("finished"))] == [delivered[-1].body]
@@ -475,7 +479,7 @@ def test_every_event_type_is_listed_once_with_its_sample(stack: Stack, hooks: Ho
     games = load_games()
     for info in infos:
         sample = info["sample"]
-        assert list(sample) == ["type", "timestamp", "stream_id", "version", "data"]
+        assert list(sample) == ["type", "timestamp", "stream_id", "version", "game", "data"]
         assert sample["type"] == info["type"] and sample["timestamp"].endswith("Z")
         assert info["games"] == [name for name, types in catalogue.items() if info["type"] in types]
         if info["type"] in HOSTING_EVENT_TYPES:

@@ -159,7 +159,7 @@ async def test_a_turn_reads_as_its_seat_and_moves_at_its_version_under_its_key()
     method, path, headers, body = move
     assert (method, path) == ("POST", "/matches/m1/actions")
     assert headers["Idempotency-Key"] == "bot:m1:1:7"
-    assert json.loads(body) == {"expected_version": 7, "action": {"n": 1}}
+    assert json.loads(body) == {"game": "hanabi", "expected_version": 7, "action": {"n": 1}}
 
 
 @pytest.mark.asyncio

@@ -75,8 +75,11 @@ def test_webhook_event_types_are_every_type_a_subscription_may_name(
     assert names == sorted(expected)
     for info in infos:
         body = msgspec.json.decode(info.sample)
-        assert list(body) == ["type", "timestamp", "stream_id", "version", "data"]
+        assert list(body) == ["type", "timestamp", "stream_id", "version", "game", "data"]
         assert body["type"] == info.type
         assert info.games == [
             name for name, game in GAMES.items() if info.type in event_types(game)
         ]
+        # a match's event names the game whose event ``data`` is; a table's none
+        assert (body["game"] is None) == (body["stream_id"].startswith("table-"))
+        assert body["game"] in {None, *info.games} or info.type == MATCH_FINISHED

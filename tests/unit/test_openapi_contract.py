@@ -13,6 +13,7 @@ from services.operator.cli import CONTRACT_PATH
 from services.operator.contract import (
     GAME_DATA,
     MATCH_FILE_SCHEMA,
+    PER_GAME,
     build_contract,
     game_prefix,
     render,
@@ -73,7 +74,7 @@ def contract() -> dict[str, Any]:
     return build_contract()
 
 
-def test_match_data_is_typed_by_the_game_unions(contract: dict[str, Any]) -> None:
+def test_match_data_is_typed_by_each_game(contract: dict[str, Any]) -> None:
     schemas = contract["components"]["schemas"]
 
     def ref(name: str) -> dict[str, str]:
@@ -82,7 +83,6 @@ def test_match_data_is_typed_by_the_game_unions(contract: dict[str, Any]) -> Non
     def nullable(name: str) -> dict[str, Any]:
         return {"oneOf": [ref(name), {"type": "null"}]}
 
-    assert schemas["SubmitAction"]["properties"]["action"] == ref("GameAction")
     games = load_games()
     for game in games.values():
         prefix = game_prefix(game)
@@ -90,26 +90,28 @@ def test_match_data_is_typed_by_the_game_unions(contract: dict[str, Any]) -> Non
         assert legal["properties"]["game"] == {"type": "string", "const": game.name}
         assert legal["properties"]["actions"]["items"] == ref(f"{prefix}Action")
         assert accepted["properties"]["events"]["items"] == ref(f"{prefix}Event")
+        assert accepted["properties"]["view"] == ref(f"{prefix}View")
         assert schemas[f"{prefix}MatchEvent"]["properties"]["data"] == ref(f"{prefix}Event")
-    for split in ("LegalActions", "ActionAccepted", "MatchEvent"):
+        assert schemas[f"{prefix}SubmitAction"]["properties"]["action"] == ref(f"{prefix}Action")
+        info, replay = schemas[f"{prefix}MatchInfo"], schemas[f"{prefix}MatchReplay"]
+        assert info["properties"]["view"] == nullable(f"{prefix}View")
+        assert replay["properties"]["view"] == ref(f"{prefix}View")
+        assert replay["properties"]["state"] == nullable(f"{prefix}State")
+    for split in PER_GAME:
         assert schemas[split]["discriminator"] == {
             "propertyName": "game",
             "mapping": {
                 game.name: ref(f"{game_prefix(game)}{split}")["$ref"] for game in games.values()
             },
         }
-    assert schemas["MatchInfo"]["properties"]["view"] == nullable("GameView")
-    assert schemas["MatchReplay"]["properties"]["view"] == ref("GameView")
-    assert schemas["MatchReplay"]["properties"]["state"] == nullable("GameState")
-    for name in ("MatchInfo", "MatchReplay", "HanabiActionAccepted"):
+    for name in ("HanabiMatchInfo", "DingoMatchReplay", "HanabiActionAccepted"):
         assert schemas[name]["properties"]["result"] == nullable("Outcome")
     assert schemas["MatchFinished"]["properties"]["result"]["$ref"] == ref("Outcome")["$ref"]
-    for union, (kind, _) in GAME_DATA.items():
-        members = schemas[union].get("oneOf") or schemas[union]["anyOf"]
-        assert members == [ref(game_prefix(game) + kind) for game in games.values()]
+    assert not set(GAME_DATA) & set(schemas), "no union over every game's data"
     hanabi_actions = schemas["HanabiAction"]
     assert hanabi_actions["discriminator"]["mapping"]["PlayCard"] == ref("HanabiPlayCard")["$ref"]
     assert schemas["HanabiPlayCard"]["properties"]["card"] == {"type": "integer"}
+    assert schemas["DingoPlayCard"]["properties"]["card"] == {"type": "string"}
 
 
 def test_game_schemas_have_unique_titles(contract: dict[str, Any]) -> None:
@@ -163,7 +165,7 @@ def _operations(contract: dict[str, Any]) -> dict[str, tuple[str, dict[str, Any]
 
 def test_closed_sets_of_values_are_enums(contract: dict[str, Any]) -> None:
     schemas = contract["components"]["schemas"]
-    assert schemas["MatchInfo"]["properties"]["status"]["enum"] == [
+    assert schemas["HanabiMatchInfo"]["properties"]["status"]["enum"] == [
         "creating",
         "running",
         "finished",
@@ -196,7 +198,10 @@ def test_request_bodies_that_refuse_extra_fields_say_so(contract: dict[str, Any]
         if "requestBody" not in operation:
             continue
         ref = operation["requestBody"]["content"]["application/json"]["schema"]["$ref"]
-        assert schemas[ref.rpartition("/")[2]].get("additionalProperties") is False, operation_id
+        body = schemas[ref.rpartition("/")[2]]
+        for variant in body.get("oneOf", [{"$ref": ref}]):  # one body per game: each of them
+            name = variant["$ref"].rpartition("/")[2]
+            assert schemas[name].get("additionalProperties") is False, (operation_id, name)
 
 
 def test_links_lead_from_a_new_table_to_a_move(contract: dict[str, Any]) -> None:
@@ -244,3 +249,89 @@ def test_webhook_event_types_are_every_event_a_subscription_can_get(
     assert {"TableCreated", "MatchFinished", "ClueGiven", "TilePlaced"} <= set(names)
     catalogue = RulesEngine(load_games()).catalogue
     assert {name for game in catalogue for name in game["event_types"]} < set(names)
+
+
+def _games_reached(contract: dict[str, Any]) -> Any:
+    """``reached(schema)``: the games whose own schemas (named after them: ``HanabiPlayCard``)
+    ``schema`` refers to, directly or through other components."""
+    schemas = contract["components"]["schemas"]
+    prefixes = {game_prefix(game): game.name for game in load_games().values()}
+    by_component: dict[str, frozenset[str]] = {}
+
+    def game_of(name: str) -> set[str]:
+        return {game for prefix, game in prefixes.items() if name.startswith(prefix)}
+
+    def reached(schema: Any) -> frozenset[str]:
+        if isinstance(schema, list):
+            return frozenset().union(*(reached(item) for item in schema))
+        if not isinstance(schema, dict):
+            return frozenset()
+        found: set[str] = set()
+        for key, value in schema.items():
+            if key == "$ref" and isinstance(value, str):
+                name = value.rpartition("/")[2]
+                if name not in by_component:
+                    by_component[name] = frozenset()  # a cycle adds nothing new
+                    by_component[name] = frozenset(game_of(name)) | reached(schemas[name])
+                found |= by_component[name]
+            elif key != "discriminator":
+                found |= reached(value)
+        return frozenset(found)
+
+    return reached
+
+
+def _unions(node: Any, pointer: str = "") -> Any:
+    """Every ``oneOf``/``anyOf`` in ``node``, with where it is."""
+    if isinstance(node, list):
+        for number, item in enumerate(node):
+            yield from _unions(item, f"{pointer}/{number}")
+    elif isinstance(node, dict):
+        for keyword in ("oneOf", "anyOf"):
+            if isinstance(node.get(keyword), list):
+                yield pointer, node
+                break
+        for key, value in node.items():
+            yield from _unions(value, f"{pointer}/{key}")
+
+
+def test_no_union_leaves_a_client_to_guess_the_game(contract: dict[str, Any]) -> None:
+    """Tags such as ``PlayCard`` repeat across games: a union without a discriminator whose
+    members lead to two games' schemas (actions, events, views) lets a generated client read one
+    game's data as another's (Dingo's ``PlayCard`` as Hanabi's), and a request of one game pass
+    for another's. Each such union must be discriminated (on ``game``, or on tags no two games
+    share); a nullable reference (one member with game data, ``null``) is not a choice."""
+    reached = _games_reached(contract)
+    guessed = []
+    for pointer, union in _unions(contract):
+        if "discriminator" in union:
+            continue
+        members = union.get("oneOf") or union["anyOf"]
+        with_games = [games for games in map(reached, members) if games]
+        if len(with_games) > 1 and len(frozenset().union(*with_games)) > 1:
+            guessed.append(f"{pointer}: {sorted(frozenset().union(*with_games))}")
+    assert guessed == []
+    assert reached({"$ref": "#/components/schemas/HanabiPlayCard"}) == {"hanabi"}
+
+
+def test_a_move_names_its_game(contract: dict[str, Any]) -> None:
+    """The move's body is one body per game, told apart by ``game``, each holding only that
+    game's actions: a Dingo ``PlayCard`` is no valid Hanabi move, even by its schema."""
+    schemas = contract["components"]["schemas"]
+    _, submit = _operations(contract)["submitAction"]
+    body = submit["requestBody"]["content"]["application/json"]["schema"]
+    assert body == {"$ref": "#/components/schemas/SubmitAction"}
+    games = load_games()
+    mapping = {
+        game.name: f"#/components/schemas/{game_prefix(game)}SubmitAction"
+        for game in games.values()
+    }
+    assert schemas["SubmitAction"]["discriminator"] == {"propertyName": "game", "mapping": mapping}
+    for game in games.values():
+        variant = schemas[f"{game_prefix(game)}SubmitAction"]
+        assert variant["properties"]["game"] == {"type": "string", "const": game.name}
+        assert variant["properties"]["action"] == {
+            "$ref": f"#/components/schemas/{game_prefix(game)}Action"
+        }
+        assert {"game", "action", "expected_version"} <= set(variant["required"])
+        assert variant["additionalProperties"] is False

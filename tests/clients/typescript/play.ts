@@ -5,6 +5,8 @@
  *
  * Usage: PLAYTABLE_URL=http://127.0.0.1:8080 node dist/play.js hanabi carcassonne:messengers
  * (`game:option` sets that boolean option). Prints one JSON line per match; exits 1 on any failure.
+ * With `--play-cards` instead: a Hanabi and a Dingo PlayCard, each sent to both games' matches,
+ * one JSON line per card.
  */
 import { randomUUID } from 'node:crypto';
 
@@ -20,8 +22,10 @@ import {
   submitAction,
 } from './generated';
 import type {
-  GameAction,
+  DingoPlayCard,
+  DingoSubmitAction,
   HanabiPlayCard,
+  HanabiSubmitAction,
   LegalActions,
   MatchEvent,
   MatchInfo,
@@ -77,24 +81,44 @@ function schemaPrefix(game: string): string {
     .join('');
 }
 
-/** Hanabi's first move is a PlayCard written out by hand, not echoed from the server. The
- * answer's `game` narrows its actions to that game's own (`type` tags repeat across games). */
-function chooseAction(
+/** A random legal move, as the game's own move (`legal.game` narrows the actions to that game's
+ * own: `type` tags repeat across games). Hanabi's first move is a PlayCard written out by hand,
+ * not echoed from the server. */
+function chooseMove(
   legal: LegalActions,
   moves: number,
   random: () => number,
-): { action: GameAction; handBuilt: boolean } {
-  if (legal.game === 'hanabi' && moves === 0) {
-    for (const offered of legal.actions) {
-      if (offered.type === 'PlayCard') {
-        const play: HanabiPlayCard = { type: 'PlayCard', card: offered.card };
-        return { action: play, handBuilt: true };
+): { body: SubmitAction; handBuilt: boolean } {
+  const expected_version = legal.version;
+  switch (legal.game) {
+    case 'hanabi': {
+      if (moves === 0) {
+        const action = handBuiltPlayCard(legal.actions);
+        return { body: { game: 'hanabi', action, expected_version }, handBuilt: true };
       }
+      const action = pick(legal.actions, random);
+      return { body: { game: legal.game, action, expected_version }, handBuilt: false };
     }
-    throw new Error('no PlayCard among the first Hanabi legal actions');
+    case 'carcassonne': {
+      const action = pick(legal.actions, random);
+      return { body: { game: legal.game, action, expected_version }, handBuilt: false };
+    }
+    case 'dingo': {
+      const action = pick(legal.actions, random);
+      return { body: { game: legal.game, action, expected_version }, handBuilt: false };
+    }
+    case 'breaking_news': {
+      const action = pick(legal.actions, random);
+      return { body: { game: legal.game, action, expected_version }, handBuilt: false };
+    }
   }
-  const actions: GameAction[] = legal.actions;
-  return { action: pick(actions, random), handBuilt: false };
+}
+
+function handBuiltPlayCard(offered: HanabiSubmitAction['action'][]): HanabiPlayCard {
+  for (const action of offered) {
+    if (action.type === 'PlayCard') return { type: 'PlayCard', card: action.card };
+  }
+  throw new Error('no PlayCard among the first Hanabi legal actions');
 }
 
 /** The credential a client sends for each security scheme: the app's key, and a seat's token. */
@@ -178,14 +202,13 @@ async function playMatch(baseUrl: string, appKey: string, spec: string): Promise
     expectStatus(legal.response, 200, 'listLegalActions');
     check(legal.data.game === game, `legal actions of ${legal.data.game}`);
     check(legal.data.version === match.version, 'legal actions of another version');
-    const choice = chooseAction(legal.data, moves, random);
+    const choice = chooseMove(legal.data, moves, random);
     handBuilt += choice.handBuilt ? 1 : 0;
-    const body: SubmitAction = { action: choice.action, expected_version: match.version };
     const accepted = await submitAction({
       client: seat,
       path: { match_id: matchId },
       headers: { 'Idempotency-Key': randomUUID() },
-      body,
+      body: choice.body,
       throwOnError: true,
     });
     expectStatus(accepted.response, 201, 'submitAction');
@@ -221,6 +244,98 @@ async function playMatch(baseUrl: string, appKey: string, spec: string): Promise
   };
 }
 
+interface PlayedCard {
+  game: string;
+  /** Sent to the other game's match first: its status, problem code, and whether that match
+   * kept its version. */
+  refused_elsewhere: [number, string, boolean];
+  accepted: number;
+  answer_game: string;
+  event_types: string[];
+}
+
+/** A Hanabi PlayCard and a Dingo PlayCard (the same tag), each built as its game's type and
+ * sent as its game's move: first to the other game's match (refused), then to its own. */
+async function playCards(baseUrl: string, appKey: string): Promise<PlayedCard[]> {
+  const app = createClient(createConfig({ baseUrl, auth: credentials(appKey) }));
+  const hanabi = await openTable(app, appKey, baseUrl, 'hanabi', {});
+  const dingo = await openTable(app, appKey, baseUrl, 'dingo', {});
+  const hanabiSeat = await seatToMove(app, hanabi);
+  const dingoSeat = await seatToMove(app, dingo);
+  const hanabiLegal = await listLegalActions({
+    client: hanabiSeat,
+    path: { match_id: hanabi.matchId },
+    throwOnError: true,
+  });
+  const dingoLegal = await listLegalActions({
+    client: dingoSeat,
+    path: { match_id: dingo.matchId },
+    throwOnError: true,
+  });
+  check(hanabiLegal.data.game === 'hanabi', `legal actions of ${hanabiLegal.data.game}`);
+  check(dingoLegal.data.game === 'dingo', `legal actions of ${dingoLegal.data.game}`);
+  const hanabiMove: HanabiSubmitAction = {
+    game: 'hanabi',
+    action: handBuiltPlayCard(hanabiLegal.data.actions),
+    expected_version: hanabiLegal.data.version,
+  };
+  let dingoCard: DingoPlayCard | undefined;
+  for (const action of dingoLegal.data.actions) {
+    if (action.type === 'PlayCard') {
+      dingoCard = { type: 'PlayCard', card: action.card, ranch: action.ranch };
+      break;
+    }
+  }
+  check(dingoCard !== undefined, 'no PlayCard among the first Dingo legal actions');
+  const dingoMove: DingoSubmitAction = {
+    game: 'dingo',
+    action: dingoCard,
+    expected_version: dingoLegal.data.version,
+  };
+  // @ts-expect-error: a Dingo PlayCard is no Hanabi action, though both are tagged PlayCard
+  const mixed: HanabiSubmitAction = { ...hanabiMove, action: dingoCard };
+  check(mixed.game === 'hanabi', 'unreachable');
+  return [
+    await playCard(app, hanabiMove, hanabi.matchId, hanabiSeat, dingo.matchId, dingoSeat),
+    await playCard(app, dingoMove, dingo.matchId, dingoSeat, hanabi.matchId, hanabiSeat),
+  ];
+}
+
+async function seatToMove(app: Client, table: { matchId: string; seats: Client[] }) {
+  const match = await readMatch(app, table.matchId);
+  const seat = table.seats[match.to_move[0] ?? -1];
+  check(seat !== undefined, `no seat to move: ${JSON.stringify(match.to_move)}`);
+  return seat;
+}
+
+async function playCard(
+  app: Client,
+  move: SubmitAction,
+  matchId: string,
+  seat: Client,
+  otherId: string,
+  otherSeat: Client,
+): Promise<PlayedCard> {
+  const before = (await readMatch(app, otherId)).version;
+  const refused = await submitAction({ client: otherSeat, path: { match_id: otherId }, body: move });
+  check(refused.error !== undefined, `${move.game}'s move accepted by the other game's match`);
+  const code = refused.error.type.split('/').at(-1) ?? '';
+  const unchanged = (await readMatch(app, otherId)).version === before;
+  const accepted = await submitAction({
+    client: seat,
+    path: { match_id: matchId },
+    body: move,
+    throwOnError: true,
+  });
+  return {
+    game: move.game,
+    refused_elsewhere: [refused.response.status, code, unchanged],
+    accepted: accepted.response.status,
+    answer_game: accepted.data.game,
+    event_types: accepted.data.events.map((event) => event.type),
+  };
+}
+
 function describe(failure: unknown): string {
   return failure instanceof Error ? (failure.stack ?? failure.message) : JSON.stringify(failure);
 }
@@ -234,6 +349,10 @@ async function main(): Promise<number> {
       'usage: PLAYTABLE_URL=<gateway> PLAYTABLE_APP_KEY=<key> node dist/play.js <game>[:<option>]...',
     );
     return 2;
+  }
+  if (specs[0] === '--play-cards') {
+    for (const played of await playCards(baseUrl, appKey)) console.log(JSON.stringify(played));
+    return 0;
   }
   const outcomes = await Promise.allSettled(specs.map((spec) => playMatch(baseUrl, appKey, spec)));
   let failed = 0;

@@ -3,14 +3,15 @@
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 
 import {
-  type GameAction,
   getGame,
   getMatch,
+  type LegalActions,
   leaveMatch,
   listLegalActions,
   listMatchEvents,
   type MatchEvent,
   type MatchInfo,
+  type SubmitAction,
   submitAction,
 } from "../client";
 import { api, credentials, problemOf, sendOnce, type ShownProblem, takeRematchSeat } from "../api";
@@ -21,6 +22,9 @@ import { tableFor } from "../games";
 import { links } from "../router";
 
 const CREATING_RETRY_MS = 1000;
+
+/** One of any game's legal actions: this page is every game's (each table knows its own). */
+type GameAction = LegalActions["actions"][number];
 
 export function MatchPage({ matchId }: { matchId: string }) {
   const [bearer, setBearer] = useState(() => credentials.match(matchId));
@@ -141,7 +145,8 @@ export function MatchPage({ matchId }: { matchId: string }) {
   const submit = (action: GameAction) =>
     run(async () => {
       if (match === null) return;
-      const body = { expected_version: match.version, action };
+      // the table offers only this match's legal actions: the move is its game's
+      const body = { game: match.game, expected_version: match.version, action } as SubmitAction;
       try {
         const accepted = await sendOnce(["submitAction", matchId, body], (key) =>
           submitAction({
@@ -153,10 +158,9 @@ export function MatchPage({ matchId }: { matchId: string }) {
           }),
         );
         const { view, version, to_move, status, result, clock, legal_actions } = accepted.data;
-        show(
-          { ...match, view, version, to_move, status, result, clock: clock ?? null },
-          legal_actions,
-        );
+        // the answer is of the match's own game, as its view
+        const after = { ...match, view, version, to_move, status, result, clock: clock ?? null };
+        show(after as MatchInfo, legal_actions);
       } catch (error) {
         void refresh();
         throw error;
