@@ -10,11 +10,12 @@ stored): those sealed under a dropped key are no longer replayed (a retry then g
 from __future__ import annotations
 
 import asyncio
+import sys
 from datetime import UTC, datetime
 
 from shared.db import open_pool
 from shared.sealed import SEALED_COLUMNS, seal_rows
-from shared.secretbox import MARKER, new_entry
+from shared.secretbox import MARKER, KeyringError, new_entry
 from shared.settings import Settings
 
 _UNSEALED_RECORDS = """
@@ -47,7 +48,11 @@ def run(command: str, settings: Settings, key_id: str | None = None) -> int:
     if command == "new-key":
         print(new_key_entry(key_id))
         return 0
-    resealed, removed = asyncio.run(rotate(settings))
+    try:
+        resealed, removed = asyncio.run(rotate(settings))
+    except KeyringError as error:  # a key dropped before its values were re-sealed
+        print(f"cannot re-seal: {error}; put that key back after the first", file=sys.stderr)
+        return 1
     primary = settings.keyring().primary
     print(
         f"{resealed} secret(s) re-sealed under key {primary!r}, every one now is;"

@@ -187,7 +187,8 @@ def own_database(postgres_server_url: str) -> Iterator[str]:
         drop_database(postgres_server_url, name)
 
 
-def rotate(database_url: str, keys: str) -> str:
+def rotate(database_url: str, keys: str, exit_code: int = 0) -> str:
+    """``playtable secrets rotate`` with the keyring ``keys``: what it printed."""
     env = {"DATABASE_URL": database_url, "PLAYTABLE_SECRET_KEYS": keys, "PATH": "/usr/bin:/bin"}
     done = subprocess.run(
         [sys.executable, "-m", "services.operator.cli", "secrets", "rotate"],
@@ -196,8 +197,8 @@ def rotate(database_url: str, keys: str) -> str:
         text=True,
         timeout=60,
     )
-    assert done.returncode == 0, done.stderr
-    return done.stdout
+    assert done.returncode == exit_code, done.stderr
+    return done.stdout + done.stderr
 
 
 def test_rotating_then_dropping_the_old_key_keeps_webhooks_and_bots_working(
@@ -223,6 +224,8 @@ def test_rotating_then_dropping_the_old_key_keeps_webhooks_and_bots_working(
     )
     assert len(stored) == 2 and all(str(row[0]).startswith("sb1:new:") for row in stored)
     assert "0 secret(s)" in rotate(own_database, f"{new},{old}")  # nothing left to move
+    refused = rotate(own_database, old, exit_code=1)  # the new key dropped by mistake
+    assert "sealed under key 'new', which the keyring no longer holds" in refused, refused
 
     with running_stack(own_database, redis_url, PLAYTABLE_SECRET_KEYS=new) as after:
         Bots(after).start("bots")

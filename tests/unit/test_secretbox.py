@@ -6,12 +6,16 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+from pathlib import Path
 
 import msgspec
 import pytest
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+from services.operator.cli import SEALING
+from services.operator.cli import main as playtable
+from services.operator.stack import stack_keyring
 from shared.http import Problem
 from shared.idempotency import idempotent
 from shared.secretbox import Keyring, KeyringError, is_sealed, new_entry
@@ -93,3 +97,23 @@ def test_an_idempotency_record_opens_with_neither_the_server_key_nor_the_credent
     forged = msgspec.structs.replace(record, credential="another-app")  # the server's key
     with pytest.raises(Problem):
         forged.unseal(sealed, ring)
+
+
+@pytest.mark.parametrize("service", sorted(SEALING))
+def test_a_service_that_seals_will_not_start_without_a_keyring(
+    service: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("PLAYTABLE_SECRET_KEYS", raising=False)
+    with pytest.raises(SystemExit, match="PLAYTABLE_SECRET_KEYS is not set"):
+        playtable([service])
+
+
+def test_the_stack_keeps_one_keyring_for_its_user(tmp_path: Path) -> None:
+    """Made once, readable only by its user, and the same at every start (so a stack started
+    again opens what it sealed), unless the environment names one."""
+    env = {"XDG_STATE_HOME": str(tmp_path)}
+    first = stack_keyring(env)
+    kept = tmp_path / "playtable" / "secret_keys"
+    assert Keyring.parse(first).primary == "stack" and kept.stat().st_mode & 0o777 == 0o600
+    assert stack_keyring(env) == first
+    assert stack_keyring({**env, "PLAYTABLE_SECRET_KEYS": NEW}) == NEW
