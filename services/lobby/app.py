@@ -441,11 +441,12 @@ class TablesController(Controller):
         summary="Take your seat again in the rematch of a table whose match has finished (with"
         " its seat's token); the answer holds the new seat's token (shown once)",
         description="The first player to ask opens the rematch: a new table (`rematch_of`) with"
-        " the same game, options, seats, visibility and hosting, a new seed, and the same bots"
-        " in their seats; the finished table names it (`rematch_table_id`). Each player takes"
-        " back their own seat under their own name (the token the match gave them, if they"
-        " were seated again in it, works too). Once every seat is taken, any seated player"
-        " starts it (`startTable`).",
+        " the same game, options, seats, visibility and hosting, and the same bots in their"
+        " seats, but a new seed and none of the secret options (a stacked deck is shuffled:"
+        " the finished match's replay shows it to everyone); the finished table names it"
+        " (`rematch_table_id`). Each player takes back their own seat under their own name"
+        " (the token the match gave them, if they were seated again in it, works too). Once"
+        " every seat is taken, any seated player starts it (`startTable`).",
         responses=problem_responses(400, 401, 403, 404, 409, 503),
     )
     async def rematch_table(

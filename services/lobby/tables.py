@@ -364,15 +364,20 @@ class Tables:
         actor: Actor,
         secret_options: dict[str, set[str]],
     ) -> str:
-        """Open the finished table's rematch (its game, options, seats, visibility, hosting and
-        app; a new seed) with its bots seated, and say so in the finished table's stream."""
+        """Open the finished table's rematch (its game, public options, seats, visibility,
+        hosting and app) with its bots seated, and say so in the finished table's stream.
+
+        Its secret options (a stacked deck, say) and seed never carry over: the finished match's
+        full replay shows them to everyone, so its deal would be known before anyone plays."""
         await self._within_quota(conn, row[12])
+        secret = secret_options.get(row[1], set())
+        options = msgspec.json.decode(row[4])
         new = NewTable(
             game=row[1],
             name=row[2],
             seats=row[3],
-            options=msgspec.json.decode(row[4]),
-            secret=secret_options.get(row[1], set()),
+            options={name: None if name in secret else value for name, value in options.items()},
+            secret=secret,
             seed=secrets.randbits(63),
             seeded=False,
             visibility=row[10],

@@ -1,6 +1,7 @@
 """A stacked deck is never a secret: everyone sees which secret options a table's creator set,
-with a commitment published at creation that the finished match's export opens; and a private
-table's invitation can be rotated, revoked and bounded in the seats it fills."""
+with a commitment published at creation that the finished match's export opens, and no rematch
+deals it again; and a private table's invitation can be rotated, revoked and bounded in the seats
+it fills."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import random
 
 import pytest
 
-from services.rules.games.hanabi import standard_deck
+from services.rules.games.hanabi import SUITS, standard_deck
 from shared.commitments import commitment_of
 from tests.e2e.conftest import Stack
 from tests.e2e.play import auth, play_to_end, started_match
@@ -50,6 +51,45 @@ def test_a_stacked_deck_is_committed_to_and_opened_once_the_match_is_over(stack:
         "/matches/import", json={"document": exported}, headers={"Idempotency-Key": "x"}
     )
     assert reimported.status_code == 201, reimported.text
+
+
+def test_a_rematch_of_a_stacked_table_deals_a_deck_of_its_own(stack: Stack) -> None:
+    """The first match's full replay (public once it is over) shows its deck: a rematch dealing
+    it again would show each player the hidden cards of their own hand. Bob's are predicted from
+    the replay and compared with what Ada sees of them in the rematch."""
+    deck = standard_deck(5, False)
+    random.Random(31).shuffle(deck)
+    created = stack.lobby.post(
+        "/tables", json={"game": "hanabi", "seats": 2, "options": {"deck": deck}}
+    ).json()
+    url = f"/tables/{created['table_id']}"
+    tokens = [
+        stack.lobby.post(f"{url}/seats", json={"name": name}).json()["token"]
+        for name in ("ada", "bob")
+    ]
+    match = started_match(stack, stack.lobby.post(f"{url}/start", headers=auth(tokens[0])))
+    left = stack.match.post(f"/matches/{match['match_id']}/leave", headers=auth(tokens[0]))
+    assert left.status_code == 200 and left.json()["status"] == "finished", left.text
+    replayed = stack.match.get(
+        f"/matches/{match['match_id']}/replay",
+        params={"version": left.json()["version"], "full": "true"},
+    )
+    assert replayed.status_code == 200, replayed.text
+    played = replayed.json()["state"]["deck"]
+    assert played == deck  # what anyone learns of the stacked deck once the match is over
+    predicted = [(SUITS[code // 10], code % 10) for code in played[5:10]]  # bob's first hand
+
+    seated = [stack.lobby.post(f"{url}/rematch", headers=auth(token)) for token in tokens]
+    assert [answer.status_code for answer in seated] == [201, 201], seated[0].text
+    rematch = seated[1].json()["table"]
+    ada = seated[0].json()["token"]
+    start = stack.lobby.post(f"/tables/{rematch['table_id']}/start", headers=auth(ada))
+    again = started_match(stack, start)
+    hands = stack.match.get(f"/matches/{again['match_id']}", headers=auth(ada)).json()["view"]
+    dealt = [(card["suit"], card["rank"]) for card in hands["hands"][1]]
+    guessed = sum(card == guess for card, guess in zip(dealt, predicted, strict=True))
+    assert guessed < len(predicted), f"{guessed} of {len(predicted)} hidden cards predicted"
+    assert rematch["secret_options_set"] == [] and rematch["commitments"] == {}
 
 
 def test_a_rotated_or_revoked_invitation_lets_no_one_else_in(stack: Stack) -> None:

@@ -15,6 +15,7 @@ import pytest
 from playwright.sync_api import Locator, Page, Route, expect
 
 from services.operator.gateway import runtime_dir
+from services.rules.games.hanabi import standard_deck
 from tests.e2e.conftest import Gateway
 from tests.e2e.web import PHONE, Player, screenshot
 
@@ -136,6 +137,19 @@ def test_a_refused_start_shows_the_problem_title_and_detail(
     ada.page.get_by_role("button", name="Start").click()  # one of two seats taken
     expect(ada.page.get_by_test_id("problem-title")).to_have_text("Table not full")
     expect(ada.page.get_by_test_id("problem-detail")).to_have_text("1 of 2 seats are taken")
+
+
+def test_a_stacked_table_says_so_before_anyone_sits_down(
+    gateway: Gateway, people: Callable[..., Player]
+) -> None:
+    deck = list(reversed(standard_deck(5, False)))
+    body = {"game": "hanabi", "seats": 2, "options": {"deck": deck}}
+    created = gateway.client.post("/tables", json=body)
+    assert created.status_code == 201, created.text
+    guest = people()
+    guest.open(f"#/tables/{created.json()['table_id']}")
+    warning = guest.page.get_by_test_id("table").get_by_test_id("stacked")
+    expect(warning).to_have_text("This table's deck was set by its creator (deck)")
 
 
 def test_a_private_table_with_a_bot_opens_by_its_invitation_link(

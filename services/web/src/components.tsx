@@ -2,7 +2,7 @@
 // how a page runs what its buttons ask.
 import { useEffect, useMemo, useState } from "preact/hooks";
 
-import type { ClockView, Outcome } from "./client";
+import type { ClockView, Outcome, TableInfo } from "./client";
 import { problemOf, type ShownProblem } from "./api";
 
 /** A page's commands, one at a time: `busy` while one runs (its buttons are disabled), and the
@@ -31,6 +31,17 @@ export function ProblemBox({ problem }: { problem: ShownProblem | null }) {
       <strong data-testid="problem-title">{problem.title}</strong>
       {problem.detail && <span data-testid="problem-detail">{problem.detail}</span>}
     </div>
+  );
+}
+
+/** Said to everyone before they sit down: the table's creator set a secret option (a deck,
+ * tile or message order), whose value the server hides but never that it is set. */
+export function StackedWarning({ table }: { table: TableInfo }) {
+  if (table.secret_options_set.length === 0) return null;
+  return (
+    <span class="stacked" role="note" data-testid="stacked">
+      This table's deck was set by its creator ({table.secret_options_set.join(", ")})
+    </span>
   );
 }
 

@@ -20,7 +20,7 @@ import {
   setAppKey,
   type ShownProblem,
 } from "../api";
-import { ProblemBox, useCommands } from "../components";
+import { ProblemBox, StackedWarning, useCommands } from "../components";
 import { links } from "../router";
 
 const TABLES_PER_PAGE = 50;
@@ -107,7 +107,8 @@ function TableList({ tables, games }: { tables: TableInfo[]; games: GameInfo[] }
         return (
           <li key={table.table_id}>
             <a href={links.table(table.table_id)}>{table.name || title(table.game)}</a>{" "}
-            {title(table.game)} · {taken}/{table.seats.length} seated · {table.status}
+            {title(table.game)} · {taken}/{table.seats.length} seated · {table.status}{" "}
+            <StackedWarning table={table} />
           </li>
         );
       })}

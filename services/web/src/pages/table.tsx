@@ -25,7 +25,7 @@ import {
   type ShownProblem,
   takeRematchSeat,
 } from "../api";
-import { ProblemBox, useCommands } from "../components";
+import { ProblemBox, StackedWarning, useCommands } from "../components";
 import { follow, serial, tableFeedUrl } from "../feed";
 import { links } from "../router";
 
@@ -184,6 +184,7 @@ export function TablePage(props: { tableId: string; invitation: string | null })
               ({table.game}, {table.visibility}, {table.status})
             </small>
           </h2>
+          <StackedWarning table={table} />
           <ol class="seats" start={0} data-testid="seats">
             {table.seats.map((info) => (
               <li key={info.seat}>
