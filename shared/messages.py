@@ -29,7 +29,14 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-TABLE_EVENT_TYPES = ("TableCreated", "SeatTaken", "SeatLeft", "TableStarted", "RematchOffered")
+TABLE_EVENT_TYPES = (
+    "TableCreated",
+    "SeatTaken",
+    "SeatLeft",
+    "TableStarted",
+    "RematchOffered",
+    "TableClosed",
+)
 """A table's events (``TableEvent`` below), which webhooks deliver too."""
 MATCH_FINISHED = "MatchFinished"
 """Published after a match's last event, with its result (``FinishedMatch``)."""
@@ -43,7 +50,7 @@ def summary(struct: type) -> str:
 class Actor(msgspec.Struct, frozen=True, omit_defaults=True):
     """Who asked for something: a seat of a match, a lobby player, or the system itself."""
 
-    kind: str  # "seat" | "player" | "system"
+    kind: str  # "seat" | "player" | "app" | "system"
     seat: int | None = None
     name: str | None = None
 
@@ -193,7 +200,8 @@ Visibility = Literal["public", "private"]
 
 class TableCreated(msgspec.Struct, tag=True):
     """A table was created. Published (feeds, webhooks) without its ``options``; ``commitments``
-    binds the secret ones."""
+    binds the secret ones, and its keys name those the creator set (a stacked deck, say), so
+    everyone learns of it before they sit down."""
 
     table_id: str
     game: str
@@ -239,7 +247,18 @@ class RematchOffered(msgspec.Struct, tag=True):
     rematch_table_id: str
 
 
-TableEvent = TableCreated | SeatTaken | SeatLeft | TableStarted | RematchOffered
+CloseReason = Literal["by_app", "idle"]
+
+
+class TableClosed(msgspec.Struct, tag=True):
+    """The table closed before its match started: by its app (``by_app``) or after nobody
+    joined, left or changed a seat for the lobby's idle time (``idle``). Its seats are emptied
+    (their tokens no longer work) and it no longer counts against the app's quota."""
+
+    reason: CloseReason
+
+
+TableEvent = TableCreated | SeatTaken | SeatLeft | TableStarted | RematchOffered | TableClosed
 """The events of a ``table-<id>`` stream."""
 
 

@@ -204,6 +204,13 @@ PROBLEM_TYPES = _types(
         "The table's match has been asked for: seats can no longer change.",
     ),
     ProblemType(
+        "table-closed",
+        409,
+        "Table closed",
+        "The table was closed before its match started (by its app, or idle): nobody sits"
+        " down at it or starts it any more.",
+    ),
+    ProblemType(
         "invitation-used-up",
         409,
         "Invitation used up",

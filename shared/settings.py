@@ -67,6 +67,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     without it."""
     max_open_tables_per_app: int = 1000
     """Tables an app may have waiting for players at once, unless its own quota says otherwise."""
+    open_table_idle_s: float = 86_400.0
+    """An open table that nobody joined, left or changed a seat of for this long closes by
+    itself (``TableClosed``, reason ``idle``), freeing its app's quota; 0: never."""
     webhooks_port: int = 8004
     webhook_allowed_networks: str = ""
     """Comma-separated networks (``127.0.0.0/8,::1``) webhook targets may resolve to although

@@ -15,7 +15,7 @@ from litestar.params import FromPath, FromQuery, JSONBody, PathParameter, QueryP
 
 from services.lobby import schemas as s
 from services.lobby.feed import TableFeeds
-from services.lobby.tables import Tables, not_private
+from services.lobby.tables import IdleSweep, Tables, not_private
 from shared import apps, rules_api, tracing
 from shared.access import access_guard, authenticator, known_caller
 from shared.commands import CommandRedriver, CommandWatch, Waiter
@@ -80,6 +80,10 @@ class Lobby:
         # Its own connection, closed when the runtime stops its tasks.
         self.done = CommandWatch(self.runtime.pool, self.runtime.settings.database_url)
         self.runtime.spawn("command-watch", self.done.run(self.runtime.stop))
+        idle_s = self.runtime.settings.open_table_idle_s
+        if idle_s > 0:
+            sweep = IdleSweep(self.tables, idle_s)
+            self.runtime.spawn("idle-table-sweep", sweep.run(self.runtime.stop))
 
     async def catalogue(self) -> dict[str, s.GameInfo]:
         if self._catalogue is None:
@@ -514,6 +518,34 @@ class TablesController(Controller):
         async with lobby.runtime.pool.connection() as conn, conn.transaction():
             await lobby.tables.revoke_invitation(conn, table_id, caller.app_id)
             return await lobby.tables.get(conn, table_id, secrets)
+
+    @delete(
+        "/{table_id:str}",
+        operation_id="closeTable",
+        security=SECRET_KEY,
+        status_code=200,
+        summary="Close one of the app's tables before its match starts: its seats are emptied"
+        " (their tokens no longer work) and it no longer counts against the app's quota",
+        description="Only with the app's secret key (a publishable key, which browsers hold:"
+        " 403 `secret-key-required`). A closed table answers as it is; a started one 409"
+        " `table-started`. Its feed and webhooks get `TableClosed` (`reason: by_app`). An open"
+        " table nobody joins, leaves or changes a seat of for the lobby's idle time"
+        " (`PLAYTABLE_OPEN_TABLE_IDLE_S`, a day by default) closes by itself (`reason: idle`).",
+        responses=problem_responses(401, 403, 404, 409, 503),
+    )
+    async def close_table(
+        self,
+        request: Request[Any, Any, Any],
+        lobby: NamedDependency[Lobby],
+        table_id: FromPath[str],
+    ) -> s.TableInfo:
+        caller = await lobby.caller(request, "tables")
+        caller.require_secret("closing a table")
+        secrets = await lobby.secret_options()
+        async with lobby.runtime.pool.connection() as conn, conn.transaction():
+            table = await lobby.tables.close(conn, table_id, caller.app_id, secrets)
+        lobby.runtime.relay.wake()
+        return table
 
     @delete(
         "/{table_id:str}/seats/{seat:int}",

@@ -12,7 +12,7 @@ from shared.messages import Visibility
 from shared.rules_api import OptionType
 
 PlayerName = Annotated[str, msgspec.Meta(min_length=1, max_length=40)]
-TableStatus = Literal["open", "started"]
+TableStatus = Literal["open", "started", "closed"]
 
 
 class GameOption(msgspec.Struct, omit_defaults=True):
@@ -98,7 +98,8 @@ class TableInfo(msgspec.Struct):
     options: dict[str, Any]
     seeded: bool
     status: TableStatus
-    """``open`` while seats are being taken, ``started`` once the match has been asked for."""
+    """``open`` while seats are being taken, ``started`` once the match has been asked for,
+    ``closed`` if it closed before (``closeTable``, or idle for the lobby's idle time)."""
     match_id: str | None
     seats: list[SeatInfo]
     version: int

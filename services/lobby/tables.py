@@ -18,11 +18,13 @@ from shared.http import Problem, hash_token, new_token, not_found
 from shared.messages import (
     SYSTEM,
     Actor,
+    CloseReason,
     CreateMatch,
     EventEnvelope,
     RematchOffered,
     SeatLeft,
     SeatTaken,
+    TableClosed,
     TableCreated,
     TableStarted,
     Visibility,
@@ -40,6 +42,10 @@ TableCursor = tuple[
     Annotated[str, msgspec.Meta(pattern="^[0-9a-f]{32}$")],
 ]
 """A page cursor is ``[created_at, table_id]`` of the last table shown, exactly."""
+
+
+IDLE_BATCH = 100
+"""Idle tables one look of the sweep closes at most before looking again."""
 
 
 def table_stream(table_id: str) -> str:
@@ -310,6 +316,48 @@ class Tables:
         actor = Actor(kind="player", seat=seat, name=holders[seat].player)
         return await self._begin(conn, row, holders, actor, secret_options)
 
+    async def close(
+        self,
+        conn: AsyncConnection,
+        table_id: str,
+        app_id: str | None,
+        secret_options: dict[str, set[str]],
+    ) -> s.TableInfo:
+        """Close the app's table before its match starts (a closed one answers as it is):
+        its seats are emptied and it no longer counts against the app's quota."""
+        row, holders = await self._seated(conn, table_id, lock=True)
+        if row[12] != app_id:
+            raise not_found("table", table_id)
+        if row[7] != "closed":
+            _require_open(row)
+            row = await self._close(conn, table_id, "by_app", Actor(kind="app"))
+            assert row is not None  # it is open, and locked since
+            holders = {}
+        return _table_info(row, holders, secret_options)
+
+    async def close_idle(self, idle_s: float, limit: int = IDLE_BATCH) -> int:
+        """Close up to ``limit`` open tables nobody joined, left or changed a seat of for
+        ``idle_s``, each in a transaction of its own; return how many this call closed.
+
+        Several lobbies may sweep at once: the condition is in each table's UPDATE, so one
+        closes the table and the others (waiting on its row lock, then finding it closed, or
+        changed by a join meanwhile) skip it."""
+        async with self.runtime.pool.connection() as conn:
+            result = await conn.execute(
+                "select table_id from lobby_tables where status = 'open'"
+                " and updated_at < now() - make_interval(secs => %s)"
+                " order by updated_at limit %s",
+                (idle_s, limit),
+            )
+            idle = [table_id for (table_id,) in await result.fetchall()]
+        closed = 0
+        for table_id in idle:
+            async with self.runtime.pool.connection() as conn, conn.transaction():
+                closed += await self._close(conn, table_id, "idle", SYSTEM, idle_s) is not None
+        if closed:
+            self.runtime.relay.wake()
+        return closed
+
     async def rematch(
         self,
         conn: AsyncConnection,
@@ -527,6 +575,32 @@ class Tables:
         )
         return version
 
+    async def _close(
+        self,
+        conn: AsyncConnection,
+        table_id: str,
+        reason: CloseReason,
+        actor: Actor,
+        idle_s: float | None = None,
+    ) -> tuple[Any, ...] | None:
+        """Close the open table (with ``idle_s``: only if unchanged that long), emptying its
+        seats (``TableClosed``); return its row after, or None if it is not (or no longer)
+        such a table."""
+        result = await conn.execute(
+            "update lobby_tables set status = 'closed', version = version + 1,"
+            " updated_at = now() where table_id = %s and status = 'open'"
+            " and (%s::float8 is null or updated_at < now() - make_interval(secs => %s))"
+            f" returning {_COLUMNS}",
+            (table_id, idle_s, idle_s),
+        )
+        row = await result.fetchone()
+        if row is None:
+            return None
+        await conn.execute("delete from lobby_seats where table_id = %s", (table_id,))
+        closed = TableClosed(reason=reason)
+        await self._record(conn, table_id, row[9] - 1, [closed], actor, row[12])
+        return row
+
     async def _begin(
         self,
         conn: AsyncConnection,
@@ -708,6 +782,20 @@ class Tables:
             (table_id,),
         )
         return {seat: Holder(*held) for seat, *held in await result.fetchall()}
+
+
+class IdleSweep(outbox.Pump):
+    """Closes the open tables idle for ``idle_s`` (``Tables.close_idle``), looking every half
+    of that time (at least once a minute); a Postgres outage is logged once and retried."""
+
+    def __init__(self, tables: Tables, idle_s: float) -> None:
+        super().__init__("idle table sweep", poll_interval_s=min(idle_s / 2, 60.0))
+        self._tables = tables
+        self._idle_s = idle_s
+
+    async def run_pass(self) -> None:
+        while await self._tables.close_idle(self._idle_s) == IDLE_BATCH:
+            pass
 
 
 async def _match_standing(
@@ -895,6 +983,10 @@ def not_private() -> Problem:
 
 
 def _require_open(row: tuple[Any, ...]) -> None:
+    if row[7] == "closed":
+        raise Problem(
+            409, "table-closed", "Table closed", "the table was closed before its match started"
+        )
     if row[7] != "open":
         raise Problem(
             409, "table-started", "Table already started", "the table's match has started"

@@ -759,6 +759,12 @@ def _response_examples(story: _Story) -> dict[tuple[str, int], Any]:
             invitation_token=_fake_token("second-invitation")
         ),
         ("revokeInvitation", 200): story.table(1),
+        ("closeTable", 200): msgspec.structs.replace(
+            story.table(events=2),
+            status="closed",
+            seats=[lobby_api.SeatInfo(seat=n, player=None, bot=None) for n in range(2)],
+            version=3,
+        ),
         ("getApp", 200): _app(200),
         ("updateApp", 200): _app(500),
         ("createApiKey", 201): apps.CreatedKey(
@@ -1071,6 +1077,11 @@ def _problem_examples(story: _Story) -> dict[tuple[str, int], Problem | ProblemD
             PUBLISHABLE_CALLER.require_secret, "revoking an invitation"
         ),
         ("revokeInvitation", 404): missing_table,
+        ("closeTable", 403): _raised(PUBLISHABLE_CALLER.require_secret, "closing a table"),
+        ("closeTable", 404): missing_table,
+        ("closeTable", 409): Problem(
+            409, "table-started", "Table already started", "the table's match has started"
+        ),
         ("revokeInvitation", 409): Problem(
             409, "table-started", "Table already started", "the table's match has started"
         ),

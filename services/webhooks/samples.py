@@ -24,6 +24,7 @@ from shared.messages import (
     RematchOffered,
     SeatLeft,
     SeatTaken,
+    TableClosed,
     TableCreated,
     TableStarted,
     new_id,
@@ -53,8 +54,10 @@ TABLE_SAMPLES = (
     SeatLeft(seat=0, player="Alice"),
     TableStarted(match_id=SAMPLE_MATCH_ID),
     RematchOffered(rematch_table_id="0a9b8c7d6e5f40312a3b4c5d6e7f8091"),
+    TableClosed(reason="idle"),
 )
-"""A table's events as published (``TableCreated`` without its options), in stream order."""
+"""A table's events as published (``TableCreated`` without its options), in stream order (but
+the last: a table that closes never starts)."""
 
 _FORFEIT = {"scores": [0, 0], "winners": [0], "reason": "forfeit", "forfeited": [1]}
 HOSTING_SAMPLES = (

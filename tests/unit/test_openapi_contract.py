@@ -170,7 +170,7 @@ def test_closed_sets_of_values_are_enums(contract: dict[str, Any]) -> None:
         "running",
         "finished",
     ]
-    assert schemas["TableInfo"]["properties"]["status"]["enum"] == ["open", "started"]
+    assert schemas["TableInfo"]["properties"]["status"]["enum"] == ["open", "started", "closed"]
     assert schemas["TableInfo"]["properties"]["visibility"]["enum"] == ["public", "private"]
     assert "list[int]" in schemas["GameOption"]["properties"]["type"]["enum"]
     _, export = _operations(contract)["exportMatch"]

@@ -37,6 +37,7 @@ const TABLE_EVENTS = Object.keys({
   SeatLeft: true,
   TableStarted: true,
   RematchOffered: true,
+  TableClosed: true,
 } satisfies Record<TableEvent["type"], true>);
 
 export function TablePage(props: { tableId: string; invitation: string | null }) {
