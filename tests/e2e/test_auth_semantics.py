@@ -1,7 +1,8 @@
 """Credentials and the headers answers carry, as sent and as the contract declares them: a 401
 names what its route takes in ``WWW-Authenticate``; credentials are checked before the body;
 a key acts only on its own app's tables and matches, whatever token rides with it; a stale
-move's ETag is the one the mover's read carries; rate-limit headers on every answer."""
+move's ETag is the one the mover's read carries; rate-limit headers on every answer; every
+list pages by cursor."""
 
 from __future__ import annotations
 
@@ -204,3 +205,27 @@ def test_rate_limit_headers_come_with_every_answer_and_are_declared(
         if response.status_code == 304:
             assert {"ETag", "Cache-Control", "Vary"} <= set(headers)
             assert {"etag", "cache-control", "vary"} <= set(response.headers)
+
+
+def test_a_matchs_events_page_by_cursor_to_a_null_end(
+    stack: Stack, match: tuple[str, list[str]]
+) -> None:
+    match_id, _ = match
+    pages, cursor = [], None
+    while True:
+        params: dict[str, Any] = {"limit": 2} | ({"cursor": cursor} if cursor else {})
+        page = stack.match.get(f"/matches/{match_id}/events", params=params).json()
+        pages.append(page)
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    versions = [item["version"] for page in pages for item in page["items"]]
+    whole = stack.match.get(f"/matches/{match_id}/events").json()
+    assert versions == [item["version"] for item in whole["items"]]
+    assert len(pages) > 1
+    for refused in (
+        {"cursor": "nope"},
+        {"cursor": pages[0]["next_cursor"], "after": 1},
+    ):
+        answer = stack.match.get(f"/matches/{match_id}/events", params=refused)
+        assert answer.status_code == 400, refused
