@@ -402,7 +402,10 @@ def make_stack(
         lobby_port = free_port()
         env = dict(os.environ)
         for key in list(env):
-            if key.startswith("PLAYTABLE_") and key not in ("PLAYTABLE_RULES_TIMEOUT_S",):
+            if key.startswith("PLAYTABLE_") and key not in (
+                "PLAYTABLE_RULES_TIMEOUT_S",
+                "PLAYTABLE_SECRET_KEYS",  # the session's keyring (tests/conftest.py)
+            ):
                 env.pop(key)
         env.update(
             DATABASE_URL=database_url,
