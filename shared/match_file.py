@@ -47,6 +47,13 @@ class MatchFileResult(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     scores: list[int]
     winners: list[int]
     reason: str = "finished"
+    forfeited: Annotated[
+        list[int] | msgspec.UnsetType,
+        msgspec.Meta(
+            description="The seats that ended the match early (left, or ran out of time: reason"
+            " `abandoned` or `forfeit`); absent when it was played to its end"
+        ),
+    ] = msgspec.UNSET
 
 
 class MatchFile(msgspec.Struct, frozen=True, forbid_unknown_fields=True):

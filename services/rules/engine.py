@@ -390,6 +390,13 @@ def _read_match_file(codec: GameCodec, document: msgspec.Raw) -> _ReadMatch | ap
         events.append(event)
     actors = [entry.seat for entry in match.events]
     set_up = next((n for n, seat in enumerate(actors) if seat is not None), len(actors))
+    dealt = getattr(events[0], "seats", None) if events else None  # every game's first event
+    if isinstance(dealt, int) and dealt != len(match.players):
+        return _invalid(f"{match.events[0].type} deals {dealt} seats, not {len(match.players)}")
+    if game.deal_problem is not None:
+        problem = game.deal_problem(events[:set_up], resolved, len(match.players))
+        if problem:
+            return _invalid(f"the set-up is not a deal of the file's options: {problem}")
     return _ReadMatch(
         resolved, match.players, events, actors, max(set_up, 1), match.result, match.status
     )
@@ -401,12 +408,21 @@ def _imported(codec: GameCodec, read: _ReadMatch, snapshot_every: int) -> Any:
         return _invalid("the match has no events")
     snapshots: list[api.StateSnapshot] = []
     state = None
+    viewers = [None, *range(len(read.players))]
     try:
         for version, event in enumerate(read.events, start=1):
             state = codec.evolve(state, event)
             if version == read.set_up or (snapshot_every and version % snapshot_every == 0):
                 snapshots.append(api.StateSnapshot(version, codec.msgpack.encode(state)))
+            for viewer in viewers:
+                codec.redacted([event], viewer)
+            if version >= read.set_up:  # every version a replay may show, to every viewer
+                _shown(codec, state, viewers)
         progress = codec.progress(state, read.events)
+        for seat in progress.to_move:
+            codec.raw_actions(codec.game.legal_actions(state, seat))
+        played = [event for event in read.events if not isinstance(event, HOSTING_EVENTS)]
+        RulesEngine.export(codec.game, played, read.players, None)
     except Exception as error:  # a forged log may break any engine invariant
         return _invalid(f"the events do not replay: {type(error).__name__}: {error}")
     problem = _disagreement(read, progress, len(read.players))
@@ -423,6 +439,14 @@ def _imported(codec: GameCodec, read: _ReadMatch, snapshot_every: int) -> Any:
         actors=read.actors,
         snapshots=snapshots,
     )
+
+
+def _shown(codec: GameCodec, state: Any, viewers: list[int | None]) -> None:
+    """Show ``state`` to every viewer, as the match service will once the file is imported:
+    a forged log whose states the game cannot show (a deal short of cards, a seat that is not
+    in it) raises here, and is refused, rather than failing every read of the match later."""
+    for viewer in viewers:
+        codec.json.encode(codec.game.view(state, viewer))
 
 
 def _disagreement(read: _ReadMatch, progress: api.Progress, seats: int) -> str | None:

@@ -17,6 +17,7 @@ import pytest
 
 from tests.e2e.conftest import Stack
 from tests.e2e.play import open_table, random_move
+from tests.unit.test_match_files import FORGED_DEALS, played_file
 
 pytestmark = pytest.mark.e2e
 
@@ -155,6 +156,54 @@ def test_hanab_live_files_import_back(stack: Stack, database_url: str, tmp_path:
     assert imported["result"] == hanabi.final["result"]
     original = stored_log(database_url, hanabi.match_id)
     assert [kind for kind, _ in stored_log(database_url, new_id)] == [kind for kind, _ in original]
+
+
+@pytest.mark.parametrize("game", ["hanabi", "dingo"])
+def test_a_forfeited_match_exports_and_imports_back(
+    stack: Stack, database_url: str, game: str
+) -> None:
+    """A player who leaves ends the match (``MatchForfeited``): its file carries the forfeit,
+    and imports back to the same result, which ``playtable verify`` finds consistent."""
+    played = play(stack, game, 2, seed=36, max_moves=3)
+    left = stack.match.post(
+        f"/matches/{played.match_id}/leave", headers={"Authorization": f"Bearer {played.tokens[1]}"}
+    )
+    assert left.status_code == 200, left.text
+    result = left.json()["result"]
+    assert result["forfeited"] == [1]
+    exported = stack.match.get(f"/matches/{played.match_id}/export", params={"format": "playtable"})
+    assert exported.status_code == 200, exported.text
+    document = exported.json()
+    assert document["result"] == result
+    assert document["events"][-1]["type"] == "MatchForfeited"
+    imported = stack.match.post("/matches/import", json={"document": document})
+    assert imported.status_code == 201, imported.text
+    new_id = imported.json()["match_id"]
+    match = stack.match.get(f"/matches/{new_id}").json()
+    assert match["status"] == "finished" and match["result"] == result
+    assert stored_log(database_url, new_id) == stored_log(database_url, played.match_id)
+    again = stack.match.get(f"/matches/{new_id}/export", params={"format": "playtable"}).json()
+    assert again["events"] == [
+        {**event, "recorded_at": mine["recorded_at"]}
+        for event, mine in zip(document["events"], again["events"], strict=True)
+    ]
+    verified = playtable(stack, "verify")
+    assert not [
+        line for line in verified.stdout.splitlines() if line.startswith((played.match_id, new_id))
+    ], verified.stdout[-3000:]
+
+
+@pytest.mark.parametrize("case", sorted(FORGED_DEALS))
+def test_a_forged_deal_is_a_422_problem_and_the_rules_worker_carries_on(
+    stack: Stack, case: str
+) -> None:
+    make, detail = FORGED_DEALS[case]
+    refused = stack.match.post("/matches/import", json={"document": make()})
+    assert refused.status_code == 422, refused.text
+    assert refused.headers["content-type"] == "application/problem+json"
+    assert detail in refused.json()["detail"]
+    imported = stack.match.post("/matches/import", json={"document": played_file("hanabi", 8)})
+    assert imported.status_code == 201, imported.text
 
 
 def test_imported_long_matches_get_snapshots_and_replay(stack: Stack, database_url: str) -> None:

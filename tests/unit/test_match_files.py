@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -113,6 +114,90 @@ def test_tampered_files_are_refused_with_a_clear_detail() -> None:
     mislabelled[4] = {**mislabelled[4], "type": "Other"}
     assert "event 5" in refusal({**document, "events": mislabelled})
     assert refusal({**document, "format_version": 2})
+
+
+def set_up_only(name: str, seed: int) -> dict[str, Any]:
+    """A match file of ``name`` cut after its set-up: a running match no one has moved in."""
+    document = played_file(name, seed)
+    events = document["events"]
+    first_move = next(n for n, event in enumerate(events) if event["seat"] is not None)
+    return {**document, "status": "running", "result": None, "events": events[:first_move]}
+
+
+def forged(document: dict[str, Any], number: int, **data: Any) -> dict[str, Any]:
+    """``document`` with fields of event ``number`` (from 1) replaced."""
+    events = [dict(event) for event in document["events"]]
+    events[number - 1]["data"] = {**events[number - 1]["data"], **data}
+    return {**document, "events": events}
+
+
+def hanabi_deck() -> list[int]:
+    return set_up_only("hanabi", 8)["events"][0]["data"]["deck"]
+
+
+def dingo_day(change: Callable[[dict[str, Any]], dict[str, Any]]) -> dict[str, Any]:
+    document = set_up_only("dingo", 8)
+    day = next(n for n, e in enumerate(document["events"], 1) if e["type"] == "DayStarted")
+    return forged(document, day, **change(document["events"][day - 1]["data"]))
+
+
+FORGED_DEALS = {
+    "hanabi, a 1-card deck": (
+        lambda: forged(set_up_only("hanabi", 8), 1, deck=[11]),
+        "deck must hold 50 cards",
+    ),
+    "hanabi, a duplicate card": (
+        lambda: forged(
+            set_up_only("hanabi", 8),
+            1,
+            deck=[hanabi_deck()[0], *hanabi_deck()[1:]][:-1] + [hanabi_deck()[0]],
+        ),
+        "too many copies",
+    ),
+    "hanabi, more players than seats dealt": (
+        lambda: {**set_up_only("hanabi", 8), "players": ["a", "b", "c"]},
+        "deals 2 seats, not 3",
+    ),
+    "hanabi, 6 suits in a 5-suit table": (
+        lambda: forged(set_up_only("hanabi", 8), 1, suits=6),
+        "does not deal these options",
+    ),
+    "dingo, a ranch card short": (
+        lambda: dingo_day(lambda day: {"ranches": day["ranches"][:1]}),
+        "one ranch card and two hand cards",
+    ),
+    "dingo, a duplicate card": (
+        lambda: dingo_day(lambda day: {"draw_pile": [day["ranches"][0], *day["draw_pile"][1:]]}),
+        "each once",
+    ),
+    "dingo, a first player who is not seated": (
+        lambda: forged(set_up_only("dingo", 8), 1, first_player=7),
+        "from seat 7",
+    ),
+    "dingo, fewer players than seats dealt": (
+        lambda: {**set_up_only("dingo", 8), "players": ["a", "b"]},
+        "deals 3 seats, not 2",
+    ),
+    "breaking news, more players than seats dealt": (
+        lambda: {**set_up_only("breaking_news", 8), "players": ["a", "b", "c"]},
+        "deals 2 seats, not 3",
+    ),
+    "carcassonne, no seats": (
+        lambda: forged(set_up_only("carcassonne", 8), 1, seats=0),
+        "deals 0 seats, not 2",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(FORGED_DEALS))
+def test_a_forged_deal_is_refused_by_name(case: str) -> None:
+    """Files whose set-up no table deals (fewer cards than a deal, a card twice, another
+    number of players): refused with what is wrong, never an engine failure (a 503), nor an
+    import whose every read fails."""
+    make, detail = FORGED_DEALS[case]
+    refused = import_file(make())
+    assert isinstance(refused, api.Rejected), refused
+    assert refused.code == "invalid_document" and detail in refused.detail, refused.detail
 
 
 def test_a_file_of_another_game_is_refused() -> None:

@@ -121,6 +121,9 @@ class Game:
     sample_tables: tuple[tuple[int, Mapping[str, Any]], ...] = ()
     """Seat counts and options of tables whose matches show what random play seldom reaches
     (a Carcassonne tile that fits nowhere): the event samples play them too."""
+    deal_problem: Callable[[list[Any], dict[str, Any], int], str | None] | None = None
+    """Why an imported file's set-up events (before the first move) are not a deal of its
+    resolved options to its seats, if they are not: a forged deal is refused by name."""
 
     def fold(self, events: Sequence[Any], state: Any = None) -> Any:
         """Replay events onto ``state`` (``None`` starts from nothing)."""

@@ -697,6 +697,8 @@ decide = decide_in_turn(_DECIDERS, "Dingo")
 
 
 def _start(event: GameStarted) -> DingoState:
+    if not 2 <= event.seats <= MAX_SEATS or not 0 <= event.first_player < event.seats:
+        raise ValueError(f"GameStarted seats {event.seats} from seat {event.first_player}")
     return DingoState(
         seats=event.seats,
         first_player=event.first_player,
@@ -711,6 +713,8 @@ def _start(event: GameStarted) -> DingoState:
 
 
 def _evolve_day_started(state: DingoState, event: DayStarted) -> None:
+    if (problem := _deal_problem(state, event)) is not None:
+        raise ValueError(f"day {event.day}: {problem}")  # a forged file's, never a dealt one
     state.day, state.roll, state.target = event.day, event.roll, event.target
     state.start_player = state.seat_to_move = event.start_player
     state.ranches = [[CARD_CODE[card]] for card in event.ranches]
@@ -718,6 +722,21 @@ def _evolve_day_started(state: DingoState, event: DayStarted) -> None:
     state.draw_pile = [CARD_CODE[card] for card in event.draw_pile]
     state.drawn = 0
     state.discards = []
+
+
+def _deal_problem(state: DingoState, event: DayStarted) -> str | None:
+    """Why ``event`` is not a deal of the whole deck to the match's seats, if it is not."""
+    seats = state.seats
+    if len(event.ranches) != seats or [len(hand) for hand in event.hands] != [2] * seats:
+        return f"not one ranch card and two hand cards for each of {seats} seats"
+    cards = [*event.ranches, *(card for hand in event.hands for card in hand), *event.draw_pile]
+    if sorted(CARD_CODE.get(card, -1) for card in cards) != list(_CODES):
+        return f"the deal is not the {DECK_SIZE} cards of the deck, each once"
+    if not 0 <= event.start_player < seats or not 1 <= event.roll <= DIE_SIDES:
+        return f"start player {event.start_player}, roll {event.roll}"
+    if event.target != event.roll + TARGET_BASE:
+        return f"target {event.target} for a roll of {event.roll}"
+    return None
 
 
 def _evolve_played(state: DingoState, event: CardPlayed) -> None:
@@ -750,6 +769,8 @@ def _evolve_turn_ended(state: DingoState, event: TurnEnded) -> None:
 
 
 def _evolve_day_ended(state: DingoState, event: DayEnded) -> None:
+    if len(event.totals) != state.seats:  # a forged file's, never a scored one
+        raise ValueError(f"day {event.day}: {len(event.totals)} totals for {state.seats} seats")
     state.totals = list(event.totals)
     state.last_day = event
 

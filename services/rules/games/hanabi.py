@@ -406,6 +406,23 @@ def setup(options: dict[str, Any], seats: int, rng: random.Random) -> list[Event
     ]
 
 
+def deal_problem(events: list[Any], options: dict[str, Any], seats: int) -> str | None:
+    """Why ``events`` are not a deal of ``options`` to ``seats``: one ``GameStarted`` with the
+    options' variant and the variant's whole deck (the options' own deck, if they name one)."""
+    if len(events) != 1 or not isinstance(events[0], GameStarted):
+        return "the set-up is one GameStarted event"
+    started = events[0]
+    resolved = normalise_options(options)
+    problem = deck_problem(started.deck, resolved["suits"], resolved["rainbow_short"])
+    if problem:
+        return f"GameStarted: {problem}"
+    if setup({**resolved, "deck": resolved["deck"] or started.deck}, seats, random.Random()) != [
+        started
+    ]:
+        return f"GameStarted does not deal these options to {seats} players"
+    return None
+
+
 def _start(event: GameStarted) -> HanabiState:
     seats, size = event.seats, HAND_SIZES[event.seats]
     cards = len(event.deck)
@@ -855,6 +872,7 @@ GAME = Game(
     state_type=HanabiState,
     view_type=HanabiView,
     setup=setup,
+    deal_problem=deal_problem,
     decide=decide,
     evolve=evolve,
     legal_actions=legal_actions,
