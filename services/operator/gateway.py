@@ -14,6 +14,8 @@ app's publishable key (``WEB_CONFIG``).
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import os
 import pwd
@@ -63,15 +65,47 @@ class _Config(Template):
     delimiter = "@"  # nginx's own variables start with $
 
 
+_DOCS_SCRIPT = 'SwaggerUIBundle({url: "/openapi.json", dom_id: "#ui"})'
 _DOCS_PAGE = (
     '<!DOCTYPE html><html><head><title>playtable API</title><meta charset="utf-8">'
     f'<link rel="icon" type="image/png" href="{DOCS_ASSETS}/favicon-32x32.png">'
     f'<link rel="stylesheet" href="{DOCS_ASSETS}/swagger-ui.css">'
     f'<script src="{DOCS_ASSETS}/swagger-ui-bundle.js"></script></head>'
-    '<body><div id="ui"></div><script>SwaggerUIBundle({url: "/openapi.json", dom_id: "#ui"})'
-    "</script></body></html>"
+    f'<body><div id="ui"></div><script>{_DOCS_SCRIPT}</script></body></html>'
 )
 """The merged contract in Swagger UI, whose files the lobby serves from its installed package."""
+
+_PAGE_POLICY = (
+    "default-src 'self'; script-src 'self'@script; style-src 'self'; img-src 'self' data:;"
+    " connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self';"
+    " frame-ancestors 'none'"
+)
+WEB_POLICY = _PAGE_POLICY.replace("@script", "")
+"""The web client's Content-Security-Policy: its own files only (no inline script or style,
+which its build has none of), its API and feeds on this origin, never framed (clickjacking)."""
+DOCS_POLICY = _PAGE_POLICY.replace(
+    "@script",
+    f" 'sha256-{base64.b64encode(hashlib.sha256(_DOCS_SCRIPT.encode()).digest()).decode()}'",
+)
+"""The docs page's: the web client's, and the one inline script that starts Swagger UI."""
+API_POLICY = "default-src 'none'; base-uri 'none'; frame-ancestors 'none'"
+"""Every other answer's (JSON, problems): a browser that opens one runs and loads nothing."""
+SECURITY_HEADERS = {"X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"}
+"""On every answer: no type is guessed, and no page's URL (a table's, a match's) is sent on."""
+
+
+def _add_headers(policy: str, indent: int = 12, cache: str | None = None) -> str:
+    """``add_header`` lines for a location (nginx drops the server's once a location adds its
+    own, so each one that adds any repeats them all), sent on errors too; ``cache``, the
+    ``Cache-Control`` of its successful answers."""
+    lines = [
+        f'add_header {name} "{value}" always;'
+        for name, value in {**SECURITY_HEADERS, "Content-Security-Policy": policy}.items()
+    ]
+    if cache is not None:
+        lines.append(f'add_header Cache-Control "{cache}";')
+    return f"\n{' ' * indent}".join(lines)
+
 
 _NOT_FOUND = (
     f'{{"type":"{PROBLEM_TYPE_BASE}not-found","title":"Not found","status":404,'
@@ -104,6 +138,8 @@ http {
             proxy_pass http://$refusing_upstream;
         }
 
+        @api_headers
+
         proxy_http_version 1.1;
         proxy_set_header Connection "";
         proxy_set_header Host $host;
@@ -130,6 +166,7 @@ http {
         location = /openapi.json { root @contract_dir; }
         location = /docs {
             default_type text/html;
+            @docs_headers
             return 200 '@docs_page';
         }
         location @docs_assets/ { proxy_pass http://lobby; }
@@ -138,11 +175,11 @@ http {
         location = / {
             root @web_dir;
             try_files /index.html =404;
-            add_header Cache-Control "no-cache";
+            @page_headers
         }
         location /assets/ {
             root @web_dir;
-            add_header Cache-Control "public, max-age=31536000, immutable";
+            @asset_headers
         }
 @web_config
         # no other path is routed@unrouted_note
@@ -159,7 +196,7 @@ _WEB_CONFIG_LOCATION = _Config(
     """\
         location = /@name {
             root @directory;
-            add_header Cache-Control "no-store";
+            @headers
         }
 """
 )
@@ -216,7 +253,15 @@ def render(
         web_dir=web_dir,
         web_config=""
         if web_config_dir is None
-        else _WEB_CONFIG_LOCATION.substitute(name=WEB_CONFIG, directory=web_config_dir),
+        else _WEB_CONFIG_LOCATION.substitute(
+            name=WEB_CONFIG,
+            directory=web_config_dir,
+            headers=_add_headers(API_POLICY, cache="no-store"),
+        ),
+        api_headers=_add_headers(API_POLICY, indent=8),
+        docs_headers=_add_headers(DOCS_POLICY),
+        page_headers=_add_headers(WEB_POLICY, cache="no-cache"),
+        asset_headers=_add_headers(API_POLICY, cache="public, max-age=31536000, immutable"),
         docs_page=_DOCS_PAGE,
         docs_assets=DOCS_ASSETS,
         problem_type=PROBLEM_MEDIA_TYPE,

@@ -6,9 +6,12 @@ Checked when a subscription is saved and again before every attempt, since DNS m
 from __future__ import annotations
 
 import ipaddress
+import logging
 import socket
 from typing import NamedTuple
 from urllib.parse import urlsplit
+
+log = logging.getLogger(__name__)
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -86,5 +89,11 @@ def check_target(url: str, allowed: list[Network]) -> Target:
     addresses = [ipaddress.ip_address(info[4][0].split("%")[0]) for info in infos]
     for address in addresses:
         if not reachable(address, allowed):
-            raise TargetRefused(f"{hostname!r} resolves to {address}, which webhooks may not reach")
+            # which address, only in the log: told to the caller, it would answer DNS queries
+            # for the operator's internal names
+            log.info("webhook target host %r refused: it resolves to %s", hostname, address)
+            raise TargetRefused(
+                f"{hostname!r} resolves to a private, loopback or other special-purpose address,"
+                " which webhooks may not reach"
+            )
     return Target(url=url, host=hostname, address=addresses[0])

@@ -220,9 +220,12 @@ def web_client() -> None:
 
 
 @pytest.fixture(scope="module")
-def browser(web_client: None) -> Iterator[Browser]:
+def chromium() -> Iterator[Browser]:
     """The OS's Chromium through Playwright; one per module, so Playwright's event loop is
     gone before other modules' tests run theirs."""
+    missing = web.browser_missing()
+    if missing is not None:
+        pytest.skip(missing)
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
@@ -231,6 +234,12 @@ def browser(web_client: None) -> Iterator[Browser]:
         )
         yield launched
         launched.close()
+
+
+@pytest.fixture(scope="module")
+def browser(web_client: None, chromium: Browser) -> Browser:
+    """Chromium, with the web client built for the gateway to serve."""
+    return chromium
 
 
 @pytest.fixture

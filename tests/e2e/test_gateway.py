@@ -8,6 +8,7 @@ import time
 
 import httpx
 import pytest
+from playwright.sync_api import Browser
 
 from services.operator import keys
 from services.operator.cli import CONTRACT_PATH
@@ -124,3 +125,42 @@ def test_the_gateway_never_reaches_the_operator(gateway: Gateway) -> None:
         )
         assert refused.status_code == 404, (method, path, refused.text)
         assert refused.json()["detail"] == "no such route on the public API", (method, path)
+
+
+def test_every_answer_carries_the_security_headers(gateway: Gateway) -> None:
+    """nosniff and no referrer on every answer (errors too); the web client's page and the
+    docs a Content-Security-Policy of their own, never framed; anything else loads nothing."""
+    answers = {
+        path: gateway.client.get(path)
+        for path in ("/", "/docs", "/games", "/openapi.json", "/no/such/path", "/matches/none")
+    }
+    answers["/assets/none.js"] = gateway.client.get("/assets/none.js")
+    for path, answer in answers.items():
+        assert answer.headers["X-Content-Type-Options"] == "nosniff", path
+        assert answer.headers["Referrer-Policy"] == "no-referrer", path
+        policy = answer.headers["Content-Security-Policy"]
+        assert "frame-ancestors 'none'" in policy and "base-uri 'none'" in policy, path
+        assert "unsafe" not in policy, path
+    assert answers["/matches/none"].status_code == answers["/assets/none.js"].status_code == 404
+    page = answers["/"].headers["Content-Security-Policy"]
+    assert "default-src 'self'" in page and "connect-src 'self'" in page
+    assert "object-src 'none'" in page
+    assert "script-src 'self' 'sha256-" in answers["/docs"].headers["Content-Security-Policy"]
+    assert answers["/games"].headers["Content-Security-Policy"].startswith("default-src 'none'")
+
+
+def test_the_docs_start_under_their_policy(gateway: Gateway, chromium: Browser) -> None:
+    """Swagger UI's bundle, styles and the inline script that starts it (allowed by its hash)
+    load, with no Content-Security-Policy violation reported."""
+    context = chromium.new_context()
+    try:
+        page = context.new_page()
+        messages: list[str] = []
+        page.on("console", lambda message: messages.append(message.text))
+        page.goto(f"{gateway.client.base_url}/docs")
+        page.locator("#ui .swagger-ui").first.wait_for()
+        page.wait_for_load_state("networkidle")
+        assert page.evaluate("typeof SwaggerUIBundle") == "function"
+        assert not [text for text in messages if "Content Security Policy" in text], messages
+    finally:
+        context.close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import logging
 import socket
 import time
 
@@ -60,6 +61,17 @@ def test_signatures_verify_with_every_signing_secret_and_not_others() -> None:
 def test_internal_targets_are_refused(url: str) -> None:
     with pytest.raises(TargetRefused):
         check_target(url, [])
+
+
+def test_a_refusal_names_no_address_and_the_log_does(caplog: pytest.LogCaptureFixture) -> None:
+    """Told to the caller, the address would answer DNS queries for internal names."""
+    caplog.set_level(logging.INFO, logger="services.webhooks.targets")
+    with pytest.raises(TargetRefused) as refused:
+        check_target("http://localhost:9/hook", [])
+    addresses = {info[4][0] for info in socket.getaddrinfo("localhost", 9)}
+    assert "private, loopback" in str(refused.value)
+    assert not any(address in str(refused.value) for address in addresses)
+    assert any(address in caplog.text for address in addresses)
 
 
 def test_allowed_networks_admit_their_addresses_only() -> None:
