@@ -113,6 +113,8 @@ def _types(schema: dict[str, Any]) -> set[str] | None:
     if "const" in schema:
         return {_json_type(schema["const"])}
     declared = schema.get("type")
+    if declared is None and "enum" in schema:
+        return {_json_type(value) for value in schema["enum"]}
     if declared is None:
         return None
     kinds = set(declared) if isinstance(declared, list) else {declared}

@@ -165,6 +165,8 @@ def test_a_value_added_to_a_closed_enum_of_an_answer_breaks() -> None:
         "POST /things 201.state: may now answer 'gone'"
     ]
     assert breaks(**{f"{SCHEMAS}__Thing__properties__state__enum": ["new"]}) == []
+    untyped = {"enum": ["new", "old"]}  # an enum's values say its type
+    assert breaks(**{f"{SCHEMAS}__Thing__properties__state": untyped}) == []
 
 
 def test_a_member_added_to_an_answers_union_breaks() -> None:
