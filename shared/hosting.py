@@ -58,7 +58,7 @@ class Hosting(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     on_leave: LeavePolicy = "abandon"
     """When a player leaves the running match: ``bot`` hands the seat to ``bot``;
     ``abandon`` ends it as abandoned by that seat."""
-    bot: str | None = None
+    bot: BotName | None = None
     """The bot that takes seats over; None: the game's heuristic bot."""
 
     def takeover_bot(self, game: str) -> str:
@@ -106,6 +106,9 @@ BOTS: dict[str, tuple[BotInfo, ...]] = {
     ),
 }
 """Each game's bots, as the catalogue lists them (``services/bots/policies`` plays them)."""
+
+BotName = Literal[tuple(bot.name for bots in BOTS.values() for bot in bots)]  # type: ignore[valid-type]
+"""The name of a bot of some game (whether the table's game has it is the table's to say)."""
 
 
 def bot_named(game: str, name: str) -> BotInfo | None:

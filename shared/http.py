@@ -25,7 +25,7 @@ from litestar.openapi.datastructures import ResponseSpec
 from litestar.openapi.plugins import SwaggerRenderPlugin
 from litestar.openapi.spec import Components, Reference, Schema, SecurityScheme
 from litestar.openapi.spec.enums import OpenAPIFormat, OpenAPIType
-from litestar.params import HeaderParameter
+from litestar.params import HeaderParameter, PathParameter
 from litestar.plugins import OpenAPISchemaPlugin
 from litestar.routes import HTTPRoute
 from litestar.static_files import create_static_files_router
@@ -35,7 +35,7 @@ from swagger_ui_bundle import swagger_ui_path
 from shared import tracing
 from shared.collector import tune_collector
 from shared.logs import bind, log_context
-from shared.messages import new_id
+from shared.messages import MAX_SEATS, new_id
 from shared.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from shared.metrics import HttpMetrics, Metrics, process_ended
 from shared.settings import Settings
@@ -46,6 +46,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
+
+SeatInPath = Annotated[int, PathParameter(ge=0, le=MAX_SEATS - 1)]
+"""A seat's number in a path: one a table can have (whether this one has it is its state)."""
 
 IDEMPOTENCY_KEY_MAX = 255
 IdempotencyKey = Annotated[
@@ -369,16 +372,6 @@ def _check_query(request: Request[Any, Any, Any]) -> None:
             )
 
 
-def check_period(since: datetime | None, until: datetime | None) -> None:
-    """A 400 for a period (query parameters ``since`` and ``until``) that ends before it
-    begins."""
-    if since is not None and until is not None and since > until:
-        raise invalid_request(
-            "`since` is after `until`",
-            [{"message": "after until", "source": "query", "key": "since"}],
-        )
-
-
 def _whole_numbers(value: Any) -> tuple[Any, bool]:
     """``value`` with each float that is a whole number (``2.0``) an int, and whether there
     was one (they compare equal): JSON Schema's ``integer`` admits them, so the contract does
@@ -523,8 +516,8 @@ def _document_unauthorized(response: dict[str, Any], security: list[dict[str, An
 def finalize_contract(schema: dict[str, Any]) -> dict[str, Any]:
     """Make every documented error response problem+json (which is what the handlers send),
     document the rate limiter's 429 on every route and its headers on every answer, the
-    headers of a 304 and the challenges of a 401, and give every header the schema OpenAPI
-    requires (ours are strings)."""
+    headers of a 304 and the challenges of a 401, give every header the schema OpenAPI
+    requires (ours are strings), and say that no string of a request may hold NUL."""
     add_components(schema, [ProblemDocument])
     for path_item in schema.get("paths", {}).values():
         for operation in path_item.values():
@@ -549,7 +542,82 @@ def finalize_contract(schema: dict[str, Any]) -> dict[str, Any]:
                     header.setdefault("schema", {"type": "string"})
                 if status.isdigit() and int(status) >= 400:
                     response["content"] = problem_content()
+    forbid_nul(schema)  # once parameters are never null (a pattern beside oneOf is kept)
     return schema
+
+
+NUL_FREE = r"^[^\u0000]*$"
+"""The pattern of a string without NUL, which the server refuses in every string of a request
+(``check_request``: Postgres text and jsonb cannot hold it)."""
+JSON_OBJECT = "JsonObject"
+"""The component of a free-form JSON object in a request (table options, a match file)."""
+
+
+def _json_value(nul_free: dict[str, Any], depth: int) -> dict[str, Any]:
+    """A JSON value whose strings hold no NUL: an object is a ``JsonObject`` (generators read
+    a model that refers to itself, not a union that does), arrays nest ``depth`` deep."""
+    kinds: list[dict[str, Any]] = [
+        {"type": "null"},
+        {"type": "boolean"},
+        {"type": "number"},
+        nul_free,
+        {"$ref": component_ref(JSON_OBJECT)},
+    ]
+    if depth:
+        kinds.append({"type": "array", "items": _json_value(nul_free, depth - 1)})
+    return {"anyOf": kinds}
+
+
+def forbid_nul(contract: dict[str, Any]) -> None:
+    """Every string a request may carry (parameters, bodies, object keys, free-form values)
+    without NUL, as the server takes them: a string with a pattern of its own keeps it, and
+    gets ``NUL_FREE`` beside it unless it is anchored at both ends (ours then exclude NUL)."""
+    components = contract.setdefault("components", {}).setdefault("schemas", {})
+    nul_free = {"type": "string", "pattern": NUL_FREE}
+    free_form = {"propertyNames": nul_free, "additionalProperties": _json_value(nul_free, 3)}
+    components[JSON_OBJECT] = {
+        "type": "object",
+        "description": "A JSON object whose keys and strings hold no NUL character.",
+        **free_form,
+    }
+    seen = {JSON_OBJECT}
+    pending: list[Any] = []
+    for path_item in contract.get("paths", {}).values():
+        for operation in path_item.values():
+            if not isinstance(operation, dict):
+                continue
+            pending.extend(parameter["schema"] for parameter in operation.get("parameters", []))
+            body = operation.get("requestBody", {}).get("content", {})
+            pending.extend(media["schema"] for media in body.values() if "schema" in media)
+    while pending:
+        schema = pending.pop()
+        if isinstance(schema, list):
+            pending.extend(schema)
+            continue
+        if not isinstance(schema, dict):
+            continue
+        ref = schema.get("$ref", "")
+        name = ref.rpartition("/")[2]
+        if ref.startswith("#/components/schemas/") and name not in seen:
+            seen.add(name)
+            pending.append(components[name])
+        kinds = schema.get("type")
+        kinds = kinds if isinstance(kinds, list) else [kinds]
+        if "string" in kinds and not {"enum", "const", "format"} & schema.keys():
+            pattern = schema.get("pattern")
+            if pattern is None:
+                schema["pattern"] = NUL_FREE
+            elif not (pattern.startswith("^") and pattern.endswith("$")):
+                schema.setdefault("allOf", []).append({"pattern": NUL_FREE})
+        if "object" in kinds:
+            if not {"properties", "additionalProperties", "patternProperties"} & schema.keys():
+                schema.update(free_form)
+            elif schema.get("additionalProperties") not in (None, False):
+                schema.setdefault("propertyNames", nul_free)
+        for key in ("properties", "$defs"):
+            pending.extend(schema.get(key, {}).values())
+        for key in ("items", "additionalProperties", "anyOf", "oneOf", "allOf", "prefixItems"):
+            pending.append(schema.get(key))
 
 
 def _never_null(schema: dict[str, Any]) -> dict[str, Any]:

@@ -196,6 +196,8 @@ class TimeOut(msgspec.Struct, frozen=True):
 # --- events every service may show: a table's (the lobby's) and the end of a match ----------
 
 Visibility = Literal["public", "private"]
+MAX_SEATS = 12
+"""The most seats a table has (no game takes more players): seats are numbered from 0."""
 
 
 class TableCreated(msgspec.Struct, tag=True):

@@ -18,6 +18,11 @@ class ProblemType(msgspec.Struct, frozen=True):
     title: str
     description: str
     """When it is answered, and what the client can do about it."""
+    state: bool = False
+    """What decides is not in the request but in the state it meets (a table's seats and
+    visibility, a match's game and moves, the games' rules and catalogue, where a URL leads):
+    a request the contract admits may get it. Any other 400 or 422 means the contract did not
+    say something the server knows from the request alone (``test_contract_fuzz.py``)."""
 
 
 def _types(*types: ProblemType) -> dict[str, ProblemType]:
@@ -156,6 +161,7 @@ PROBLEM_TYPES = _types(
         422,
         "Idempotency-Key reused",
         "The key was used before for a different request; use a new key per request.",
+        state=True,
     ),
     ProblemType(
         "bad-last-event-id",
@@ -223,19 +229,24 @@ PROBLEM_TYPES = _types(
         "Not a private table",
         "Only a private table has an invitation to bound (`seats_per_invitation`), rotate or"
         " revoke.",
+        state=True,
     ),
-    ProblemType("no-such-seat", 422, "No such seat", "The table has no seat with that number."),
+    ProblemType(
+        "no-such-seat", 422, "No such seat", "The table has no seat with that number.", state=True
+    ),
     ProblemType(
         "unknown-bot",
         422,
         "Unknown bot",
         "The game has no bot of that name: its catalogue entry (`bots`) lists the bots it has.",
+        state=True,
     ),
     ProblemType(
         "bad-bots",
         422,
         "Invalid bots",
         "The bots asked for do not fit the table: two for one seat, or more bots than seats.",
+        state=True,
     ),
     ProblemType(
         "bad-hosting",
@@ -269,6 +280,7 @@ PROBLEM_TYPES = _types(
         422,
         "Match refused by the rules",
         "The rules refused to set up the table's match (its options or seats).",
+        state=True,
     ),
     # --- matches ---
     ProblemType("match-not-found", 404, "Match not found", "No match with that id."),
@@ -301,6 +313,7 @@ PROBLEM_TYPES = _types(
         "Not this match's game",
         "The move's `game` is not the match's (`MatchInfo.game`): its action is another game's."
         " Nothing changed; send the match's game with one of its actions.",
+        state=True,
     ),
     ProblemType(
         "match-running",
@@ -343,6 +356,7 @@ PROBLEM_TYPES = _types(
         422,
         "Game required",
         "A community-format file does not name its game: give `game` beside `document`.",
+        state=True,
     ),
     # --- refused by the rules service, though no rule of play decides ---
     ProblemType(
@@ -350,6 +364,7 @@ PROBLEM_TYPES = _types(
         422,
         "Unknown game",
         "The rules service has no game of that name: see `GET /games`.",
+        state=True,
     ),
     ProblemType(
         "unknown-option",
@@ -357,6 +372,7 @@ PROBLEM_TYPES = _types(
         "Unknown table option",
         "The table's options name an option the game does not have: use only the options its"
         " catalogue entry lists.",
+        state=True,
     ),
     ProblemType(
         "bad-option",
@@ -364,6 +380,7 @@ PROBLEM_TYPES = _types(
         "Invalid table option",
         "An option has the wrong type or value, or does not fit the other options or the"
         " number of players: correct the option the detail names.",
+        state=True,
     ),
     ProblemType(
         "bad-seat-count",
@@ -371,6 +388,7 @@ PROBLEM_TYPES = _types(
         "Unsupported number of players",
         "The game does not take this number of players, or not with these options: change the"
         " number of seats or the options.",
+        state=True,
     ),
     ProblemType(
         "invalid-action",
@@ -378,18 +396,21 @@ PROBLEM_TYPES = _types(
         "Not an action of this game",
         "The action is not one of the game's actions (`action_schema` in the catalogue):"
         " send one of the legal actions' shapes.",
+        state=True,
     ),
     ProblemType(
         "export-unsupported",
         422,
         "Export format not supported",
         "The game has no file in that format: see `format` of `exportMatch`.",
+        state=True,
     ),
     ProblemType(
         "import-unsupported",
         422,
         "Import format not supported",
         "The game cannot be imported from that format.",
+        state=True,
     ),
     ProblemType(
         "invalid-document",
@@ -397,6 +418,7 @@ PROBLEM_TYPES = _types(
         "Invalid match document",
         "The match file is not one the game can replay (not JSON, wrong shape, or its moves"
         " break the rules): the detail says where.",
+        state=True,
     ),
     # --- webhooks (operators) ---
     ProblemType("subscription-not-found", 404, "Subscription not found", "No such subscription."),
@@ -407,6 +429,7 @@ PROBLEM_TYPES = _types(
         "Webhook target refused",
         "The URL is not http(s), does not resolve, or resolves to an address webhooks may not"
         " reach (private, loopback: unless the operator allowed its network).",
+        state=True,
     ),
     ProblemType(
         "subscription-disabled",

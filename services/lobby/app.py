@@ -11,7 +11,7 @@ from litestar import Controller, Litestar, Request, Response, delete, get, patch
 from litestar.datastructures import ResponseHeader
 from litestar.di import NamedDependency
 from litestar.openapi.datastructures import ResponseSpec
-from litestar.params import FromPath, FromQuery, JSONBody, PathParameter, QueryParameter
+from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
 
 from services.lobby import schemas as s
 from services.lobby.feed import TableFeeds
@@ -37,13 +37,13 @@ from shared.http import (
     IDEMPOTENT_ANSWER_HEADERS,
     OPERATOR_KEY,
     OPTIONAL_SEAT_TOKEN,
-    PG_INT_MAX,
     SEAT_TOKEN,
     SEATING_A_BOT,
     SECRET_KEY,
     SECRET_KEY_OR_SEATED,
     IdempotencyKey,
     Problem,
+    SeatInPath,
     bearer_token,
     json_answer,
     not_found,
@@ -53,7 +53,7 @@ from shared.http import (
 )
 from shared.idempotency import Idempotent, idempotent, recall, remember
 from shared.messages import Actor
-from shared.paging import CURSOR_DESCRIPTION
+from shared.paging import TableCursor
 from shared.runtime import Runtime
 from shared.settings import Settings
 
@@ -257,7 +257,7 @@ class TablesController(Controller):
         lobby: NamedDependency[Lobby],
         status: FromQuery[s.TableStatus | None] = None,
         game: FromQuery[str | None] = None,
-        cursor: Annotated[str | None, QueryParameter(description=CURSOR_DESCRIPTION)] = None,
+        cursor: TableCursor = None,
         limit: Annotated[int, QueryParameter(ge=1, le=200)] = 50,
     ) -> s.TablePage:
         caller = await lobby.caller(request, "tables")
@@ -427,7 +427,7 @@ class TablesController(Controller):
         request: Request[Any, Any, Any],
         lobby: NamedDependency[Lobby],
         table_id: FromPath[str],
-        seat: Annotated[int, PathParameter(ge=0, le=PG_INT_MAX)],
+        seat: SeatInPath,
     ) -> s.TableInfo:
         caller = await lobby.caller(request, "tables")
         bearer = bearer_token(request)
@@ -560,7 +560,7 @@ class TablesController(Controller):
         request: Request[Any, Any, Any],
         lobby: NamedDependency[Lobby],
         table_id: FromPath[str],
-        seat: Annotated[int, PathParameter(ge=0, le=PG_INT_MAX)],
+        seat: SeatInPath,
     ) -> s.TableInfo:
         token = required_bearer_token(request)
         secrets = await lobby.secret_options()

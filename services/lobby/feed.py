@@ -31,7 +31,7 @@ class TableFeeds:
     async def check(self, table_id: str, token: str) -> None:
         """That the token may follow the table now (a problem otherwise): before a ticket."""
         async with self.tables.runtime.pool.connection() as conn:
-            await self.tables.seen_by(conn, table_id, token, secret_options={})
+            await self.tables.known_token(conn, table_id, token)
 
     async def follow(self, table_id: str, bearer_hash: str | None, after: int) -> Feed:
         """Check the table, the caller (by its token's hash) and the resume point now (they

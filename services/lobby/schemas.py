@@ -6,9 +6,9 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
-from shared.hosting import NO_HOSTING, BotInfo, Hosting
-from shared.http import PG_BIGINT_MAX, PG_INT_MAX, Timestamp, documented_as
-from shared.messages import Visibility
+from shared.hosting import NO_HOSTING, BotInfo, BotName, Hosting
+from shared.http import PG_BIGINT_MAX, Timestamp, documented_as
+from shared.messages import MAX_SEATS, Visibility
 from shared.rules_api import OptionType
 
 PlayerName = Annotated[str, msgspec.Meta(min_length=1, max_length=40)]
@@ -42,8 +42,7 @@ class GameInfo(msgspec.Struct):
     """The bots that can play a seat (``seatBot``, ``CreateTable.bots``) or take one over."""
 
 
-SeatNumber = Annotated[int, msgspec.Meta(ge=0, le=PG_INT_MAX)]
-BotName = Annotated[str, msgspec.Meta(min_length=1, max_length=80)]
+SeatNumber = Annotated[int, msgspec.Meta(ge=0, le=MAX_SEATS - 1)]
 
 
 class BotSeat(msgspec.Struct, forbid_unknown_fields=True):
@@ -56,7 +55,7 @@ class BotSeat(msgspec.Struct, forbid_unknown_fields=True):
 
 class CreateTable(msgspec.Struct, forbid_unknown_fields=True):
     game: str
-    seats: Annotated[int, msgspec.Meta(ge=1, le=12)]
+    seats: Annotated[int, msgspec.Meta(ge=1, le=MAX_SEATS)]
     options: dict[str, Any] = {}
     name: Annotated[str, msgspec.Meta(max_length=80)] = ""
     seed: Annotated[int, msgspec.Meta(ge=0, le=PG_BIGINT_MAX)] | None = None
@@ -64,12 +63,12 @@ class CreateTable(msgspec.Struct, forbid_unknown_fields=True):
     visibility: Visibility = "public"
     """A ``private`` table is not listed; seeing it, joining it and watching its match take the
     invitation token its creation answers with."""
-    seats_per_invitation: Annotated[int, msgspec.Meta(ge=1, le=12)] | None = None
+    seats_per_invitation: Annotated[int, msgspec.Meta(ge=1, le=MAX_SEATS)] | None = None
     """A private table's bound on the seats one invitation token fills (null: any number);
     rotating the invitation gives a token with seats of its own."""
     hosting: Hosting = NO_HOSTING
     """The match's time control and what happens when a player is slow or leaves."""
-    bots: Annotated[list[BotSeat], msgspec.Meta(max_length=12)] = []
+    bots: Annotated[list[BotSeat], msgspec.Meta(max_length=MAX_SEATS)] = []
     """Bots seated at creation (a bot seat's ``player`` is the bot's name). A table of bots
     only starts at once."""
 

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import secrets
-from datetime import datetime
-from typing import Annotated, Any, NamedTuple
+from typing import Any, NamedTuple
 
 import msgspec
 from psycopg import AsyncConnection
@@ -32,18 +31,11 @@ from shared.messages import (
     metadata,
     new_id,
 )
-from shared.paging import decode_cursor, encode_cursor
+from shared.paging import table_cursor, table_position
 from shared.runtime import Runtime
 
 _json = msgspec.json.Encoder()
 _hosting_decoder = msgspec.json.Decoder(Hosting)
-TableCursor = tuple[
-    Annotated[datetime, msgspec.Meta(tz=True)],
-    Annotated[str, msgspec.Meta(pattern="^[0-9a-f]{32}$")],
-]
-"""A page cursor is ``[created_at, table_id]`` of the last table shown, exactly."""
-
-
 IDLE_BATCH = 100
 """Idle tables one look of the sweep closes at most before looking again."""
 
@@ -121,6 +113,18 @@ class Tables:
         bearer_hash = None if token is None else hash_token(token)
         return await self.seen_by_hash(conn, table_id, bearer_hash, secret_options)
 
+    async def known_token(self, conn: AsyncConnection, table_id: str, token: str) -> None:
+        """That the token is a seat's at the table or its invitation: a public table shows
+        itself to anyone, but nothing is given for a token it does not know."""
+        row, holders = await self._seated(conn, table_id, lock=False)
+        token_hash = hash_token(token)
+        if _seat_of(holders, token_hash) is None:
+            _require_invitation_hash(row, token_hash)  # a private table's: its invitation
+            if row[10] == "public":
+                raise Problem(
+                    403, "not-seated", "Not seated", "the token is no seat's at this table"
+                )
+
     async def seen_by_hash(
         self,
         conn: AsyncConnection,
@@ -145,9 +149,7 @@ class Tables:
         limit: int,
         secret_options: dict[str, set[str]],
     ) -> s.TablePage:
-        after_created, after_id = (
-            decode_cursor(cursor, TableCursor) if cursor else ("-infinity", "")
-        )
+        after_created, after_id = table_position(cursor)
         result = await conn.execute(
             f"select {_COLUMNS} from lobby_tables"
             " where (created_at, table_id) > (%s::timestamptz, %s)"
@@ -170,7 +172,7 @@ class Tables:
         next_cursor = None
         if len(rows) > limit:
             last = rows[limit - 1]
-            next_cursor = encode_cursor([last[-1].isoformat(), last[0]])
+            next_cursor = table_cursor(last[-1], last[0])
         return s.TablePage(items=items, next_cursor=next_cursor)
 
     # --- commands ----------------------------------------------------------------------------

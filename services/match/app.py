@@ -12,7 +12,7 @@ import msgspec
 from litestar import Controller, Litestar, Request, Response, get, post
 from litestar.datastructures import ResponseHeader
 from litestar.di import NamedDependency
-from litestar.params import FromPath, JSONBody, PathParameter, QueryParameter
+from litestar.params import FromPath, JSONBody, QueryParameter
 from opentelemetry.trace import Span
 
 from services.match import schemas as s
@@ -44,6 +44,7 @@ from shared.http import (
     IdempotencyKey,
     IfNoneMatch,
     Problem,
+    SeatInPath,
     bearer_token,
     conditional,
     conditional_responses,
@@ -55,7 +56,7 @@ from shared.http import (
 from shared.logs import log_context
 from shared.messages import CommandEnvelope, CreateMatch, TimeOut, decode_command
 from shared.metrics import PROBE_TIMEOUT_S, Metric, Probe, gauge
-from shared.paging import CURSOR_DESCRIPTION, start_after
+from shared.paging import NumberedCursor, start_after
 from shared.runtime import Runtime, rules_check
 from shared.settings import Settings
 
@@ -191,7 +192,7 @@ class MatchesController(Controller):
         request: Request[Any, Any, Any],
         matches: NamedDependency[Matches],
         match_id: FromPath[str],
-        seat: Annotated[int, PathParameter(ge=0, le=PG_INT_MAX)],
+        seat: SeatInPath,
         data: JSONBody[s.Reseat],
         idempotency_key: IdempotencyKey = None,
     ) -> Response[s.Reseated]:
@@ -219,7 +220,7 @@ class MatchesController(Controller):
         request: Request[Any, Any, Any],
         matches: NamedDependency[Matches],
         match_id: FromPath[str],
-        cursor: Annotated[str | None, QueryParameter(description=CURSOR_DESCRIPTION)] = None,
+        cursor: NumberedCursor = None,
         after: Annotated[
             int,
             QueryParameter(

@@ -490,6 +490,7 @@ def problem_types(games: dict[str, Game]) -> list[dict[str, Any]]:
                 "status": 422,
                 "title": RULES_REFUSAL,
                 "description": description,
+                "state": True,  # a move's legality is the match's to say
                 "games": sorted(descriptions),
             }
         )

@@ -25,7 +25,6 @@ from shared.http import (
     PG_BIGINT_MAX,
     SECRET_KEY,
     Problem,
-    check_period,
     invalid_request,
     not_found,
     problem_responses,
@@ -33,7 +32,7 @@ from shared.http import (
 )
 from shared.messages import new_id, now_ms
 from shared.metrics import Metrics, pool_probe
-from shared.paging import CURSOR_DESCRIPTION, next_cursor_after, start_after
+from shared.paging import NumberedCursor, next_cursor_after, start_after
 from shared.rpc import RulesClient
 from shared.runtime import ask_rules, ready_checks, rules_client
 from shared.sealed import WEBHOOK_COLUMNS, WEBHOOK_SECRET, seal_rows
@@ -492,7 +491,7 @@ class SubscriptionsController(Controller):
         request: Request[Any, Any, Any],
         webhooks: NamedDependency[Webhooks],
         subscription_id: FromPath[str],
-        cursor: Annotated[str | None, QueryParameter(description=CURSOR_DESCRIPTION)] = None,
+        cursor: NumberedCursor = None,
         after: Annotated[
             int,
             QueryParameter(
@@ -520,7 +519,6 @@ class SubscriptionsController(Controller):
         ] = None,
     ) -> s.DeliveryPage:
         chosen = DeliveryFilter(status, event_type, since, until)
-        check_period(since, until)
         start = start_after(cursor, after, PG_BIGINT_MAX)
         app_id = await webhooks.app_of(request)
         async with webhooks.pool.connection() as conn:

@@ -459,6 +459,8 @@ def test_a_feed_ticket_opens_one_connection_of_its_own_feed_and_holds_no_token(
         (stack.match.get(feed, params={"token": tokens[0]}), 400, "invalid-request"),
         (stack.lobby.get(f"/tables/{table_id}/feed", params={"invitation": "x"}), 400, None),
         (stack.match.post(f"{feed}-tickets", headers=auth("guess")), 403, "unknown-token"),
+        # a public table's feed needs no ticket, but a ticket is for a token the table knows
+        (stack.lobby.post(f"/tables/{table_id}/feed-tickets", headers=auth("guess")), 403, None),
         (stack.match.post("/matches/nope/feed-tickets", headers=auth(tokens[0])), 404, None),
         (stack.lobby.post("/tables/nope/feed-tickets", headers=auth(tokens[0])), 404, None),
     ):

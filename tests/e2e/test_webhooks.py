@@ -606,6 +606,8 @@ def test_the_delivery_log_filters_and_pages(hooks: Hooks, database_url: str) -> 
             ),
         ),
         ({"since": at[7].isoformat(), "until": at[7].isoformat()}, lambda row: False),
+        # a period that ends before it begins holds nothing (any two times make a period)
+        ({"since": at[2].isoformat(), "until": at[1].isoformat()}, lambda row: False),
     ]
     assert paged() == ids
     for query, matches in cases:
@@ -619,7 +621,6 @@ def test_the_delivery_log_filters_and_pages(hooks: Hooks, database_url: str) -> 
         {"since": "2025-06-06"},
         {"since": "1749238200"},
         {"until": "2025-06-06T19:30:00"},
-        {"since": at[2].isoformat(), "until": at[1].isoformat()},
         {"event_type": "x" * 201},
     ]:
         refused = hooks.api.get(url, params=bad)

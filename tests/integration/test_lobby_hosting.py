@@ -239,7 +239,7 @@ async def test_a_table_without_hosting_or_bots_is_as_before(lobby: Lobby) -> Non
 
 
 BAD_CREATIONS = [
-    ({"bots": [{"bot": "chess-engine"}]}, 422, "unknown-bot"),
+    ({"bots": [{"bot": "chess-engine"}]}, 400, "invalid-request"),  # no game's bot
     ({"bots": [{"bot": "dingo-random"}]}, 422, "unknown-bot"),  # another game's
     ({"hosting": {"bot": "dingo-heuristic"}}, 422, "unknown-bot"),
     ({"bots": [{"bot": "hanabi-random", "seat": 3}]}, 422, "no-such-seat"),
@@ -314,6 +314,7 @@ async def test_bots_are_seated_and_unseated_while_the_table_is_open(lobby: Lobby
         ("POST", nowhere, {"bot": "dingo-random"}, 404, "table-not-found"),
         ("DELETE", f"{bots}/2", None, 409, "not-a-bot"),  # an empty seat
         ("DELETE", f"{bots}/3", None, 422, "no-such-seat"),
+        ("DELETE", f"{bots}/12", None, 400, "invalid-request"),  # no table has it
     ]
     for method, url, body, status, code in refusals:
         answer = await lobby.client.request(method, url, json=body)

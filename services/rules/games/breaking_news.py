@@ -159,7 +159,7 @@ _XY = tuple(xy_of(cell) for cell in range(_STRIDE * _STRIDE))
 # --- Actions (imperative) -------------------------------------------------------------------
 
 
-class Action(msgspec.Struct, frozen=True, tag_field="type", tag=True):
+class Action(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag_field="type", tag=True):
     """Base of every Breaking News action; the tag is the class name."""
 
 

@@ -111,7 +111,9 @@ def _xy(square: int) -> tuple[int, int]:
 # ---------------------------------------------------------------------------- messages
 
 
-class PlaceTile(msgspec.Struct, frozen=True, gc=False, tag_field="type"):
+class PlaceTile(
+    msgspec.Struct, frozen=True, gc=False, forbid_unknown_fields=True, tag_field="type"
+):
     """Put the drawn tile at (x, y), turned ``rotation`` clockwise quarter turns, with a
     follower on feature ``follower`` of the tile (an index into its feature list) or none."""
 
@@ -121,7 +123,7 @@ class PlaceTile(msgspec.Struct, frozen=True, gc=False, tag_field="type"):
     follower: int | None = None
 
 
-class Follower(msgspec.Struct, frozen=True):
+class Follower(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """A follower on the board: the tile square and the feature (spot) it stands on."""
 
     seat: int

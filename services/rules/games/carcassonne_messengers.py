@@ -73,7 +73,9 @@ MESSAGE_NUMBERS: tuple[int, ...] = tuple(sorted(MESSAGES))
 # ---------------------------------------------------------------------------- messages
 
 
-class SetScoringPreference(msgspec.Struct, frozen=True, tag_field="type"):
+class SetScoringPreference(
+    msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag_field="type"
+):
     """Which figure advances when you score outside your own turn choices: 0 the scoring
     figure, 1 the messenger, None (the default) whichever is further behind. Any seat may
     send it at any time while the match runs."""
@@ -81,7 +83,7 @@ class SetScoringPreference(msgspec.Struct, frozen=True, tag_field="type"):
     figure: int | None = None
 
 
-class ChooseFigure(msgspec.Struct, frozen=True, tag_field="type"):
+class ChooseFigure(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag_field="type"):
     """Advance ``figure`` by the first of your pending scorings (one feature's points)."""
 
     figure: int
@@ -95,7 +97,7 @@ class Spot(msgspec.Struct, frozen=True):
     spot: int
 
 
-class CarryOutMessage(msgspec.Struct, frozen=True, tag_field="type"):
+class CarryOutMessage(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag_field="type"):
     """Do what the drawn message says. ``figure`` takes its points (None for message 4, which
     gives a turn, not points); ``follower`` is the follower message 8 scores and returns."""
 
@@ -103,7 +105,7 @@ class CarryOutMessage(msgspec.Struct, frozen=True, tag_field="type"):
     follower: Spot | None = None
 
 
-class TakeMessagePoints(msgspec.Struct, frozen=True, tag_field="type"):
+class TakeMessagePoints(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag_field="type"):
     """Instead of the drawn message's action, advance ``figure`` by its 2 points."""
 
     figure: int

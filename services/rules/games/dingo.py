@@ -127,7 +127,7 @@ _STARTING_BIT = tuple(1 << seat for seat in range(MAX_SEATS))
 # --- Actions (imperative) -------------------------------------------------------------------
 
 
-class Action(msgspec.Struct, frozen=True, tag_field="type", tag=True):
+class Action(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag_field="type", tag=True):
     """Base of every Dingo action; the tag is the class name."""
 
 

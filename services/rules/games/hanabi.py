@@ -78,7 +78,7 @@ _RAINBOW_COLOUR_BITS = tuple(
 # --- Actions (imperative) -------------------------------------------------------------------
 
 
-class Action(msgspec.Struct, frozen=True, tag_field="type", tag=True):
+class Action(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag_field="type", tag=True):
     """Base of every Hanabi action; the tag is the class name."""
 
 
