@@ -84,14 +84,27 @@ export function follow(
   };
 }
 
-/** A feed's opening after `after`: with a fresh ticket (got by `ticket`) for a token's feed. */
+/** A feed's opening after `after`: with a fresh ticket (got by `ticket`) for a token's feed;
+ * as anyone may follow it when the token is refused (its seat was left, its table closed). */
 async function opening(
   after: number,
   ticket: (() => Promise<{ data: { ticket: string } }>) | null,
   url: (query: { after: number; ticket?: string }) => string,
 ): Promise<FeedOpening> {
-  if (ticket === null) return { url: url({ after }), ticketed: false };
-  return { url: url({ after, ticket: (await ticket()).data.ticket }), ticketed: true };
+  if (ticket !== null) {
+    try {
+      return { url: url({ after, ticket: (await ticket()).data.ticket }), ticketed: true };
+    } catch (error) {
+      if (!refusesToken(error)) throw error;
+    }
+  }
+  return { url: url({ after }), ticketed: false };
+}
+
+/** Whether a problem says the token itself is refused (401 or 403), not that a service is down. */
+function refusesToken(error: unknown): boolean {
+  const status = (error as { status?: unknown } | null)?.status;
+  return status === 401 || status === 403;
 }
 
 export function matchFeedUrl(matchId: string, token: string | null) {

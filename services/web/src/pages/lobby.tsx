@@ -4,6 +4,7 @@ import { useEffect, useState } from "preact/hooks";
 
 import {
   createTable,
+  type BotSeat,
   type CreateTable,
   type GameInfo,
   type GameOption,
@@ -117,7 +118,9 @@ function TableList({ tables, games }: { tables: TableInfo[]; games: GameInfo[] }
 }
 
 /** An option's value as its field holds it: absent means the game's default. */
-type Chosen = Record<string, unknown>;
+type Chosen = NonNullable<CreateTable["options"]>;
+/** A bot's name as the contract spells it (the catalogue lists them as plain strings). */
+type BotName = BotSeat["bot"];
 
 function CreateTableForm(props: { games: GameInfo[] }) {
   const [gameName, setGameName] = useState(props.games[0]?.name ?? "");
@@ -128,14 +131,14 @@ function CreateTableForm(props: { games: GameInfo[] }) {
   const [seed, setSeed] = useState("");
   const [perMove, setPerMove] = useState("");
   const [options, setOptions] = useState<Chosen>({});
-  const [bots, setBots] = useState<Record<number, string>>({});
+  const [bots, setBots] = useState<Record<number, BotName | "">>({});
   const { busy, refused, run } = useCommands();
   if (game === undefined) return null;
 
   const choose = (option: string, value: unknown) =>
     setOptions((chosen) => {
       const { [option]: _, ...others } = chosen;
-      return value === undefined ? others : { ...others, [option]: value };
+      return value === undefined ? others : { ...others, [option]: value as Chosen[string] };
     });
 
   const create = async () => {
@@ -146,7 +149,7 @@ function CreateTableForm(props: { games: GameInfo[] }) {
       visibility,
       options,
       bots: Object.entries(bots)
-        .filter(([seat, bot]) => bot !== "" && Number(seat) < seats)
+        .filter((entry): entry is [string, BotName] => entry[1] !== "" && Number(entry[0]) < seats)
         .map(([seat, bot]) => ({ bot, seat: Number(seat) })),
       ...(seed !== "" && { seed: Number(seed) }),
       ...(perMove !== "" && { hosting: { clock: { per_move_s: Number(perMove) } } }),
@@ -277,7 +280,9 @@ function CreateTableForm(props: { games: GameInfo[] }) {
                 <select
                   name={`bot-${seat}`}
                   value={bots[seat] ?? ""}
-                  onChange={(event) => setBots({ ...bots, [seat]: event.currentTarget.value })}
+                  onChange={(event) =>
+                    setBots({ ...bots, [seat]: event.currentTarget.value as BotName })
+                  }
                 >
                   <option value="">a player</option>
                   {game.bots.map((bot) => (

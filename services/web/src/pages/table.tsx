@@ -6,6 +6,7 @@ import { useEffect, useRef, useState } from "preact/hooks";
 
 import {
   type BotInfo,
+  type BotSeat,
   getGame,
   getTable,
   joinTable,
@@ -132,7 +133,7 @@ export function TablePage(props: { tableId: string; invitation: string | null })
     });
 
   // A browser's (publishable) key seats or removes bots only with this table's seat token.
-  const addBot = (bot: string, at: number) =>
+  const addBot = (bot: BotSeat["bot"], at: number) =>
     run(async () => {
       const seated = await sendOnce(["seatBot", tableId, bot, at], (key) =>
         seatBot({
@@ -291,7 +292,7 @@ function BotPicker(props: {
   seat: number;
   bots: BotInfo[];
   busy: boolean;
-  onPick: (bot: string, seat: number) => void;
+  onPick: (bot: BotSeat["bot"], seat: number) => void;
 }) {
   const [bot, setBot] = useState(props.bots[0]?.name ?? "");
   return (
@@ -307,7 +308,7 @@ function BotPicker(props: {
           </option>
         ))}
       </select>
-      <button disabled={props.busy} onClick={() => props.onPick(bot, props.seat)}>
+      <button disabled={props.busy} onClick={() => props.onPick(bot as BotSeat["bot"], props.seat)}>
         Seat bot
       </button>
     </span>
