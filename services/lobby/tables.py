@@ -395,9 +395,11 @@ class Tables:
         player = holders[seat].player
         actor = Actor(kind="player", seat=seat, name=player)
         rematch_id = row[17]
-        if rematch_id is None:
+        if rematch_id is not None:
+            new_row, taken = await self._seated(conn, rematch_id, lock=True)
+        if rematch_id is None or new_row[7] == "closed":  # none yet, or it closed unplayed
             rematch_id = await self._offer_rematch(conn, row, holders, actor, secret_options)
-        new_row, taken = await self._seated(conn, rematch_id, lock=True)
+            new_row, taken = await self._seated(conn, rematch_id, lock=True)
         _require_open(new_row)
         if seat in taken:
             raise Problem(409, "seat-taken", "Seat taken", f"seat {seat} is taken")
@@ -803,16 +805,17 @@ class IdleSweep(outbox.Pump):
 async def _match_standing(
     conn: AsyncConnection, match_id: str, token_hash: str
 ) -> tuple[str | None, int | None]:
-    """The table's match's status, and the seat ``token_hash`` holds in it now.
+    """The table's match's status, and the seat ``token_hash`` holds in it now, or held until
+    a bot took it over (a player who left or ran out of time).
 
     The match service's own rows, read here because a rematch needs both and nothing else in
     the lobby does: a player re-seated in the match (``PlayerReseated``) holds a token the
     lobby never saw, and the lobby's table does not learn when its match ends."""
     result = await conn.execute(
-        "select m.status, (select seat from match_seats"
-        " where match_id = m.match_id and token_hash = %s)"
-        " from matches m where m.match_id = %s",
-        (token_hash, match_id),
+        "select m.status, (select seat from match_seats where match_id = m.match_id"
+        " and (token_hash = %(token)s or former_token_hash = %(token)s) limit 1)"
+        " from matches m where m.match_id = %(match)s",
+        {"token": token_hash, "match": match_id},
     )
     found = await result.fetchone()
     return (None, None) if found is None else (found[0], found[1])

@@ -504,6 +504,28 @@ async def test_players_take_their_seats_again_in_the_rematch(lobby: Lobby) -> No
     assert gone.status_code == 409 and gone.json()["type"].endswith("/table-started")
 
 
+async def test_a_rematch_closed_unplayed_gives_way_to_a_new_one(lobby: Lobby) -> None:
+    table, (ada, bob) = await played(lobby)
+    old = table["table_id"]
+    await lobby.finish(table["match_id"])
+    first = await lobby.rematch(old, ada)
+    assert first.status_code == 201, first.text
+    closed_id = first.json()["table"]["table_id"]
+    closed = await lobby.client.delete(f"/tables/{closed_id}")
+    assert closed.status_code == 200 and closed.json()["status"] == "closed", closed.text
+
+    again = await lobby.rematch(old, bob)
+    assert again.status_code == 201, again.text
+    reopened = again.json()["table"]
+    assert reopened["table_id"] != closed_id and reopened["status"] == "open"
+    assert reopened["rematch_of"] == old
+    assert (await lobby.table(old))["rematch_table_id"] == reopened["table_id"]
+    back = await lobby.rematch(old, ada)
+    assert back.status_code == 201 and back.json()["table"]["table_id"] == reopened["table_id"]
+    offers = [data for kind, data in await lobby.events(old) if kind == "RematchOffered"]
+    assert [offer["rematch_table_id"] for offer in offers] == [closed_id, reopened["table_id"]]
+
+
 async def test_players_asking_at_once_open_one_rematch(lobby: Lobby) -> None:
     for _ in range(3):
         table, (ada, bob) = await played(lobby)
