@@ -46,9 +46,11 @@ def play(stack: Stack, game: str, players: int, seed: int, max_moves: int | None
 
 
 def playtable(stack: Stack, *args: str) -> subprocess.CompletedProcess[str]:
+    """The ``playtable`` command as the stack's app (an import is that app's match, which
+    another app's key may not read)."""
     return subprocess.run(
         [sys.executable, "-m", "services.operator.cli", *args],
-        env=stack.env,
+        env={**stack.env, "PLAYTABLE_APP_KEY": stack.app_key},
         capture_output=True,
         text=True,
         timeout=180,
