@@ -452,8 +452,12 @@ class Matches:
     # --- reads ---------------------------------------------------------------------------------
 
     async def app_of(self, match_id: str) -> str | None:
-        """The app whose match it is (it never changes); a 404 for no match."""
-        return (await self.load(match_id)).app_id
+        """The app whose match it is (it never changes, and a match being created already has
+        it); a 404 for no match."""
+        try:
+            return (await self.load(match_id)).app_id
+        except MatchCreating as creating:
+            return creating.command.app_id
 
     async def load(self, match_id: str, *, fresh: bool = False) -> Snapshot:
         """The match as this process knows it; ``fresh`` re-reads what moves change.
