@@ -42,6 +42,28 @@ class TimeControl(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         return None
 
 
+TIME_CONTROL_SHAPES: list[dict[str, Any]] = [
+    {
+        "title": "PerMoveClock",
+        "type": "object",
+        "required": ["per_move_s"],
+        "properties": {
+            "per_move_s": {"type": "integer"},
+            "bank_s": {"type": "null"},
+            "increment_s": {"const": 0},
+        },
+    },
+    {
+        "title": "FischerClock",
+        "type": "object",
+        "required": ["bank_s"],
+        "properties": {"bank_s": {"type": "integer"}, "per_move_s": {"type": "null"}},
+    },
+]
+"""What ``TimeControl.problem`` asks, as JSON Schema (the contract's ``oneOf`` of the
+schema): a client's generator and a fuzzer see which time controls are ones."""
+
+
 TimeoutPolicy = Literal["bot", "pass", "forfeit"]
 LeavePolicy = Literal["bot", "abandon"]
 

@@ -9,7 +9,14 @@ from typing import TYPE_CHECKING, Any, Union
 
 import msgspec
 
-from shared.hosting import HOSTING_EVENT_TYPES, BotInfo, ClockView, Hosting, HostingEvent
+from shared.hosting import (
+    HOSTING_EVENT_TYPES,
+    TIME_CONTROL_SHAPES,
+    BotInfo,
+    ClockView,
+    Hosting,
+    HostingEvent,
+)
 from shared.http import (
     COMPONENT_REF,
     CONTRACT_VERSION,
@@ -104,6 +111,7 @@ def build_contract() -> dict[str, Any]:
     merged["webhooks"] = document_webhooks(merged["components"]["schemas"], games, samples)
     merged["x-problem-types"] = problem_types(games)
     add_problem_headers(merged)
+    merged["components"]["schemas"]["TimeControl"]["oneOf"] = TIME_CONTROL_SHAPES
     finalize_contract(merged)
     add_examples(merged)  # after finalize_contract, which sets every error's content
     return merged

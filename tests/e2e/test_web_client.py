@@ -49,6 +49,14 @@ def make_move(player: Player, seat: int, move: int) -> None:
         page.get_by_test_id("my-hand").get_by_role("button", name=action).first.click()
 
 
+def moved(player: Player, seat: int, move: int) -> int:
+    """Make the move and wait until the mover's page shows its answer: the version after it."""
+    before = shown_version(player.page)
+    make_move(player, seat, move)
+    expect(player.page.get_by_test_id("version")).not_to_have_text(str(before))
+    return shown_version(player.page)
+
+
 def test_two_people_play_hanabi_to_its_end_watched_live_then_replayed(
     gateway: Gateway, people: Callable[..., Player]
 ) -> None:
@@ -275,8 +283,7 @@ def test_a_spectator_resumes_from_its_last_event_when_the_gateway_drops_its_feed
     bob.take_seat("bob")
     match_id = ada.start()
     watcher.open(f"#/matches/{match_id}")
-    make_move(ada, 0, 0)
-    version = shown_version(ada.page)
+    version = moved(ada, 0, 0)
     expect(watcher.page.get_by_test_id("version")).to_have_text(str(version))
 
     port = gateway.client.base_url.port
@@ -286,13 +293,12 @@ def test_a_spectator_resumes_from_its_last_event_when_the_gateway_drops_its_feed
         "requestfailed", lambda request: f"/matches/{match_id}/feed" in request.url, timeout=20_000
     ):
         os.kill(master, signal.SIGHUP)
-    make_move(bob, 1, 1)  # while the spectator has no feed
-    moved = shown_version(bob.page)
-    expect(watcher.page.get_by_test_id("version")).to_have_text(str(moved), timeout=20_000)
-    expect(watcher.page.get_by_test_id("last-event")).to_have_text(re.compile(rf"^{moved} \w+$"))
-    expect(ada.page.get_by_test_id("version")).to_have_text(str(moved), timeout=20_000)
-    make_move(ada, 0, 2)  # and the resumed feeds carry on
-    expect(watcher.page.get_by_test_id("version")).to_have_text(str(shown_version(ada.page)))
+    after = moved(bob, 1, 1)  # while the spectator has no feed
+    expect(watcher.page.get_by_test_id("version")).to_have_text(str(after), timeout=20_000)
+    expect(watcher.page.get_by_test_id("last-event")).to_have_text(re.compile(rf"^{after} \w+$"))
+    expect(ada.page.get_by_test_id("version")).to_have_text(str(after), timeout=20_000)
+    last = moved(ada, 0, 2)  # and the resumed feeds carry on
+    expect(watcher.page.get_by_test_id("version")).to_have_text(str(last))
 
     watcher.page.close()  # a feed is logged once it ends
     access_log = runtime_dir(port) / "gateway-access.log"
