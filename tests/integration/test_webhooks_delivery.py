@@ -93,6 +93,15 @@ def loopback(database_url: str, **overrides: float) -> Settings:
     )
 
 
+async def deliver_batch(database_url: str, ids: list[int]) -> None:
+    """Run one batch of deliveries as a worker on loopback does, in its own context."""
+    context = delivery.Context.open(loopback(database_url))
+    try:
+        await asyncio.to_thread(delivery.deliver_batch, context, ids)
+    finally:
+        context.close()
+
+
 class Scheduler:
     """Celery's part: runs each enqueued task (a batch of deliveries) when due, one at a time,
     counting the runs."""
@@ -269,11 +278,7 @@ async def test_a_batch_goes_to_its_receivers_at_once_and_each_stream_in_order(
     receiver.status, receiver.delay_s = 204, 0.2  # long enough to overlap on a busy machine
     streams = {f"match-{n}": 3 for n in range(40)}
     subscription, ids = await subscribe(pool, receiver.url, streams)
-    context = delivery.Context.open(loopback(database_url))
-    try:
-        await asyncio.to_thread(delivery.deliver_batch, context, ids)
-    finally:
-        context.close()
+    await deliver_batch(database_url, ids)
     assert await statuses(pool, subscription) == ["delivered"] * len(ids)
     assert len(receiver.received) == len(ids)
     assert in_stream_order(receiver.received)
@@ -375,11 +380,7 @@ async def test_a_task_that_comes_before_its_delivery_is_due_sends_nothing(
             "UPDATE webhook_deliveries SET due_at = now() + interval '1 minute' WHERE id = %s",
             (ids[0],),
         )
-    context = delivery.Context.open(loopback(database_url))
-    try:
-        await asyncio.to_thread(delivery.deliver_batch, context, ids)
-    finally:
-        context.close()
+    await deliver_batch(database_url, ids)
     assert receiver.received == []
     assert await statuses(pool, subscription) == ["pending"]
 
@@ -521,11 +522,7 @@ async def test_secrets_stored_in_plaintext_are_sealed_once_and_sign_as_before(
         secret.removeprefix("whsec_") in "".join(stored) for secret in (current, previous)
     )
 
-    context = delivery.Context.open(loopback(database_url))
-    try:
-        await asyncio.to_thread(delivery.deliver_batch, context, ids)
-    finally:
-        context.close()
+    await deliver_batch(database_url, ids)
     assert await statuses(pool, subscription) == ["delivered"] * len(ids)
     assert len(receiver.signed) == len(ids)
     for headers, body in receiver.signed:
