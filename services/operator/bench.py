@@ -37,7 +37,9 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         lobby = args.lobby or f"http://{settings.host}:{settings.lobby_port}"
         match = args.match or f"http://{settings.host}:{settings.match_port}"
         app_key = asyncio.run(client_key(settings))
-        return asyncio.run(bench_api(lobby, match, app_key, args.matches, args.seconds))
+        return asyncio.run(
+            bench_api(lobby, match, app_key, args.matches, args.seconds, args.warmup)
+        )
     if args.bench == "replay":
         lobby = args.lobby or f"http://{settings.host}:{settings.lobby_port}"
         match = args.match or f"http://{settings.host}:{settings.match_port}"
@@ -182,11 +184,59 @@ async def ok_json(response: Any) -> Any:
     return await response.json()
 
 
-async def bench_api(lobby: str, match: str, app_key: str, concurrent: int, seconds: float) -> int:
-    """Moves/s and POST latency with ``concurrent`` matches in play, each seat played as a
-    client would: it asks for its legal actions when its turn comes, unless the answer to its
-    own move already gave them (it moves again). A trivial GET is timed beside, now and then,
-    to show what the server's own queue adds.
+def stack_cpu_seconds() -> dict[str, float]:
+    """CPU time so far of every process of the stack on this machine, by what it is: each
+    ``playtable <service>`` process with its children (Celery's pool), the Postgres and Redis
+    servers with all their processes, nginx, and this process (the load)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    parent: dict[int, int] = {}
+    seconds: dict[int, float] = {}
+    kind: dict[int, str] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        pid = int(stat.parent.name)
+        try:
+            text = stat.read_text()
+            argv = (stat.parent / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        name = text[text.index("(") + 1 : text.rindex(")")]
+        fields = text[text.rindex(")") + 2 :].split()
+        parent[pid] = int(fields[1])
+        seconds[pid] = (int(fields[11]) + int(fields[12])) / ticks
+        if pid == os.getpid():
+            kind[pid] = "load (bench client)"
+        elif b"services.operator.cli" in argv and argv.index(b"services.operator.cli") + 1 < len(argv):
+            kind[pid] = argv[argv.index(b"services.operator.cli") + 1].decode()
+        elif name.startswith(("postgres", "redis-server", "nginx")):
+            kind[pid] = name.split(":")[0].split()[0].removesuffix("-server")
+    used: dict[str, float] = {}
+    for pid, spent in seconds.items():
+        ancestor = pid
+        while ancestor not in kind and ancestor in parent and parent[ancestor] > 1:
+            ancestor = parent[ancestor]
+        if ancestor in kind:
+            used[kind[ancestor]] = used.get(kind[ancestor], 0.0) + spent
+    return used
+
+
+def cpu_per_move_table(before: dict[str, float], after: dict[str, float], moves: int) -> str:
+    """CPU ms per move of each kind of process between two ``stack_cpu_seconds`` readings,
+    with the stack's total (every process but the load's)."""
+    spent = {name: after[name] - before.get(name, 0.0) for name in after}
+    stack = sum(value for name, value in spent.items() if not name.startswith("load"))
+    rows = sorted(spent.items(), key=lambda item: -item[1])
+    cells = ", ".join(f"{name} {1000 * value / max(moves, 1):.3f}" for name, value in rows)
+    return f"CPU ms per move: stack total {1000 * stack / max(moves, 1):.2f} ({cells})"
+
+
+async def bench_api(
+    lobby: str, match: str, app_key: str, concurrent: int, seconds: float, warmup: float = 5.0
+) -> int:
+    """Moves/s, POST latency and CPU per move of every process with ``concurrent`` matches in
+    play, each seat played as a client would: it asks for its legal actions when its turn comes,
+    unless the answer to its own move already gave them (it moves again). A trivial GET is timed
+    beside, now and then, to show what the server's own queue adds. Only the moves answered in
+    the ``seconds`` after ``warmup`` count, and the CPU is read at both ends of that window.
 
     The client is aiohttp (httpx's connection pool costs quadratic time at this concurrency and
     would measure itself rather than the services).
@@ -196,7 +246,8 @@ async def bench_api(lobby: str, match: str, app_key: str, concurrent: int, secon
     latencies: list[float] = []
     health_latencies: list[float] = []
     finished_matches = 0
-    stop_at = time.perf_counter() + seconds
+    measuring = False
+    stop_at = time.perf_counter() + warmup + seconds
     # Idle connections are dropped before the servers' keep-alive (5 s) ends them: one reused
     # just as the server closes it fails the request.
     connector = aiohttp.TCPConnector(limit=concurrent + 10, keepalive_timeout=3)
@@ -227,28 +278,41 @@ async def bench_api(lobby: str, match: str, app_key: str, concurrent: int, secon
                     began = time.perf_counter()
                     async with session.post(f"{url}/actions", json=move, headers=headers) as r:
                         accepted = await ok_json(r)
-                    latencies.append(time.perf_counter() - began)
+                    if measuring:
+                        latencies.append(time.perf_counter() - began)
                     version, to_move = accepted["version"], accepted["to_move"]
                     actions = accepted["legal_actions"]
-                finished_matches += not to_move
+                finished_matches += measuring and not to_move
 
         async def health_probe() -> None:
             while time.perf_counter() < stop_at:
                 began = time.perf_counter()
                 async with session.get(f"{match}/health") as response:
                     await ok_json(response)
-                health_latencies.append(time.perf_counter() - began)
+                if measuring:
+                    health_latencies.append(time.perf_counter() - began)
                 await asyncio.sleep(0.05)
 
-        began = time.perf_counter()
-        await asyncio.gather(*(player(i) for i in range(concurrent)), health_probe())
-        elapsed = time.perf_counter() - began
+        async def window() -> tuple[float, dict[str, float], dict[str, float]]:
+            nonlocal measuring
+            await asyncio.sleep(warmup)
+            measuring, began, before = True, time.perf_counter(), stack_cpu_seconds()
+            await asyncio.sleep(seconds)
+            after = stack_cpu_seconds()
+            measuring = False
+            return time.perf_counter() - began, before, after
+
+        (elapsed, before, after), *_ = await asyncio.gather(
+            window(), *(player(i) for i in range(concurrent)), health_probe()
+        )
     print(
-        f"api: {len(latencies)} moves in {elapsed:.1f} s with {concurrent} concurrent matches: "
-        f"{len(latencies) / elapsed:,.0f} moves/s, POST action {_percentiles(latencies)}; "
-        f"{finished_matches} matches finished; GET /health on the match server in the same "
-        f"run (20 a second): {_percentiles(health_latencies)}"
+        f"api: {len(latencies)} moves in {elapsed:.1f} s with {concurrent} concurrent matches "
+        f"(after {warmup:.0f} s of warm-up): {len(latencies) / elapsed:,.0f} moves/s, "
+        f"POST action {_percentiles(latencies)}; {finished_matches} matches finished; "
+        f"GET /health on the match server in the same run (20 a second): "
+        f"{_percentiles(health_latencies)}"
     )
+    print(cpu_per_move_table(before, after, len(latencies)))
     return 0
 
 
