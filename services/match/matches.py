@@ -97,6 +97,9 @@ class Snapshot:
     legal_actions: dict[int, list[msgspec.Raw]] | None = None
     """At this version, each seat to move's legal actions, when this process decided the move
     that led here (the rules gave them with the decision); None: ask the rules."""
+    views: dict[int | None, msgspec.Raw] = field(default_factory=dict)
+    """At this version, the views this process has shown or been given (by seat, None for a
+    spectator): a view at a version never changes, so reading it again costs no rules call."""
     hosting: Hosting = NO_HOSTING
     bots: dict[int, str] = field(default_factory=dict)
     clocks: Clocks | None = None
@@ -496,6 +499,7 @@ class Matches:
             "legal_actions": (
                 cached.legal_actions if cached is not None and cached.version == row[3] else None
             ),
+            "views": cached.views if cached is not None and cached.version == row[3] else {},
             "players": msgspec.json.decode(row[2]),
             "seat_by_token_hash": token_hashes,
             "bots": {} if row[12] is None else _bots_decoder.decode(row[12]),
@@ -543,9 +547,12 @@ class Matches:
         except MatchCreating as creating:
             return creating.info(token)
         seat = snapshot.seat_of(token)
-        view = await self.runtime.ask_rules(
-            api.ShowView(game=snapshot.game, state=snapshot.state, seat=seat), msgspec.Raw
-        )
+        view = snapshot.views.get(seat)
+        if view is None:
+            view = await self.runtime.ask_rules(
+                api.ShowView(game=snapshot.game, state=snapshot.state, seat=seat), msgspec.Raw
+            )
+            snapshot.views[seat] = view
         return _info(snapshot, seat, view)
 
     async def legal_actions(
@@ -765,6 +772,7 @@ class Matches:
                 status=status,
                 result=progress.result,
                 legal_actions=decided.legal_actions,
+                views={seat: decided.actor_view},
             )
         )
         return Answer(201, reply)
@@ -972,6 +980,7 @@ class Matches:
             bots=change.bots,
             clocks=clocks,
             legal_actions=None,
+            views={},
         )
         if reseated is not None:
             seat, token = reseated

@@ -257,8 +257,14 @@ def test_the_answer_to_a_move_carries_the_movers_view_and_the_next_actions_by_ve
     move = {"game": "hanabi", "expected_version": start["version"], "action": quiet}
     answer = stack.match.post(url, json=move, headers=auth(tokens[mover])).json()
 
+    views_asked = _views_asked(stack)
     shown = stack.match.get(f"/matches/{match_id}", headers=auth(tokens[mover])).json()
     assert answer["view"] == shown["view"], "the mover's view, as getMatch shows it"
+    assert _views_asked(stack) == views_asked, "the view at that version came from memory"
+    theirs = stack.match.get(f"/matches/{match_id}", headers=auth(tokens[1 - mover])).json()
+    assert all(card["suit"] is None for card in theirs["view"]["hands"][1 - mover])
+    assert all(card["suit"] is not None for card in theirs["view"]["hands"][mover])
+    assert _views_asked(stack) == views_asked + 1, "another seat's view is its own"
     assert all(card["suit"] is None for card in answer["view"]["hands"][mover])
     assert all(card["suit"] is not None for card in answer["view"]["hands"][1 - mover])
     assert answer["to_move"] == [1 - mover] and answer["legal_actions"] == []
@@ -271,3 +277,11 @@ def test_the_answer_to_a_move_carries_the_movers_view_and_the_next_actions_by_ve
     assert earlier == now, "a version the server no longer holds gets the actions now"
     mine = stack.match.get(url, params={"version": answer["version"]}, headers=auth(tokens[mover]))
     assert mine.json()["actions"] == [], "not to move at that version: nothing to do"
+
+
+def _views_asked(stack: Stack) -> float:
+    """How many views the match service has asked the rules service for so far."""
+    metrics = stack.match.get("/metrics").text
+    prefix = 'playtable_rules_request_duration_seconds_count{request="ShowView"}'
+    counts = [line.split()[-1] for line in metrics.splitlines() if line.startswith(prefix)]
+    return float(counts[0]) if counts else 0.0
