@@ -15,8 +15,11 @@ apps, their keys and quotas and nothing else. Seat tokens and invitations stay a
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import hmac
-from typing import Annotated, Any, Literal
+from collections.abc import AsyncIterator
+from typing import Annotated, Any, Literal, cast
 
 import msgspec
 from psycopg import AsyncConnection
@@ -24,6 +27,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from shared.db import given_fields, iso, set_clause
 from shared.http import Problem, Timestamp, hash_token, new_token, not_found
+from shared.keycache import KeyRow, key_cache
 from shared.messages import new_id
 from shared.settings import Settings
 
@@ -139,7 +143,9 @@ async def authenticate(
 ) -> Caller:
     """The sender of a request with its ``X-API-Key``, if that key holds ``scope``: a 401 for a
     missing, unknown or revoked key, a 403 for one without the scope (or, with ``secret_for``,
-    what the route does, a publishable key: 403 ``secret-key-required``)."""
+    what the route does, a publishable key: 403 ``secret-key-required``). A process that caches
+    keys (``shared/keycache.py``) asks Postgres only about a key it has not read since the last
+    change of any key."""
     raw = headers.get(API_KEY_HEADER)
     if not raw:
         raise Problem(
@@ -160,20 +166,45 @@ async def authenticate(
 
 async def _caller(pool: AsyncConnectionPool, settings: Settings, raw: str) -> Caller:
     hashed = hash_token(raw)
-    if settings.operator_key and hmac.compare_digest(hashed, hash_token(settings.operator_key)):
+    if settings.operator_key and hmac.compare_digest(hashed, _hashed(settings.operator_key)):
         return Caller(ENVIRONMENT_KEY_ID, None, (OPERATOR,), raw)
-    async with pool.connection() as conn:
-        cursor = await conn.execute(
-            "select key_id, app_id, scopes, kind from api_keys"
-            " where key_hash = %s and revoked_at is null",
-            (hashed,),
-        )
-        row = await cursor.fetchone()
+    cache = key_cache(pool)
+    read = functools.partial(_key_row, pool)
+    row = await (read(hashed) if cache is None else cache.row(hashed, read))
     if row is None:
         raise Problem(
             401, "unknown-api-key", "Unknown API key", "this key is not known or was revoked"
         )
-    return Caller(row[0], row[1], tuple(row[2]), raw, row[3])
+    return Caller(row[0], row[1], row[2], raw, cast(KeyKind, row[3]))
+
+
+@functools.lru_cache(maxsize=1)
+def _hashed(operator_key: str) -> str:
+    """The operator key's hash, made once (it is the same for every request)."""
+    return hash_token(operator_key)
+
+
+async def _key_row(pool: AsyncConnectionPool, key_hash: str) -> KeyRow | None:
+    async with pool.connection() as conn:
+        cursor = await conn.execute(
+            "select key_id, app_id, scopes, kind from api_keys"
+            " where key_hash = %s and revoked_at is null",
+            (key_hash,),
+        )
+        row = await cursor.fetchone()
+    return None if row is None else (row[0], row[1], tuple(row[2]), row[3])
+
+
+@contextlib.asynccontextmanager
+async def changing_keys(pool: AsyncConnectionPool) -> AsyncIterator[None]:
+    """Around a transaction (on ``pool``) that changes keys: once it committed, this process
+    forgets the keys it knew at once and answers after it heard of the change, as every other
+    process does (``shared/keycache.py``)."""
+    cache = key_cache(pool)
+    mark = cache.heard if cache is not None else 0
+    yield
+    if cache is not None:
+        await cache.forget_changed(mark)
 
 
 # --- apps and keys (the operator's) ----------------------------------------------------------

@@ -15,6 +15,7 @@ from shared.bus import Bus, Consumer
 from shared.db import open_pool
 from shared.eventstore import EventStore
 from shared.http import READY_TIMEOUT_S, Problem, ReadyCheck
+from shared.keycache import cache_keys
 from shared.metrics import Metrics, outbox_probe, pool_probe, streams_probe
 from shared.outbox import OutboxRelay
 from shared.problems import PROBLEM_TYPES, RULES_REFUSAL
@@ -86,7 +87,8 @@ def rules_check(rules: Callable[[], RulesClient]) -> ReadyCheck:
 
 
 class Runtime:
-    """Postgres pool, event store, Redis, bus, outbox relay and rules client of one process."""
+    """Postgres pool (and the cache of the app keys read through it), event store, Redis, bus,
+    outbox relay and rules client of one process."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -120,6 +122,7 @@ class Runtime:
         self.pool = await open_pool(
             settings.database_url, min_size=settings.db_pool_min, max_size=settings.db_pool_max
         )
+        self.spawn("api-key-cache", cache_keys(self.pool).listen(self.stop))
         self.store = EventStore(self.pool)
         self.redis = redis_async.Redis.from_url(settings.redis_url)
         self.bus = Bus(self.redis)

@@ -729,8 +729,11 @@ class AppsController(Controller):
         key_id: FromPath[str],
     ) -> apps.KeyInfo:
         await lobby.caller(request, apps.OPERATOR)
-        async with lobby.runtime.pool.connection() as conn, conn.transaction():
-            return await apps.revoke_key(conn, app_id, key_id)
+        pool = lobby.runtime.pool
+        async with apps.changing_keys(pool):
+            async with pool.connection() as conn, conn.transaction():
+                revoked = await apps.revoke_key(conn, app_id, key_id)
+        return revoked
 
 
 def create_app(settings: Settings | None = None) -> Litestar:

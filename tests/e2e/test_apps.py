@@ -176,8 +176,14 @@ def test_the_operator_manages_apps_and_their_keys(stack: Stack) -> None:
 
     listed = operator.get(f"/apps/{app_id}/keys").json()
     assert len(listed) == 2 and not [k for k in listed if first in str(k)]  # never the key
+    on_match = {API_KEY_HEADER: first}  # another process, which keeps the keys it read
+    for _ in range(2):
+        known = stack.match.get("/matches/no-such-match", headers=on_match)
+        assert known.status_code == 404 and problem_code(known) == "match-not-found"
     revoked = operator.delete(f"/apps/{app_id}/keys/{created['key']['key']['key_id']}")
     assert revoked.status_code == 200 and revoked.json()["revoked_at"] is not None
+    elsewhere = stack.match.get("/matches/no-such-match", headers=on_match)  # the very next
+    assert elsewhere.status_code == 401 and problem_code(elsewhere) == "unknown-api-key"
     refused = partner.post("/tables", json={"game": "hanabi", "seats": 2})
     assert refused.status_code == 401 and problem_code(refused) == "unknown-api-key"
     assert operator.get(f"/apps/{app_id}").json()["name"] == "partner"
