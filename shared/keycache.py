@@ -13,7 +13,10 @@ its way when the keys were forgotten is not kept either.
 
 The process that revokes a key forgets at once and answers only once it heard the change
 itself (``forget_changed``), which Postgres tells every listener at the same moment: the next
-request, to whichever process, finds the key revoked.
+request, to whichever process, finds the key revoked. (Not strictly: each listener's backend
+sends the notification when the scheduler runs it, mostly within microseconds, a few
+milliseconds at worst under load, which the answer's way to the client and the next
+request's way back usually outlast.)
 """
 
 from __future__ import annotations
@@ -72,7 +75,6 @@ class KeyCache:
     async def row(self, key_hash: str, read: ReadKey) -> KeyRow | None:
         """The key's row, from memory when known (``None``: unknown or revoked), else ``read``
         and kept if no change was heard meanwhile."""
-        self._read()  # a change told since the loop last looked is acted on first
         if (known := self._known.get(key_hash)) is not None:
             return known
         if key_hash in self._unknown:
