@@ -200,6 +200,18 @@ RETURNING id, subscription_id, stream_id
 back, so they go now (a stale retry task finds them not due and does nothing)."""
 
 
+BROKER_POLL_S = 5
+"""How long the worker's wait for a task (BRPOP) lasts before it asks again: a task wakes it at
+once, so this only sets what an idle worker costs."""
+
+
+def restore_interval_s(visibility_timeout_s: int) -> int:
+    """How often the worker looks for tasks whose worker died (unacknowledged for the
+    visibility timeout), in whole seconds: a few times per timeout, at most once a minute (the
+    default an hour: once a second would cost an idle worker three round trips a second)."""
+    return max(1, min(60, visibility_timeout_s // 4))
+
+
 def configure(settings: Settings) -> Celery:
     """Point the app at this deployment's Redis, under its key prefix, with its timeouts."""
     global _settings
@@ -210,8 +222,9 @@ def configure(settings: Settings) -> Celery:
         broker_transport_options={
             "global_keyprefix": f"{settings.stream_prefix}:celery:",
             "visibility_timeout": settings.webhook_visibility_timeout_s,
-            "unacked_restore_interval": 1,
+            "unacked_restore_interval": restore_interval_s(settings.webhook_visibility_timeout_s),
             "unacked_restore_throttle": 1,
+            "polling_interval": BROKER_POLL_S,
         },
     )
     return celery_app

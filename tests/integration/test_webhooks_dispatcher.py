@@ -239,7 +239,8 @@ async def test_a_batch_makes_the_deliveries_of_its_events_handled_one_by_one(
     keys = list(dict.fromkeys(key for _, _, key in rows))
     assert by_event(in_creation_order(rows), keys) == expected_deliveries(run)
     assert in_creation_order(rows) == expected_deliveries(run)  # ids in event order
-    assert len(await handled(pool, run)) == len(events) - 1  # the copy shares its key
+    # the copy shares its key; the event of no app concerns no subscription: not even recorded
+    assert len(await handled(pool, run)) == len(events) - 2
     handed_over = [id_ for batch in enqueued for id_ in batch]
     assert len(handed_over) == len(set(handed_over))
     assert {row[0] for row in rows} <= set(handed_over)
@@ -302,11 +303,12 @@ async def test_consumed_batches_deliver_once_and_a_redelivered_stream_nothing(
     assert {row[0] for row in rows} <= set(enqueued[0])
 
 
-async def test_a_batch_of_apps_without_subscriptions_is_still_recorded_as_handled(
+async def test_events_of_apps_without_subscriptions_are_skipped_without_a_write(
     pool: AsyncConnectionPool,
 ) -> None:
-    """Nothing to deliver, but handled all the same: a subscription created afterwards does
-    not get the events again when they are redelivered, and the table's match is remembered."""
+    """Nothing to deliver: the events are not even recorded, but a table's start is (a table's
+    filter must know its match). A subscription created next gets the events committed after
+    it, although this dispatcher had just found its app without any."""
     run = uuid.uuid4().hex[:8]
     table, match, app = f"t{run}", f"m{run}", f"a{run}"
     events = [
@@ -316,24 +318,117 @@ async def test_a_batch_of_apps_without_subscriptions_is_still_recorded_as_handle
     enqueued: list[list[int]] = []
     dispatcher = Dispatcher(pool, enqueued.append)
     entries = [(f"{n}-0", payload) for n, payload in enumerate(events, start=1)]
+    assert await dispatcher.handle_batch(entries[1:]) is False  # wanted by no subscription
     await dispatcher.handle_batch(entries)
+    assert await handled(pool, run) == [f"table-{table}:2:TableStarted"]
     subscriptions: Subscriptions = {f"by-table-{run}": ([], table, None, app, True)}
     await subscribe(pool, subscriptions)
     try:
-        await dispatcher.handle_batch(entries)
         later = envelope(f"match-{match}", 2, "CardPlayed", {"card": 2}, app)
-        await dispatcher.handle_batch([("3-0", later)])
+        assert await dispatcher.handle_batch([("3-0", later)]) is True
         rows = await deliveries(pool, subscriptions)
     finally:
         await unsubscribe(pool, subscriptions)
 
     assert await handled(pool, run) == [
-        f"match-{match}:1:CardPlayed",
         f"match-{match}:2:CardPlayed",
         f"table-{table}:2:TableStarted",
     ]
     assert in_creation_order(rows) == [(f"by-table-{run}", f"match-{match}:2:CardPlayed")]
     assert len(enqueued) == 1
+
+
+def counting_looks(dispatcher: Dispatcher) -> list[int]:
+    """Counts (in its one item) the dispatcher's looks at which apps have a subscription."""
+    looks = [0]
+    look = dispatcher._subscribed.look
+
+    async def counted() -> frozenset[str] | None:
+        looks[0] += 1
+        return await look()
+
+    dispatcher._subscribed.look = counted  # type: ignore[method-assign]
+    return looks
+
+
+async def test_a_subscription_gets_every_event_committed_after_it_whatever_the_dispatcher_knew(
+    pool: AsyncConnectionPool,
+) -> None:
+    """Apps subscribe (and one unsubscribes) between reads of a dispatcher that keeps which
+    apps have a subscription: every event read after an app subscribed is delivered, however
+    recently the dispatcher looked; Postgres is asked only when a read holds an event of an app
+    not known to be subscribed."""
+    run = uuid.uuid4().hex[:8]
+    apps = [f"a{run}", f"b{run}", f"c{run}"]
+    dispatcher = Dispatcher(pool, lambda ids: None)
+    looks = counting_looks(dispatcher)
+    subscribed: Subscriptions = {}
+    expected: list[tuple[str, str]] = []
+    try:
+        for version in range(1, 7):
+            if version in (2, 4):  # apps[0], then apps[1], subscribe between two reads
+                app = apps[version // 2 - 1]
+                added: Subscriptions = {f"all-{app}": ([], None, None, app, True)}
+                await subscribe(pool, added)
+                subscribed.update(added)
+            if version == 5:  # apps[0] unsubscribes: its later events are wanted no more
+                await unsubscribe(pool, {f"all-{apps[0]}": subscribed.pop(f"all-{apps[0]}")})
+            read = [
+                (f"{version}-{n}", envelope(f"match-{app}", version, "CardPlayed", {}, app))
+                for n, app in enumerate(apps)
+            ]
+            await dispatcher.handle_batch(read)
+            expected += [
+                (f"all-{app}", f"match-{app}:{version}:CardPlayed")
+                for app in apps
+                if f"all-{app}" in subscribed
+            ]
+        rows = await deliveries(pool, subscribed)
+    finally:
+        await unsubscribe(pool, subscribed)
+
+    assert in_creation_order(rows) == [pair for pair in expected if pair[0] in subscribed]
+    assert len(rows) == 3  # apps[1]'s events from version 4 on
+    assert looks == [6]  # apps[2] never subscribed: each read held one of its events
+
+
+async def test_a_read_of_subscribed_apps_events_only_asks_nothing_more(
+    pool: AsyncConnectionPool,
+) -> None:
+    """A subscription's app, once known, is trusted: only who is not subscribed is asked."""
+    run = uuid.uuid4().hex[:8]
+    app = f"a{run}"
+    subscriptions: Subscriptions = {f"all-{app}": ([], None, None, app, True)}
+    await subscribe(pool, subscriptions)
+    dispatcher = Dispatcher(pool, lambda ids: None)
+    try:
+        await dispatcher.handle_batch([("1-0", envelope(f"match-{run}", 1, "CardPlayed", {}, app))])
+        looks = counting_looks(dispatcher)
+        await dispatcher.handle_batch([("2-0", envelope(f"match-{run}", 2, "CardPlayed", {}, app))])
+        rows = await deliveries(pool, subscriptions)
+    finally:
+        await unsubscribe(pool, subscriptions)
+    assert looks == [0]
+    assert len(rows) == 2
+
+
+async def test_a_consumed_read_nobody_wants_is_acknowledged_and_writes_nothing(
+    pool: AsyncConnectionPool, redis: redis_async.Redis, bus: Bus, key_prefix: str
+) -> None:
+    run = uuid.uuid4().hex[:8]
+    stream = f"{key_prefix}match-events"
+    events = [envelope(f"match-m{run}", n, "CardPlayed", {}, f"a{run}") for n in range(1, 51)]
+    await bus.publish_many([(stream, payload) for payload in events])
+    await bus.ensure_group(stream, "webhooks")
+    dispatcher = Dispatcher(pool, lambda ids: None)
+    looks = counting_looks(dispatcher)
+    member = Consumer(
+        redis, stream, "webhooks", "d", dispatcher.handle, batch_handler=dispatcher.handle_batch
+    )
+    assert await member.step() == len(events)
+    assert (await redis.xpending(stream, "webhooks"))["pending"] == 0
+    assert await handled(pool, run) == []
+    assert looks == [1]  # one look for the whole read
 
 
 async def test_overlapping_batches_handled_at_once_deliver_once(
