@@ -42,13 +42,14 @@ BACKING_SERVICE_OUTAGES = (
 )
 """What a handler fails with while Postgres or Redis is unreachable: retried in place."""
 
-_FORGET_IDLE_CONSUMERS = """
+FORGET_IDLE_CONSUMERS = """
 local stream, group, idle_ms, only = KEYS[1], ARGV[1], tonumber(ARGV[2]), ARGV[3]
+local even_pending = ARGV[4] == 'even-pending'
 local removed = {}
 for _, fields in ipairs(redis.call('XINFO', 'CONSUMERS', stream, group)) do
     local consumer = {}
     for i = 1, #fields, 2 do consumer[fields[i]] = fields[i + 1] end
-    if consumer.pending == 0 and consumer.idle > idle_ms
+    if (consumer.pending == 0 or even_pending) and consumer.idle > idle_ms
         and (only == '' or consumer.name == only) then
         redis.call('XGROUP', 'DELCONSUMER', stream, group, consumer.name)
         table.insert(removed, consumer.name)
@@ -57,9 +58,10 @@ end
 return removed
 """
 """Remove the group's members idle over ``idle_ms`` with nothing pending (only the one named,
-unless ``''``), and return their names. A script, so that no member reads an entry between the
-check and the removal: removing a member drops its pending entries for good. A live member
-removed meanwhile is created again by its next read."""
+unless ``''``; pending or not with a fourth argument ``even-pending``, for a group whose
+entries are worthless once old), and return their names. A script, so that no member reads an
+entry between the check and the removal: removing a member drops its pending entries for good.
+A live member removed meanwhile is created again by its next read."""
 
 
 class OutageLog:
@@ -104,7 +106,7 @@ def _entries(raw: Sequence[Any]) -> list[Entry]:
     return entries
 
 
-def _read_entries(response: Any) -> list[Entry]:
+def read_entries(response: Any) -> list[Entry]:
     """Entries of an XREADGROUP reply in either the RESP2 (list) or RESP3 (dict) shape."""
     if not response:
         return []
@@ -159,7 +161,7 @@ class Bus:
     ) -> list[Entry]:
         """Entries after ``after_id``, outside any group; waits up to ``block_ms`` for one."""
         response = await self._redis.xread({stream: after_id}, count=count, block=block_ms)
-        return _read_entries(response)
+        return read_entries(response)
 
 
 class Consumer:
@@ -220,7 +222,7 @@ class Consumer:
         self.dead_letter_stream = dead_letter_stream or f"{stream}:dead"
         self._claim_cursor = "0-0"
         self._next_recovery = 0.0
-        self._forget_idle_consumers = redis.register_script(_FORGET_IDLE_CONSUMERS)
+        self._forget_idle_consumers = redis.register_script(FORGET_IDLE_CONSUMERS)
 
     async def run(self, stop: asyncio.Event) -> None:
         """Handle entries until ``stop`` is set (or cancelled), then leave the group; outages
@@ -344,7 +346,7 @@ class Consumer:
             count=self._batch,
             block=self._block_ms if block and self._block_ms > 0 else None,
         )
-        entries = _read_entries(response)
+        entries = read_entries(response)
         if self._batch_handler is not None:
             done = await self._handle_batch(
                 [(entry_id, fields or {}, 1) for entry_id, fields in entries]

@@ -2,7 +2,9 @@
 
 Requests go on one stream read by the rules workers' consumer group, so any number of workers
 share the load. Each caller process reads replies from a stream of its own, matched to waiting
-futures by request id.
+futures by request id. A worker reads without acknowledgement (nothing stays pending): a
+request lost with its worker is one its caller sends again, as it does any request left
+unanswered, and each round trip of a worker writes the replies to one read with the next read.
 """
 
 from __future__ import annotations
@@ -11,15 +13,24 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 import msgspec
 import redis.asyncio as redis_async
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import ResponseError
 
 from shared import rules_api as api
 from shared import tracing
-from shared.bus import TRANSIENT_ERRORS, OutageLog
+from shared.bus import (
+    FORGET_IDLE_CONSUMERS,
+    PAYLOAD_FIELD,
+    TRANSIENT_ERRORS,
+    Bus,
+    OutageLog,
+    read_entries,
+)
 from shared.logs import correlation_id
 from shared.messages import new_id, now_ms
 from shared.metrics import RULES_DURATION, RULES_TIMEOUTS
@@ -29,6 +40,13 @@ ReplyT = TypeVar("ReplyT")
 
 REPLY_STREAM_TTL_S = 3600
 REPLY_STREAM_MAXLEN = 10_000
+REPLY_TTL_REFRESH_S = 60.0
+"""A worker sets a reply stream's expiry with its first reply and again with the first after
+this long, not with every batch: a command less per batch, the stream still expiring within
+an hour of its last reply."""
+REQUEST_STREAM_MAXLEN = 10_000
+"""Requests kept on the request stream (read ones stay, nothing acknowledges them): far more
+than are ever waiting, since a request is useless past its caller's timeout."""
 RESEND_AFTER_S = 1.0
 READ_BLOCK_S = 0.25
 """How long the reply reader's read waits for a reply: also how long stopping waits for it."""
@@ -50,19 +68,18 @@ _call_decoder = msgspec.json.Decoder(api.RulesCall)
 
 
 class StreamWriter:
-    """Adds entries to Redis streams, those added in the same turn of the event loop in one
-    pipeline: under load, many requests (or replies) then cost one write and one round trip
-    instead of one each."""
+    """Adds requests to a stream, those added in the same turn of the event loop in one
+    pipeline: under load, many requests then cost one write and one round trip instead of one
+    each."""
 
     def __init__(self, redis: redis_async.Redis) -> None:
         self.redis = redis
-        self._pending: list[tuple[str, bytes, bool]] = []
+        self._pending: list[tuple[str, bytes]] = []
         self._sending: asyncio.Task[None] | None = None
 
-    async def add(self, stream: str, payload: bytes, *, reply: bool = False) -> None:
-        """Add ``payload`` once the batch it joins is written; ``reply`` streams are capped
-        and expire, since their reader may be gone."""
-        self._pending.append((stream, payload, reply))
+    async def add(self, stream: str, payload: bytes) -> None:
+        """Add ``payload`` once the batch it joins is written."""
+        self._pending.append((stream, payload))
         if self._sending is None:
             self._sending = asyncio.create_task(self._send())
         await asyncio.shield(self._sending)
@@ -73,13 +90,10 @@ class StreamWriter:
         finally:  # even if cancelled, so that the next caller starts a new batch
             batch, self._pending, self._sending = self._pending, [], None
         pipe = self.redis.pipeline(transaction=False)
-        for stream, payload, reply in batch:
-            if reply:
-                pipe.xadd(stream, {b"m": payload}, maxlen=REPLY_STREAM_MAXLEN, approximate=True)
-            else:
-                pipe.xadd(stream, {b"m": payload})
-        for stream in {stream for stream, _, reply in batch if reply}:
-            pipe.expire(stream, REPLY_STREAM_TTL_S)
+        for stream, payload in batch:
+            pipe.xadd(
+                stream, {PAYLOAD_FIELD: payload}, maxlen=REQUEST_STREAM_MAXLEN, approximate=True
+            )
         await asyncio.wait_for(pipe.execute(), WRITE_TIMEOUT_S)
 
 
@@ -187,10 +201,163 @@ class RulesClient:
             for _stream, entries in batches or ():
                 for entry_id, fields in entries:
                     last_id = entry_id
-                    reply = _reply_decoder.decode(fields[b"m"])
+                    reply = _reply_decoder.decode(fields[PAYLOAD_FIELD])
                     future = self._waiting.get(reply.request_id)
                     if future is not None and not future.done():
                         future.set_result(reply)
+
+
+Reply = tuple[str, bytes]
+"""A reply and the stream it goes to (its caller's)."""
+Answer = Callable[[bytes], Reply | None]
+"""Answers a request's payload; None when nobody waits for the answer."""
+
+
+class Responder:
+    """A member of the rules workers' consumer group, answering requests a batch at a time.
+
+    Each round trip to Redis is one pipeline: the replies to the last batch, then the read of
+    the next (``XREADGROUP NOACK``, waiting up to ``block_ms``). Redis adds the replies before
+    the read waits, so a lone request's reply is not held back, and requests that came while a
+    batch was answered are read, answered and written back together: one write per batch, where
+    a read, the replies and an acknowledgement took three. Reading without acknowledgement
+    loses no guarantee: a request read by a worker that died is sent again by its caller after
+    ``RESEND_AFTER_S``, long before another member could claim it, and a claimed one would be
+    past its deadline."""
+
+    def __init__(
+        self,
+        redis: redis_async.Redis,
+        stream: str,
+        group: str,
+        name: str,
+        answer: Answer,
+        *,
+        dead_after_ms: int,
+        batch: int = 64,
+        block_ms: int = 1000,
+    ) -> None:
+        self._redis = redis
+        self.stream = stream
+        self.group = group
+        self.name = name
+        self._answer = answer
+        self._dead_after_ms = dead_after_ms
+        self._batch = batch
+        self._block_ms = block_ms
+        self._forget_idle_members = redis.register_script(FORGET_IDLE_CONSUMERS)
+        self._expiring: set[str] = set()
+        self._expiring_until = 0.0
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Answer requests until ``stop`` is set, then write the last replies and leave the
+        group; outages of Redis only pause the loop (the unwritten replies go again after)."""
+        outage = OutageLog(log, f"rules worker {self.name} on {self.stream}")
+        replies: list[Reply] = []
+        backoff = 0.1
+        scanning = asyncio.create_task(self._forget_dead_members(stop))
+        try:
+            while True:
+                stopping = stop.is_set()
+                try:
+                    requests = await self._exchange(replies, read=not stopping)
+                except TRANSIENT_ERRORS as error:
+                    if stopping:
+                        return  # the callers send their requests again to another worker
+                    outage.failed(error)
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(stop.wait(), backoff)
+                    backoff = min(backoff * 2, 5.0)
+                    continue
+                if stopping:
+                    return
+                outage.succeeded()
+                backoff = 0.1
+                replies = self._answer_all(requests)
+        finally:
+            scanning.cancel()
+            with contextlib.suppress(*TRANSIENT_ERRORS):
+                await self._forget_idle_members(
+                    keys=[self.stream], args=[self.group, -1, self.name, "even-pending"]
+                )
+
+    def _answer_all(self, requests: list[bytes]) -> list[Reply]:
+        """The replies to a batch: a request the answer fails on is left unanswered (its
+        caller sends it again, then gives up), and the others are answered all the same."""
+        replies = []
+        for payload in requests:
+            try:
+                reply = self._answer(payload)
+            except Exception:
+                log.exception("a rules request could not be answered")
+                continue
+            if reply is not None:
+                replies.append(reply)
+        return replies
+
+    async def _exchange(self, replies: list[Reply], *, read: bool) -> list[bytes]:
+        """Write ``replies`` and, if ``read``, read the next requests, in one round trip."""
+        pipe = self._redis.pipeline(transaction=False)
+        for stream, reply in replies:
+            pipe.xadd(stream, {PAYLOAD_FIELD: reply}, maxlen=REPLY_STREAM_MAXLEN, approximate=True)
+        expiring = self._expiries_due(replies)
+        for stream in expiring:
+            pipe.expire(stream, REPLY_STREAM_TTL_S)
+        if read:
+            pipe.xreadgroup(
+                self.group,
+                self.name,
+                {self.stream: ">"},
+                count=self._batch,
+                block=self._block_ms,
+                noack=True,
+            )
+        outcomes = await pipe.execute(raise_on_error=False) if len(pipe) else []
+        self._expiring |= expiring
+        for outcome in outcomes[: len(outcomes) - read]:
+            if isinstance(outcome, Exception):  # a reply stream that is something else
+                log.warning("a rules reply was not written: %s", outcome)
+        if not read:
+            return []
+        return await self._requests(outcomes[-1])
+
+    async def _requests(self, read: Any) -> list[bytes]:
+        """The payloads of a read; none if the group is gone (Redis wiped), which is made
+        again, and the reply streams' expiries with it."""
+        if isinstance(read, ResponseError) and str(read).startswith("NOGROUP"):
+            log.warning(
+                "group %s on %s is gone (redis wiped?); recreating", self.group, self.stream
+            )
+            await Bus(self._redis).ensure_group(self.stream, self.group)
+            self._expiring.clear()
+            return []
+        if isinstance(read, Exception):
+            raise read
+        return [(fields or {}).get(PAYLOAD_FIELD, b"") for _, fields in read_entries(read)]
+
+    def _expiries_due(self, replies: list[Reply]) -> set[str]:
+        """The reply streams whose expiry was not set in this ``REPLY_TTL_REFRESH_S`` window."""
+        now = time.monotonic()
+        if now >= self._expiring_until:
+            self._expiring.clear()
+            self._expiring_until = now + REPLY_TTL_REFRESH_S
+        return {stream for stream, _ in replies} - self._expiring
+
+    async def _forget_dead_members(self, stop: asyncio.Event) -> None:
+        """Every process joins under a name of its own: remove the members idle for
+        ``dead_after_ms`` (killed without a clean stop), a few times per that period, beside
+        the round trips of requests and replies rather than between them."""
+        while not stop.is_set():
+            with contextlib.suppress(*TRANSIENT_ERRORS):  # the worker's own loop logs outages
+                removed = await self._forget_idle_members(
+                    keys=[self.stream], args=[self.group, self._dead_after_ms, "", "even-pending"]
+                )
+                if removed:
+                    log.info(
+                        "removed dead members %s of %s on %s", removed, self.group, self.stream
+                    )
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), self._dead_after_ms / 4000)
 
 
 def _attributes(request: api.RulesRequest) -> dict[str, str]:

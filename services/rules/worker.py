@@ -1,4 +1,4 @@
-"""The rules service: a consumer of the rules request stream that answers with the engines."""
+"""The rules service: a member of the rules request stream's group that answers with the engines."""
 
 from __future__ import annotations
 
@@ -6,13 +6,14 @@ import asyncio
 import logging
 from typing import Any
 
+import msgspec
 import redis.asyncio as redis_async
 from opentelemetry.trace import Span
 
 from services.rules.engine import RulesEngine, UnknownGame
 from services.rules.games import load_games
 from shared import rpc, tracing
-from shared.bus import Bus, Consumer
+from shared.bus import Bus
 from shared.collector import tune_collector
 from shared.logs import log_context
 from shared.messages import now_ms
@@ -29,18 +30,25 @@ STREAM = "rules:requests"
 class RulesWorker:
     """Answers each request it is handed; failures reach the caller as errors, not silence."""
 
-    def __init__(self, redis: redis_async.Redis, engine: RulesEngine) -> None:
-        self.replies = rpc.StreamWriter(redis)
+    def __init__(self, engine: RulesEngine) -> None:
         self.engine = engine
 
-    async def handle(self, _entry_id: str, payload: bytes) -> None:
-        call = rpc.decode_call(payload)
+    def answer(self, payload: bytes) -> rpc.Reply | None:
+        """The reply to a request and where it goes; none if its caller gave up waiting
+        (answering would only fill its stream) or it is no request (no one to answer)."""
+        try:
+            call = rpc.decode_call(payload)
+        except msgspec.DecodeError as error:
+            log.warning(
+                "dropped an entry of the rules request stream that is no request: %s", error
+            )
+            return None
         if call.deadline_ms and now_ms() > call.deadline_ms:
-            return  # the caller has given up waiting; answering would only fill its stream
+            return None
         with log_context(correlation_id=call.correlation_id or None), rpc.rules_span(call) as span:
-            await self._answer(call, span)
+            return call.reply_to, self._reply(call, span)
 
-    async def _answer(self, call: RulesCall, span: Span) -> None:
+    def _reply(self, call: RulesCall, span: Span) -> bytes:
         outcome: Any = None
         try:
             outcome = self.engine.handle(call.request)
@@ -54,26 +62,24 @@ class RulesWorker:
             reply = rpc.encode_failure(call.request_id, "the rules engine failed on this request")
         if isinstance(outcome, Rejected):
             span.set_attribute("playtable.rules.rejected", outcome.code)
-        await self.replies.add(call.reply_to, reply, reply=True)
+        return reply
 
 
 async def serve(settings: Settings, stop: asyncio.Event) -> None:
     """Bootstrap: connect, build the engine from the game catalogue, consume until stopped."""
     tracing.configure(settings, "rules")
     redis = redis_async.Redis.from_url(settings.redis_url)
-    worker = RulesWorker(redis, RulesEngine(load_games()))
+    worker = RulesWorker(RulesEngine(load_games()))
     tune_collector()
     stream = settings.stream(STREAM)
     await Bus(redis).ensure_group(stream, RULES_GROUP)
-    consumer = Consumer(
+    responder = rpc.Responder(
         redis,
         stream,
         RULES_GROUP,
         settings.instance_id,
-        worker.handle,
-        claim_idle_ms=10_000,
+        worker.answer,
         dead_after_ms=settings.dead_consumer_after_ms,
-        concurrent=True,
     )
     metrics = Metrics(
         {"streams": streams_probe(lambda: redis, settings.stream_prefix, [(STREAM, RULES_GROUP)])}
@@ -83,7 +89,7 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
         exporter = await serve_metrics(metrics, settings.host, settings.metrics_port)
     log.info("rules worker %s consuming %s", settings.instance_id, stream)
     try:
-        await consumer.run(stop)
+        await responder.run(stop)
     finally:
         if exporter is not None:
             await exporter.cleanup()

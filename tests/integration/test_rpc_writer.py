@@ -7,7 +7,8 @@ import asyncio
 import pytest
 import redis.asyncio as redis_async
 
-from shared.rpc import REPLY_STREAM_TTL_S, StreamWriter
+from shared import rpc
+from shared.rpc import StreamWriter
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio]
 
@@ -28,17 +29,28 @@ async def test_writes_of_one_turn_go_out_together_in_order(
     redis: redis_async.Redis, key_prefix: str
 ) -> None:
     writer = CountingPipelines(redis)
-    requests, replies = f"{key_prefix}requests", f"{key_prefix}replies"
+    requests, others = f"{key_prefix}requests", f"{key_prefix}others"
     await asyncio.gather(
         *(writer.add(requests, f"request {n}".encode()) for n in range(20)),
-        writer.add(replies, b"reply", reply=True),
+        writer.add(others, b"other"),
     )
     await writer.add(requests, b"later")
     assert writer.pipelines == 2
     written = [fields[b"m"] for _, fields in await redis.xrange(requests)]
     assert written == [f"request {n}".encode() for n in range(20)] + [b"later"]
-    assert 0 < await redis.ttl(replies) <= REPLY_STREAM_TTL_S
+    assert await redis.xlen(others) == 1
     assert await redis.ttl(requests) == -1  # request streams do not expire
+
+
+async def test_the_request_stream_keeps_only_its_newest_entries(
+    redis: redis_async.Redis, key_prefix: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nothing acknowledges or deletes a request once read: the stream is capped instead."""
+    monkeypatch.setattr(rpc, "REQUEST_STREAM_MAXLEN", 10)
+    writer = StreamWriter(redis)
+    for n in range(300):
+        await writer.add(f"{key_prefix}requests", f"request {n}".encode())
+    assert 10 <= await redis.xlen(f"{key_prefix}requests") < 300
 
 
 async def test_a_failed_write_reaches_every_caller_of_its_batch(
