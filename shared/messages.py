@@ -193,6 +193,24 @@ class TimeOut(msgspec.Struct, frozen=True):
     deadline_ms: int
 
 
+class BotTurnDue(msgspec.Struct, frozen=True):
+    """Match -> bots (``BOT_TURNS_STREAM``): a bot is first to move in the match at ``version``,
+    committed. Only matches with a bot seat publish it, so the bots read nothing else."""
+
+    match_id: str
+    version: int
+
+
+class ClockSet(msgspec.Struct, frozen=True):
+    """Match -> clocks (``CLOCKS_STREAM``): at ``version``, committed, the match's first
+    running clock runs out at ``deadline_ms``. Only clocked matches publish it, so the clocks
+    service reads nothing else."""
+
+    match_id: str
+    version: int
+    deadline_ms: int
+
+
 # --- events every service may show: a table's (the lobby's) and the end of a match ----------
 
 Visibility = Literal["public", "private"]

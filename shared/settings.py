@@ -19,6 +19,12 @@ CONVENTIONAL_NAMES = {
 """Settings that also answer to the names every tool uses for them."""
 
 
+BOT_TURNS_STREAM = "bot-turns"
+"""Where the match service says a bot is to move (``BotTurnDue``), for the bots service."""
+CLOCKS_STREAM = "clocks"
+"""Where the match service says a clock was set (``ClockSet``), for the clocks service."""
+
+
 class Settings(msgspec.Struct, frozen=True, kw_only=True):
     database_url: str = "postgresql://postgres@127.0.0.1:5432/playtable"
     redis_url: str = "redis://127.0.0.1:6379/0"
@@ -134,11 +140,13 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     """Turns each bots process plays at once (each waits on the match service, not the CPU)."""
     bots_sweep_s: float = 1.0
     """How often the bots service asks Postgres which bots are to move, besides being woken by
-    the published events (so a wiped Redis or a lost event delays a bot's turn, never skips
-    it)."""
-    clocks_poll_s: float = 0.05
-    """How often the clocks service looks for clocks that ran out (at most: it sleeps until the
-    next deadline when that is sooner)."""
+    the bots' turns the match service publishes (so a wiped Redis or a lost word delays a bot's
+    turn, never skips it)."""
+    clocks_poll_s: float = 1.0
+    """How often the clocks service looks for clocks that ran out when nothing woke it: it
+    sleeps until the next deadline it knows of, and a clock set meanwhile (``ClockSet``, on
+    ``CLOCKS_STREAM``) wakes it if it runs out sooner; the look catches one whose word Redis
+    lost."""
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:

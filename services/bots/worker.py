@@ -2,11 +2,13 @@
 of those seats would: it reads the seat's view and legal actions, asks the bot's policy, and
 posts the move.
 
-Postgres says which bots are to move (``matches.bot_seats`` and ``to_move``); the published
-match events only make this process look sooner. Any number of copies may run. A move is sent
-with the version it was chosen at and an Idempotency-Key named by its match, seat and version,
-and the policy's random generator is seeded with the same name, so copies that play one turn
-send one move, which the match records once: the others get its answer again, or 409.
+Postgres says which bots are to move (``matches.bot_seats`` and ``to_move``); the match
+service's word that a bot is to move (``BotTurnDue`` on ``BOT_TURNS_STREAM``, published only by
+matches with a bot seat) only makes this process look sooner, so matches without bots cost it
+nothing. Any number of copies may run. A move is sent with the version it was chosen at and an
+Idempotency-Key named by its match, seat and version, and the policy's random generator is
+seeded with the same name, so copies that play one turn send one move, which the match records
+once: the others get its answer again, or 409.
 """
 
 from __future__ import annotations
@@ -31,15 +33,14 @@ from shared.bus import Bus, Consumer, OutageLog
 from shared.db import open_pool
 from shared.hosting import bot_secret, bot_token
 from shared.http import REPLAYED_HEADER
-from shared.messages import EventEnvelope
+from shared.messages import BotTurnDue
 from shared.metrics import BOT_MOVES, Metrics, pool_probe, serve_metrics, streams_probe
 from shared.runtime import run_until_signalled
-from shared.settings import Settings
+from shared.settings import BOT_TURNS_STREAM, Settings
 
 log = logging.getLogger(__name__)
 
 BOTS_GROUP = "bots"
-MATCH_EVENTS = "match-events"
 HTTP_TIMEOUT_S = 10.0
 """Longer than the match service waits for the rules (``rules_timeout_s``), so its 503 comes
 back rather than a timeout of ours."""
@@ -65,7 +66,7 @@ where status = 'running' and bot_seats <> '{}' and to_move[1] = any(bot_seats)
 the running matches with bots): the others are being played, woken by their events."""
 
 _bots_decoder = msgspec.json.Decoder(dict[int, str])
-_envelope_decoder = msgspec.json.Decoder(EventEnvelope)
+_due_decoder = msgspec.json.Decoder(BotTurnDue)
 _view_decoder = msgspec.json.Decoder(SeatView)
 _actions_decoder = msgspec.json.Decoder(SeatActions)
 
@@ -230,7 +231,7 @@ class Turns:
 
 
 class TurnFinder:
-    """Asks Postgres which bots are to move: in one match when its events wake this process,
+    """Asks Postgres which bots are to move: in one match when its turn wakes this process,
     and, every ``sweep_s``, in every match where a bot has waited that long (its wake-up was
     lost with Redis, or went to a copy killed since, or its move failed)."""
 
@@ -240,14 +241,13 @@ class TurnFinder:
         self._sweep_s = sweep_s
 
     async def woken(self, entries: list[tuple[str, bytes]]) -> None:
-        """Matches' events were published (a read's worth, looked at in one query). The
-        consumer group shares the events out among the copies, and only a match's newest
-        starts its turn, so one copy plays it."""
+        """Bots' turns were published (a read's worth, looked at in one query). The consumer
+        group shares them out among the copies, and only a match's newest starts its turn, so
+        one copy plays it."""
         newest: dict[str, int] = {}
         for _entry_id, payload in entries:
-            envelope = _envelope_decoder.decode(payload)
-            match_id = envelope.stream_id.removeprefix("match-")
-            newest[match_id] = max(envelope.version, newest.get(match_id, 0))
+            due = _due_decoder.decode(payload)
+            newest[due.match_id] = max(due.version, newest.get(due.match_id, 0))
         async with self._pool.connection() as conn:
             rows = await (await conn.execute(_IN_MATCHES, (list(newest),))).fetchall()
         for row in rows:
@@ -255,7 +255,7 @@ class TurnFinder:
                 self._start(row)
 
     async def woken_by(self, entry_id: str, payload: bytes) -> None:
-        """One event alone: the consumer's retry, entry by entry, of a read that failed."""
+        """One turn alone: the consumer's retry, entry by entry, of a read that failed."""
         await self.woken([(entry_id, payload)])
 
     async def sweep(self, stop: asyncio.Event) -> None:
@@ -281,7 +281,7 @@ class TurnFinder:
 
 async def serve(settings: Settings, stop: asyncio.Event) -> None:
     """Bootstrap: Postgres (the turns, the bots' key), the match API's client, the wake-ups
-    from the published match events and the sweep, until stopped."""
+    from the published bots' turns and the sweep, until stopped."""
     tracing.configure(settings, "bots")
     keyring = settings.keyring()  # the bots' key is stored sealed: no keyring, no start
     async with contextlib.AsyncExitStack() as resources:
@@ -304,7 +304,7 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
         turns = Turns(player.play, settings.bots_concurrency)
         resources.push_async_callback(turns.finish, STOP_GRACE_S)
         finder = TurnFinder(pool, turns, settings.bots_sweep_s)
-        stream = settings.stream(MATCH_EVENTS)
+        stream = settings.stream(BOT_TURNS_STREAM)
         # A group made now starts at the stream's end: the sweep finds the turns already due.
         await Bus(redis).ensure_group(stream, BOTS_GROUP, start_id="$")
         consumer = Consumer(
@@ -321,7 +321,7 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
                 {
                     "pool": pool_probe(lambda: pool),
                     "streams": streams_probe(
-                        lambda: redis, settings.stream_prefix, [(MATCH_EVENTS, BOTS_GROUP)]
+                        lambda: redis, settings.stream_prefix, [(BOT_TURNS_STREAM, BOTS_GROUP)]
                     ),
                 }
             )

@@ -6,12 +6,19 @@ copy killed at any point, several copies at once, or a wiped Redis only delay a 
 timeout's command is named by the match and version it fires at, so it is recorded once however
 many copies see it; the match service applies it only if the match is still at that version (a
 move that came first wins), in the transaction that marks the command done.
+
+It sleeps until the next deadline it knows of (at most ``clocks_poll_s``). Only clocked matches
+say when they set a clock (``ClockSet`` on ``CLOCKS_STREAM``, read by every copy), and one that
+runs out sooner wakes it: matches without clocks cost it nothing, and a word lost with Redis only
+waits for the next look.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import math
 from datetime import datetime
 
 import msgspec
@@ -19,17 +26,19 @@ import redis.asyncio as redis_async
 from psycopg_pool import AsyncConnectionPool
 
 from shared import tracing
-from shared.bus import Bus
+from shared.bus import PAYLOAD_FIELD, TRANSIENT_ERRORS, Bus, OutageLog
 from shared.commands import CommandRedriver
 from shared.db import open_pool
-from shared.messages import TimeOut, command
+from shared.messages import ClockSet, TimeOut, command, now_ms
 from shared.metrics import TIMEOUTS_SENT, Metrics, serve_metrics
 from shared.runtime import run_until_signalled
-from shared.settings import Settings
+from shared.settings import CLOCKS_STREAM, Settings
 
 log = logging.getLogger(__name__)
 
 BATCH = 500
+FOLLOW_BLOCK_MS = 1000
+"""How long one read of ``CLOCKS_STREAM`` waits for a clock to be set."""
 
 _DUE = """
 select match_id, version, deadline from matches
@@ -49,28 +58,75 @@ def timeout_command_id(match_id: str, version: int) -> str:
 
 class ClockWatch:
     """Records a ``TimeOut`` for every clock that ran out, then sleeps until the next deadline
-    (at most ``poll_s``: a clock that starts meanwhile is found on the next look; a timeout
-    recorded but not applied yet is looked at again then, and its command is re-driven)."""
+    (at most ``poll_s``: a timeout recorded but not applied yet is looked at again then, and
+    its command is re-driven), unless a clock set meanwhile runs out sooner (``follow``)."""
 
-    def __init__(self, pool: AsyncConnectionPool, redriver: CommandRedriver, settings: Settings):
+    def __init__(
+        self, pool: AsyncConnectionPool, redriver: CommandRedriver, bus: Bus, settings: Settings
+    ):
         self.pool = pool
         self.redriver = redriver
+        self.bus = bus
         self.topic = settings.stream("commands:match")
+        self.clocks_set = settings.stream(CLOCKS_STREAM)
         self.poll_s = settings.clocks_poll_s
+        self._woken = asyncio.Event()
+        self._look_at_ms = math.inf
+        """When the watch looks next (epoch ms); infinity while it looks, so that a clock set
+        meanwhile, which that look may have missed, wakes it again."""
 
     async def run(self, stop: asyncio.Event) -> None:
+        stopping = asyncio.create_task(self._wake_on(stop))
+        try:
+            while not stop.is_set():
+                self._woken.clear()
+                self._look_at_ms = math.inf
+                try:
+                    while await self.fire_due() == BATCH:
+                        pass
+                    wait = await self.until_next()
+                except Exception:
+                    log.exception("looking for clocks that ran out failed; trying again")
+                    wait = max(self.poll_s, 1.0)
+                self._look_at_ms = now_ms() + wait * 1000
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._woken.wait(), wait)
+        finally:
+            stopping.cancel()
+
+    async def _wake_on(self, stop: asyncio.Event) -> None:
+        await stop.wait()
+        self._woken.set()
+
+    async def follow(self, stop: asyncio.Event) -> None:
+        """Read the clocks set (``ClockSet``) and wake the watch for one that runs out before
+        it would look; Redis failing only leaves the watch to its looks."""
+        outage = OutageLog(log, "clocks following the clocks set")
+        after: str | None = None
         while not stop.is_set():
             try:
-                while await self.fire_due() == BATCH:
-                    pass
-                wait = await self.until_next()
-            except Exception:
-                log.exception("looking for clocks that ran out failed; trying again")
-                wait = max(self.poll_s, 1.0)
-            try:
-                await asyncio.wait_for(stop.wait(), wait)
-            except TimeoutError:
-                pass
+                if after is None:
+                    after = await self.bus.newest_id(self.clocks_set)
+                entries = await self.bus.read(self.clocks_set, after, block_ms=FOLLOW_BLOCK_MS)
+            except TRANSIENT_ERRORS as error:
+                outage.failed(error)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), self.poll_s)
+                continue
+            outage.succeeded()
+            for entry_id, fields in entries:
+                after = entry_id
+                self.clock_set((fields or {}).get(PAYLOAD_FIELD, b""))
+
+    def clock_set(self, payload: bytes) -> None:
+        """A clock was set: look now if it runs out before the next look."""
+        try:
+            deadline_ms = _clock_set.decode(payload).deadline_ms
+        except msgspec.DecodeError:
+            log.warning("ignored an entry of %s it cannot read: %r", self.clocks_set, payload)
+            return
+        if deadline_ms < self._look_at_ms:
+            self._woken.set()
 
     async def fire_due(self) -> int:
         """Record the timeouts due now; return how many clocks had run out."""
@@ -100,6 +156,9 @@ class ClockWatch:
         return min(self.poll_s, max(0.0, row[0].total_seconds()))
 
 
+_clock_set = msgspec.json.Decoder(ClockSet)
+
+
 def _ms(moment: datetime) -> int:
     return int(moment.timestamp() * 1000)
 
@@ -109,14 +168,15 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
     tracing.configure(settings, "clocks")
     pool = await open_pool(settings.database_url, min_size=1, max_size=4)
     redis = redis_async.Redis.from_url(settings.redis_url)
-    redriver = CommandRedriver(pool, Bus(redis))
-    watch = ClockWatch(pool, redriver, settings)
+    bus = Bus(redis)
+    redriver = CommandRedriver(pool, bus)
+    watch = ClockWatch(pool, redriver, bus, settings)
     exporter = None
     if settings.metrics_port:
         exporter = await serve_metrics(Metrics({}), settings.host, settings.metrics_port)
     log.info("clocks %s watching deadlines", settings.instance_id)
     try:
-        await asyncio.gather(redriver.run(stop), watch.run(stop))
+        await asyncio.gather(redriver.run(stop), watch.run(stop), watch.follow(stop))
     finally:
         if exporter is not None:
             await exporter.cleanup()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hmac
 from collections import OrderedDict
+from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from itertools import groupby
 from typing import Any, NamedTuple
@@ -46,6 +47,8 @@ from shared.messages import (
     MATCH_FINISHED,
     SYSTEM,
     Actor,
+    BotTurnDue,
+    ClockSet,
     CreateMatch,
     EventEnvelope,
     EventMetadata,
@@ -59,6 +62,7 @@ from shared.messages import (
 from shared.metrics import MOVES
 from shared.paging import next_cursor_after
 from shared.runtime import Runtime
+from shared.settings import BOT_TURNS_STREAM, CLOCKS_STREAM
 
 _json = msgspec.json.Encoder()
 _bots_decoder = msgspec.json.Decoder(dict[int, str])
@@ -192,6 +196,8 @@ class Matches:
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
         self.topic = runtime.settings.stream("match-events")
+        self.bot_turns = runtime.settings.stream(BOT_TURNS_STREAM)
+        self.clocks_set = runtime.settings.stream(CLOCKS_STREAM)
         self._cache: OrderedDict[str, Snapshot] = OrderedDict()
         self._bot_secret: bytes | None = None
 
@@ -385,7 +391,18 @@ class Matches:
                     ],
                 )
             metas = _move_metadata(correlation_id, actors, app_id)
-            await self._append(conn, match_id, game, 0, events, public_events, metas, progress)
+            await self._append(
+                conn,
+                match_id,
+                game,
+                0,
+                events,
+                public_events,
+                metas,
+                progress,
+                bots=bots,
+                deadline_ms=None if control is None else hosting.deadline_ms(control, clocks),
+            )
         self.runtime.relay.wake()
         return True
 
@@ -399,8 +416,12 @@ class Matches:
         public_events: list[msgspec.Raw],
         metas: list[EventMetadata],
         progress: api.Progress,
+        *,
+        bots: Collection[int],
+        deadline_ms: int | None,
     ) -> int:
-        """Store the events and queue their public form (and the result, once there is one)."""
+        """Store the events and queue their public form (and the result, once there is one),
+        with the wake-ups of the bots and clocks services (``_wakeups``)."""
         new_version = await self.runtime.store.append(
             match_stream(match_id),
             version,
@@ -410,8 +431,32 @@ class Matches:
         payloads = self._publications(
             match_id, game, version, events, public_events, metas, progress
         )
-        await outbox.enqueue(conn, [(self.topic, payload) for payload in payloads])
+        await outbox.enqueue(
+            conn,
+            [
+                *((self.topic, payload) for payload in payloads),
+                *self._wakeups(match_id, new_version, progress, bots, deadline_ms),
+            ],
+        )
         return new_version
+
+    def _wakeups(
+        self,
+        match_id: str,
+        version: int,
+        progress: api.Progress,
+        bots: Collection[int],
+        deadline_ms: int | None,
+    ) -> list[tuple[str, bytes]]:
+        """``(topic, payload)`` to publish with a change committed at ``version``: a
+        ``BotTurnDue`` when a bot is first to move, a ``ClockSet`` when a clock runs. Matches
+        without bot seats or clocks publish neither, so those services read nothing of them."""
+        woken: list[tuple[str, bytes]] = []
+        if progress.result is None and progress.to_move and progress.to_move[0] in bots:
+            woken.append((self.bot_turns, _json.encode(BotTurnDue(match_id, version))))
+        if deadline_ms is not None and progress.result is None:
+            woken.append((self.clocks_set, _json.encode(ClockSet(match_id, version, deadline_ms))))
+        return woken
 
     def _publications(
         self,
@@ -1020,6 +1065,8 @@ class Matches:
                 public,
                 metas,
                 progress,
+                bots=change.bots,
+                deadline_ms=hosting.deadline_ms(snapshot.hosting.clock, clocks),
             )
             async with conn.cursor() as cursor:
                 await cursor.executemany(
