@@ -303,6 +303,28 @@ async def check_request(request: Request[Any, Any, Any]) -> None:
         if body_field.has_default:
             return
         raise invalid_request("the request needs a JSON body", [_body_error("the body is empty")])
+    data = _plainly_exact(body, body_field.annotation)
+    if data is None:
+        data = _checked_body(request, body, body_field.annotation)
+    _decoded(request, data)
+
+
+def _plainly_exact(body: bytes, annotation: Any) -> Any:
+    """The body decoded strictly in one pass, when that alone decides (the common case): it
+    has fewer brackets than ``MAX_JSON_DEPTH`` (so it nests no deeper) and no escaped NUL (a
+    raw NUL is no JSON), which leaves nothing for ``_checked_body`` to refuse. None: let
+    ``_checked_body`` decide, and word its refusal."""
+    if b"\\u0000" in body or body.count(b"[") + body.count(b"{") >= MAX_JSON_DEPTH:
+        return None
+    try:
+        return msgspec.json.decode(body, type=annotation, strict=True)
+    except (msgspec.DecodeError, RecursionError):  # a ValidationError is a DecodeError
+        return None
+
+
+def _checked_body(request: Request[Any, Any, Any], body: bytes, annotation: Any) -> Any:
+    """The body decoded strictly, or the 400 that says what is wrong with it: not JSON, too
+    deep, a NUL, or not of its schema. A whole number written ``2.0`` passes as 2."""
     try:
         document = msgspec.json.decode(body)
     except msgspec.DecodeError as error:
@@ -311,22 +333,29 @@ async def check_request(request: Request[Any, Any, Any]) -> None:
         raise invalid_request(f"the body nests deeper than {MAX_JSON_DEPTH} levels") from None
     _check_document(document)
     try:
-        msgspec.json.decode(body, type=body_field.annotation, strict=True)
-        return  # the common case: the body as sent is exact
+        return msgspec.json.decode(body, type=annotation, strict=True)
     except msgspec.ValidationError as error:
         refused = error
     exact, changed = _whole_numbers(document)
     if changed:  # ``2.0`` for an integer: valid once it is 2
         try:
-            msgspec.convert(exact, body_field.annotation, strict=True)
+            data = msgspec.convert(exact, annotation, strict=True)
         except msgspec.ValidationError as error:
             refused = error
         else:
             _replace_body(request, msgspec.json.encode(exact))
-            return
+            return data
     message, _, path = str(refused).partition(" - at `$")
     errors = [_body_error(message, path.strip("`."))]
     raise invalid_request(f"the body does not match its schema: {refused}", errors)
+
+
+def _decoded(request: Request[Any, Any, Any], data: Any) -> None:
+    """Hand the handler ``data`` as decoded here: Litestar takes a body's JSON from the
+    connection's state when it is there (and ``data`` is already of the handler's type, which
+    its conversion passes through), instead of decoding the body once more."""
+    request._json = data  # noqa: SLF001
+    request._connection_state.json = data  # noqa: SLF001
 
 
 def _replace_body(request: Request[Any, Any, Any], body: bytes) -> None:
@@ -1023,26 +1052,30 @@ class ServiceApp(Litestar):
         if scope["type"] != "http":
             await super().__call__(scope, receive, send)
             return
-        send = self.http_metrics.wrap(scope, send)
+        started = time.perf_counter()
         correlation_id = _request_id(scope)
         with log_context(correlation_id=correlation_id):
             scope[STREAM_AFTER_LITESTAR] = None
             with tracing.http_request(scope, correlation_id) as traced:
-                await self._answer_limited(scope, receive, traced(send))
+                await self._answer_limited(scope, receive, traced(send), started)
             rest: StreamRest | None = scope.pop(STREAM_AFTER_LITESTAR)
             if rest is not None:  # the status and headers went out through Litestar already
                 await rest(receive, send)
 
-    async def _answer_limited(self, scope: Any, receive: Any, send: Any) -> None:
-        """Litestar's answer, unless the client is over its rate limits."""
+    async def _answer_limited(self, scope: Any, receive: Any, send: Any, started: float) -> None:
+        """Litestar's answer, unless the client is over its rate limits; one wrapper of
+        ``send`` counts the answer and adds the limiter's headers."""
+        limit_headers = None
         if self.rate_limiter is not None:
             try:
-                send = await self.rate_limiter.admit(scope, send)
+                limit_headers = await self.rate_limiter.admit(scope)
             except Problem as refused:
+                send = self.http_metrics.wrap(scope, send, started)
                 request: Request[Any, Any, Any] = Request(scope, receive, send)
                 response = _respond(request, refused).to_asgi_response(None, request)
                 await response(scope, receive, send)
                 return
+        send = self.http_metrics.wrap(scope, send, started, limit_headers)
         await super().__call__(scope, receive, send)
 
     def _allowing(self, scope: Any, send: Any) -> Any:

@@ -127,13 +127,22 @@ class HttpMetrics:
         series[0].inc()
         series[1].observe(seconds)
 
-    def wrap(self, scope: Any, send: Any) -> Any:
-        """``send``, recording the request when its status line goes out (the route template
-        is in ``scope`` once Litestar has routed it)."""
-        started = time.perf_counter()
+    def wrap(
+        self,
+        scope: Any,
+        send: Any,
+        started: float,
+        headers: list[tuple[bytes, bytes]] | None = None,
+    ) -> Any:
+        """``send``, recording the request (arrived at ``started``, ``time.perf_counter``) when
+        its status line goes out, with ``headers`` added to it (the rate limiter's): one
+        wrapper for both, as each wrapper costs every request a call. The route template is
+        in ``scope`` once Litestar has routed it."""
 
         async def send_observed(message: Any) -> None:
             if message["type"] == "http.response.start":
+                if headers:
+                    message = {**message, "headers": [*message.get("headers", ()), *headers]}
                 route = scope.get("path_template") or UNROUTED
                 self.observe(
                     route, scope["method"], message["status"], time.perf_counter() - started

@@ -56,7 +56,7 @@ from typing import Any, Generic, NamedTuple, TypeVar
 import anyio
 import redis.asyncio as redis_async
 from litestar.connection import ASGIConnection
-from litestar.types import Message, Scope, Send
+from litestar.types import Scope
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.commands.core import AsyncScript
@@ -462,12 +462,13 @@ class RateLimiter:
         self._renewing = None
         self._allowances = {}  # closed: nothing is counted, not even with tokens held
 
-    async def admit(self, scope: Scope, send: Send) -> Send:
+    async def admit(self, scope: Scope) -> list[tuple[bytes, bytes]] | None:
         """Take the request's tokens, or raise the 429 problem. Answers carry the bucket's
-        state as ``RateLimit``/``RateLimit-Policy``: the returned ``send`` adds them."""
+        state: the ``RateLimit``/``RateLimit-Policy`` headers returned, for the answer to add
+        (None: none, the request passed unchecked)."""
         path = scope["path"]
         if path in EXEMPT_PATHS or path.startswith(f"{DOCS_ASSETS}/"):
-            return send
+            return None
         policy = self._policies[route_class(scope["method"], path)]
         keys = self._keys(policy.name, scope)
         now = time.monotonic()
@@ -476,9 +477,8 @@ class RateLimiter:
             raise policy.refused(refusal)
         allowance = self._allowances.get(keys)
         if allowance is not None and allowance.tokens and now < allowance.until:
-            return _adding_headers(send, allowance.spend(policy))  # the common case: no Redis
-        headers = await self._take(policy, keys, allowance or self._new_allowance(keys, now))
-        return send if headers is None else _adding_headers(send, headers)
+            return allowance.spend(policy)  # the common case: no Redis
+        return await self._take(policy, keys, allowance or self._new_allowance(keys, now))
 
     async def _take(
         self, policy: Policy, keys: tuple[str, ...], allowance: Allowance
@@ -657,15 +657,6 @@ class RateLimiter:
         if (key_bucket := app_key_bucket(scope, address)) is None:
             return (by_address,)
         return by_address, self._settings.slot_key(slot, f"key:{key_bucket}")
-
-
-def _adding_headers(send: Send, headers: list[tuple[bytes, bytes]]) -> Send:
-    async def send_with_headers(message: Message) -> None:
-        if message["type"] == "http.response.start":
-            message = {**message, "headers": [*message.get("headers", []), *headers]}
-        await send(message)
-
-    return send_with_headers
 
 
 ScriptCall = tuple[tuple[str, ...], tuple[Any, ...]]

@@ -67,6 +67,10 @@ def _serve_http(app_factory_path: str, port: int, settings: Settings, service: s
             log_config=logging_config(settings.log_level, service),
             log_level="warning",
             access_log=False,
+            # Who a request comes from is the rate limiter's to tell (``trusted_proxies``):
+            # uvicorn's own proxy headers trusted any client on 127.0.0.1 with its
+            # X-Forwarded-For, and cost every request a middleware.
+            proxy_headers=False,
             lifespan="on",
             # Live feeds never end by themselves: cut them after a moment (clients reconnect).
             timeout_graceful_shutdown=3,

@@ -11,6 +11,8 @@ import msgspec
 import psycopg
 import pytest
 import redis.exceptions
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from litestar import get, post
 from litestar.params import FromPath, JSONBody
 from litestar.testing import TestClient
@@ -18,7 +20,15 @@ from litestar.testing import TestClient
 from services.lobby.app import create_app as lobby_app
 from services.match.app import create_app as match_app
 from services.webhooks.app import create_app as webhooks_app
-from shared.http import EXCEPTION_HANDLERS, MAX_JSON_DEPTH, check_request, service_app
+from shared.http import (
+    EXCEPTION_HANDLERS,
+    MAX_JSON_DEPTH,
+    Problem,
+    _checked_body,
+    _plainly_exact,
+    check_request,
+    service_app,
+)
 from shared.settings import Settings
 
 PROBLEMS = "https://playtable.dev/problems/"
@@ -136,6 +146,71 @@ def test_nul_anywhere_in_the_body_is_a_400(client: TestClient[Any], body: Any) -
 def test_a_backslash_u0000_text_is_not_a_nul(client: TestClient[Any]) -> None:
     answer = client.post("/echo", json={"count": 1, "tags": ["\\u0000"]})
     assert answer.status_code == 201 and answer.json()["tags"] == ["\\u0000"]
+
+
+@post("/echo-decoded", sync_to_thread=False)
+def echo_decoded(data: JSONBody[Body]) -> dict[str, bool]:
+    return {"decoded_once": isinstance(data, Body)}
+
+
+def test_the_handler_gets_the_body_the_guard_decoded(client: TestClient[Any]) -> None:
+    """Litestar takes the body from the connection's state rather than decoding it again."""
+    app = service_app("test", "test-1", [echo_decoded], {}, on_startup=[], on_shutdown=[])
+    seen: list[Any] = []
+    original = msgspec.json.decode
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        seen.append(kwargs.get("type"))
+        return original(*args, **kwargs)
+
+    with TestClient(app) as test_client, pytest.MonkeyPatch.context() as patched:
+        patched.setattr(msgspec.json, "decode", counting)
+        answer = test_client.post("/echo-decoded", json={"count": 2, "extra": {"a": [1]}})
+    assert answer.status_code == 201 and answer.json() == {"decoded_once": True}
+    assert seen == [Body]  # one strict decode, into the handler's type
+
+
+def _verdict(body: bytes) -> tuple[str, Any]:
+    """What the full check makes of a body: its value, or its refusal's detail and errors."""
+    try:
+        return "passed", _checked_body(None, body, Body)  # type: ignore[arg-type]
+    except Problem as refused:
+        return "refused", (refused.detail, refused.errors)
+
+
+JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.sampled_from([2.0, -0.0, 1e300])
+    | st.lists(st.sampled_from(["a", "\x00", "\\", "u0000", "[", "{"]), max_size=4).map("".join),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner),
+    max_leaves=20,
+)
+BODIES = st.fixed_dictionaries(
+    {"count": st.integers(-2, 3) | st.floats(0, 3) | st.text(max_size=1)},
+    optional={"flag": st.booleans() | st.integers(0, 1), "tags": JSON_VALUES, "extra": JSON_VALUES},
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(BODIES, st.booleans())
+def test_the_one_pass_decode_agrees_with_the_full_check(body: dict[str, Any], nest: bool) -> None:
+    """A body the strict decode alone lets through is one the full check passes, with the
+    same value: every other body goes the full check's way, and is answered as before."""
+    encoded = msgspec.json.encode({"count": 1, "extra": body} if nest else body)
+    quick = _plainly_exact(encoded, Body)
+    if quick is not None:
+        assert _verdict(encoded) == ("passed", quick)
+
+
+@pytest.mark.parametrize("depth", range(MAX_JSON_DEPTH - 4, MAX_JSON_DEPTH + 3))
+def test_depths_near_the_limit_are_answered_as_by_the_full_check(depth: int) -> None:
+    extra = b'{"a": ' + b"[" * depth + b"1" + b"]" * depth + b"}"
+    encoded = b'{"count": 1, "extra": ' + extra + b"}"
+    quick = _plainly_exact(encoded, Body)
+    assert quick is None or _verdict(encoded) == ("passed", quick)
 
 
 @pytest.mark.parametrize("url", ["/things/a%00b", "/things/ok?x=%00", "/things/ok?%00=1"])
