@@ -16,9 +16,9 @@ from typing import Any, NamedTuple
 
 import msgspec
 from psycopg import AsyncConnection
-from psycopg.errors import UniqueViolation
 
 from services.match import schemas as s
+from services.match.commit import Committer, PendingMove
 from shared import apps, commands, commitments, hosting, outbox
 from shared import rules_api as api
 from shared.commitments import Commitment
@@ -200,6 +200,17 @@ class Matches:
         self.clocks_set = runtime.settings.stream(CLOCKS_STREAM)
         self._cache: OrderedDict[str, Snapshot] = OrderedDict()
         self._bot_secret: bytes | None = None
+        self._moves: Committer | None = None
+
+    def _committer(self) -> Committer:
+        """The group committer of moves, made once the runtime has its pool and relay."""
+        if self._moves is None:
+            self._moves = Committer(
+                self.runtime.pool,
+                self.runtime.relay,
+                snapshot_every=self.runtime.settings.snapshot_every,
+            )
+        return self._moves
 
     # --- creation ------------------------------------------------------------------------------
 
@@ -769,44 +780,36 @@ class Matches:
             [meta] * len(events),
             progress,
         )
-        try:
-            async with self.runtime.pool.connection() as conn:
-                result = await conn.execute(
-                    _COMMIT_MOVE,
-                    {
-                        "match_id": match_id,
-                        "expected": snapshot.version,
-                        "state": progress.state,
-                        "to_move": progress.to_move,
-                        "status": status,
-                        "result": result_json,
-                        "stream": match_stream(match_id),
-                        "types": [event.type for event in events],
-                        "data": [bytes(event.data) for event in events],
-                        "metadata": [encoded_meta] * len(events),
-                        "clocks": None if clocks is None else _json.encode(clocks),
-                        "deadline": hosting.deadline_ms(snapshot.hosting.clock, clocks),
-                        "topic": self.topic,
-                        "payloads": outbox_payloads,
-                        "scope": None if retry.request is None else retry.request.scope,
-                        "key": key,
-                        "fingerprint": None if retry.request is None else retry.request.fingerprint,
-                        "reply": (
-                            None
-                            if retry.request is None
-                            else retry.request.seal(reply, self.runtime.keyring)
-                        ),
-                        "snapshot_every": self.runtime.settings.snapshot_every,
-                    },
-                )
-                moved = (await result.fetchone() or (0,))[0]
-        except UniqueViolation:
-            moved = 0  # a concurrent request with the same key or version won the race
-        if moved != 1:
+        deadline = hosting.deadline_ms(snapshot.hosting.clock, clocks)
+        moved = await self._committer().commit(
+            PendingMove(
+                match_id=match_id,
+                stream=match_stream(match_id),
+                expected=snapshot.version,
+                state=progress.state,
+                to_move=progress.to_move,
+                status=status,
+                result=result_json,
+                clocks=None if clocks is None else _json.encode(clocks),
+                deadline=None if deadline is None else float(deadline),
+                types=[event.type for event in events],
+                data=[bytes(event.data) for event in events],
+                metadata=encoded_meta,
+                publications=[(self.topic, payload) for payload in outbox_payloads],
+                scope=None if retry.request is None else retry.request.scope,
+                key=key,
+                fingerprint=None if retry.request is None else retry.request.fingerprint,
+                reply=(
+                    None
+                    if retry.request is None
+                    else retry.request.seal(reply, self.runtime.keyring)
+                ),
+            )
+        )
+        if not moved:
             self._cache.pop(match_id, None)
             current = await self.load(match_id, fresh=True)
             return await retry.answer_or(_stale(current.version, body.expected_version, seat))
-        self.runtime.relay.wake()
         MOVES.labels(snapshot.game).inc()
         self._remember(
             replace(
@@ -1282,46 +1285,6 @@ set version = %(version)s, state = %(state)s, to_move = %(to_move)s, status = %(
 where match_id = %(match_id)s and version = %(expected)s
 """
 """A change of seats commits only on the version it was decided on, as a move does."""
-
-_COMMIT_MOVE = """
-with moved as (
-    update matches
-    set version = version + cardinality(%(types)s::text[]), state = %(state)s,
-        to_move = %(to_move)s, status = %(status)s, result = %(result)s, clocks = %(clocks)s,
-        deadline = to_timestamp(%(deadline)s::float8 / 1000), updated_at = now()
-    where match_id = %(match_id)s and version = %(expected)s
-    returning version
-), appended as (
-    insert into events (stream_id, version, type, data, metadata)
-    select %(stream)s, %(expected)s + e.n, e.type, e.data, e.metadata
-    from unnest(%(types)s::text[], %(data)s::bytea[], %(metadata)s::bytea[])
-        with ordinality as e(type, data, metadata, n)
-    where exists (select from moved)
-    order by e.n
-), published as (
-    insert into outbox (topic, payload)
-    select %(topic)s, p.payload
-    from unnest(%(payloads)s::bytea[]) with ordinality as p(payload, n)
-    where exists (select from moved)
-    order by p.n
-), snapshotted as (
-    insert into match_snapshots (match_id, version, state)
-    select %(match_id)s, moved.version, %(state)s
-    from moved
-    where moved.version / %(snapshot_every)s > %(expected)s / %(snapshot_every)s
-), remembered as (
-    insert into idempotency (scope, key, request_hash, status, body)
-    select %(scope)s, %(key)s, %(fingerprint)s, 201, %(reply)s
-    where %(key)s::text is not null and exists (select from moved)
-)
-select count(*) from moved
-"""
-"""One statement, so one round trip and one commit. The row moves only from the version the
-move was decided on, and only by the number of events decided (whatever any cache holds): of
-racing moves decided on the same version, the first to commit wins and the others find no row
-and lose. The events, their public copies for the outbox and the idempotency record are
-written with it or not at all, and so is the state when the move crosses a multiple of the
-snapshot interval. ``unique(stream_id, version)`` on events backs the version guard up."""
 
 
 def _game_named_in(document: dict[str, Any]) -> str:
