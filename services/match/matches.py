@@ -795,7 +795,10 @@ class Matches:
                 types=[event.type for event in events],
                 data=[bytes(event.data) for event in events],
                 metadata=encoded_meta,
-                publications=[(self.topic, payload) for payload in outbox_payloads],
+                publications=[
+                    *((self.topic, payload) for payload in outbox_payloads),
+                    *self._wakeups(match_id, new_version, progress, snapshot.bots, deadline),
+                ],
                 scope=None if retry.request is None else retry.request.scope,
                 key=key,
                 fingerprint=None if retry.request is None else retry.request.fingerprint,
