@@ -442,6 +442,8 @@ async def test_overlapping_batches_handled_at_once_deliver_once(
     entries = [(f"{n}-0", payload) for n, payload in enumerate(events, start=1)]
     enqueued: list[list[int]] = []
     first, second = Dispatcher(pool, enqueued.append), Dispatcher(pool, enqueued.append)
+    for dispatcher in (first, second):  # both know the apps: the first batch starts first
+        await dispatcher._subscribed.look()
     try:
         await asyncio.wait_for(
             asyncio.gather(first.handle_batch(entries[:9]), second.handle_batch(entries[2:])),
