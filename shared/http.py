@@ -290,11 +290,14 @@ async def check_request(request: Request[Any, Any, Any]) -> None:
     (Postgres text cannot hold it), and a JSON body that is too deep, holds NUL or does not
     match its schema exactly (Litestar converts bodies leniently: ``"2"`` would pass as 2)."""
     bind(**{name: value for name, value in request.path_params.items() if name in _LOGGED_IDS})
-    if "\x00" in request.scope["path"] or any(
-        "\x00" in key or "\x00" in value for key, value in request.query_params.multi_items()
-    ):
+    if "\x00" in request.scope["path"]:
         raise invalid_request("the URL holds a NUL character")
-    _check_query(request)
+    if request.scope["query_string"]:  # none (a move's): nothing of the query to refuse
+        if any(
+            "\x00" in key or "\x00" in value for key, value in request.query_params.multi_items()
+        ):
+            raise invalid_request("the URL holds a NUL character")
+        _check_query(request)
     body_field = request.route_handler.parsed_fn_signature.parameters.get("data")
     if body_field is None:
         return
