@@ -20,9 +20,11 @@ import contextlib
 import logging
 import math
 from datetime import datetime
+from typing import Any
 
 import msgspec
 import redis.asyncio as redis_async
+from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
 from shared import tracing
@@ -40,13 +42,23 @@ BATCH = 500
 FOLLOW_BLOCK_MS = 1000
 """How long one read of ``CLOCKS_STREAM`` waits for a clock to be set."""
 
-_DUE = """
-select match_id, version, deadline from matches
-where deadline <= now() order by deadline limit %s
+REDRIVE_POLL_S = 1.0
+"""How often this process's command re-driver looks for timeouts to send again (it is woken
+at once for those it just recorded; a timeout sent again waits 1 s, then 2 s)."""
+
+_LOOK = """
+select * from (
+    select match_id, version, deadline, null::float8 from matches
+    where deadline <= now() order by deadline limit %s) due
+union all
+select null, null, null, extract(epoch from min(deadline) - now())::float8
+from matches where deadline > now()
 """
-_NEXT = "select min(deadline) - now() from matches where deadline > now()"
+"""The clocks run out (up to a batch), then one row with the seconds until the next deadline
+(null: none): a look at nothing due is one round trip."""
 _RECORD = """
-insert into commands (command_id, topic, subject, payload) values (%s, %s, %s, %s)
+insert into commands (command_id, topic, subject, payload)
+select * from unnest(%s::text[], %s::text[], %s::text[], %s::bytea[])
 on conflict (command_id) do nothing
 """
 
@@ -82,9 +94,7 @@ class ClockWatch:
                 self._woken.clear()
                 self._look_at_ms = math.inf
                 try:
-                    while await self.fire_due() == BATCH:
-                        pass
-                    wait = await self.until_next()
+                    wait = await self.fire_due()
                 except Exception:
                     log.exception("looking for clocks that ran out failed; trying again")
                     wait = max(self.poll_s, 1.0)
@@ -128,32 +138,32 @@ class ClockWatch:
         if deadline_ms < self._look_at_ms:
             self._woken.set()
 
-    async def fire_due(self) -> int:
-        """Record the timeouts due now; return how many clocks had run out."""
-        async with self.pool.connection() as conn, conn.transaction():
-            due = await (await conn.execute(_DUE, (BATCH,))).fetchall()
-            recorded = 0
-            for match_id, version, deadline in due:
-                body = TimeOut(match_id=match_id, version=version, deadline_ms=_ms(deadline))
-                envelope = command(
-                    "TimeOut", body, command_id=timeout_command_id(match_id, version)
-                )
-                payload = msgspec.json.encode(envelope)
-                found = await conn.execute(
-                    _RECORD, (envelope.command_id, self.topic, f"match-{match_id}", payload)
-                )
-                recorded += found.rowcount
-        if recorded:
-            TIMEOUTS_SENT.inc(recorded)
-            self.redriver.wake()
-        return len(due)
+    async def fire_due(self) -> float:
+        """Record the timeouts due now; return how long to sleep until the next deadline (at
+        most ``poll_s``)."""
+        while True:
+            async with self.pool.connection() as conn:
+                rows = await (await conn.execute(_LOOK, (BATCH,))).fetchall()
+                due = [row for row in rows if row[0] is not None]
+                next_s = next(row[3] for row in rows if row[0] is None)
+                recorded = await self._record(conn, due) if due else 0
+            if recorded:
+                TIMEOUTS_SENT.inc(recorded)
+                self.redriver.wake()
+            if len(due) < BATCH:
+                return self.poll_s if next_s is None else min(self.poll_s, max(0.0, next_s))
 
-    async def until_next(self) -> float:
-        async with self.pool.connection() as conn:
-            row = await (await conn.execute(_NEXT)).fetchone()
-        if row is None or row[0] is None:
-            return self.poll_s
-        return min(self.poll_s, max(0.0, row[0].total_seconds()))
+    async def _record(self, conn: AsyncConnection, due: list[tuple[Any, ...]]) -> int:
+        """Record a ``TimeOut`` per clock run out (one statement); how many were new."""
+        ids, subjects, payloads = [], [], []
+        for match_id, version, deadline, _ in due:
+            body = TimeOut(match_id=match_id, version=version, deadline_ms=_ms(deadline))
+            envelope = command("TimeOut", body, command_id=timeout_command_id(match_id, version))
+            ids.append(envelope.command_id)
+            subjects.append(f"match-{match_id}")
+            payloads.append(msgspec.json.encode(envelope))
+        found = await conn.execute(_RECORD, (ids, [self.topic] * len(ids), subjects, payloads))
+        return found.rowcount
 
 
 _clock_set = msgspec.json.Decoder(ClockSet)
@@ -169,7 +179,7 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
     pool = await open_pool(settings.database_url, min_size=1, max_size=4)
     redis = redis_async.Redis.from_url(settings.redis_url)
     bus = Bus(redis)
-    redriver = CommandRedriver(pool, bus)
+    redriver = CommandRedriver(pool, bus, poll_interval_s=REDRIVE_POLL_S)
     watch = ClockWatch(pool, redriver, bus, settings)
     exporter = None
     if settings.metrics_port:
