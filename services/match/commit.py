@@ -210,20 +210,22 @@ def _fail(done: asyncio.Future[bool], error: BaseException) -> None:
         done.set_exception(error)
 
 
+# Parameters travel in binary (``%b``): a group's arrays of state and event bytes dumped as text
+# were escaped element by element in Python, 1.6 ms of CPU for a group of 30 moves (0.2 binary).
 _COMMIT_MOVES = """
 with move as (
     select m.*, i.key is not null as key_used
     from unnest(
-        %(match_ids)s::text[], %(streams)s::text[], %(expected)s::int[], %(counts)s::int[],
-        %(states)s::bytea[], %(to_moves)s::text[], %(statuses)s::text[], %(results)s::bytea[],
-        %(clocks)s::bytea[], %(deadlines)s::float8[], %(scopes)s::text[], %(keys)s::text[],
-        %(fingerprints)s::text[], %(replies)s::bytea[]
+        %(match_ids)b::text[], %(streams)b::text[], %(expected)b::int[], %(counts)b::int[],
+        %(states)b::bytea[], %(to_moves)b::text[], %(statuses)b::text[], %(results)b::bytea[],
+        %(clocks)b::bytea[], %(deadlines)b::float8[], %(scopes)b::text[], %(keys)b::text[],
+        %(fingerprints)b::text[], %(replies)b::bytea[]
     ) with ordinality as m(match_id, stream, expected, event_count, state, to_move, status,
                            result, clocks, deadline, scope, key, fingerprint, reply, n)
     left join idempotency i on i.scope = m.scope and i.key = m.key
 ), prior as (
     select move.n,
-           coalesce(matches.publisher = %(publisher)s
+           coalesce(matches.publisher = %(publisher)b
                     and matches.published_version = move.expected, false) as direct
     from move join matches using (match_id)
 ), moved as (
@@ -231,7 +233,7 @@ with move as (
     set version = matches.version + move.event_count, state = move.state,
         to_move = move.to_move::int[], status = move.status, result = move.result,
         clocks = move.clocks, deadline = to_timestamp(move.deadline / 1000), updated_at = now(),
-        publisher = %(publisher)s, published_version = matches.version + move.event_count
+        publisher = %(publisher)b, published_version = matches.version + move.event_count
     from move
     where matches.match_id = move.match_id and matches.version = move.expected
       and not move.key_used
@@ -240,15 +242,15 @@ with move as (
     insert into events (stream_id, version, type, data, metadata)
     select moved.stream, moved.expected + e.number, e.type, e.data, e.metadata
     from unnest(
-        %(event_moves)s::int[], %(event_offsets)s::int[], %(types)s::text[], %(data)s::bytea[],
-        %(metadata)s::bytea[]
+        %(event_moves)b::int[], %(event_offsets)b::int[], %(types)b::text[], %(data)b::bytea[],
+        %(metadata)b::bytea[]
     ) with ordinality as e(move, number, type, data, metadata, n)
     join moved on moved.n = e.move
     order by e.n
 ), published as (
     insert into outbox (topic, payload)
     select p.topic, p.payload
-    from unnest(%(publication_moves)s::int[], %(topics)s::text[], %(payloads)s::bytea[])
+    from unnest(%(publication_moves)b::int[], %(topics)b::text[], %(payloads)b::bytea[])
         with ordinality as p(move, topic, payload, n)
     where p.move in (select moved.n from moved)
     order by p.n
@@ -257,7 +259,7 @@ with move as (
     insert into match_snapshots (match_id, version, state)
     select moved.match_id, moved.version, move.state
     from moved join move on move.n = moved.n
-    where moved.version / %(snapshot_every)s > moved.expected / %(snapshot_every)s
+    where moved.version / %(snapshot_every)b > moved.expected / %(snapshot_every)b
 ), remembered as (
     insert into idempotency (scope, key, request_hash, status, body)
     select move.scope, move.key, move.fingerprint, 201, move.reply
@@ -265,7 +267,7 @@ with move as (
     where move.key is not null
     on conflict do nothing
 ), forgotten as (
-    delete from outbox where id = any(%(published)s::bigint[])
+    delete from outbox where id = any(%(published)b::bigint[])
 )
 select
     coalesce((select array_agg(moved.n::int) from moved), '{}'),
