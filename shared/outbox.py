@@ -165,6 +165,9 @@ class OutboxRelay(Pump):
         self._orphan_after_s = orphan_after_s
         self._max_queued = max_queued
         self._queue: deque[_Direct | None] = deque([_DRAIN])
+        self._resets = 0
+        """Counts the falls back to a drain: a publication or drain under way when the queue
+        was reset must not take its entries off the new queue, whose head it never saw."""
         self._published: list[int] = []
         self._drained: set[int] = set()
         """The rows the last drain took: a direct publication of them has nothing left to do."""
@@ -198,8 +201,10 @@ class OutboxRelay(Pump):
     async def run_pass(self) -> None:
         while self._queue:
             if self._queue[0] is _DRAIN:
+                resets = self._resets
                 await self.drain()
-                self._queue.popleft()
+                if resets == self._resets:
+                    self._queue.popleft()
             else:
                 await self._publish_direct()
         if time.monotonic() >= self._next_sweep:
@@ -242,19 +247,22 @@ class OutboxRelay(Pump):
             batch.append(entry)
         # A group's rows commit together, so a drain took all of them or none.
         fresh = [entry for entry in batch if not entry.ids or entry.ids[0] not in self._drained]
+        resets = self._resets
         try:
             await self._bus.publish_many([item for entry in fresh for item in entry.items])
         except BaseException:
             self._fall_back_to_drain()  # their rows are all still in the outbox
             raise
-        for _ in batch:
-            self._queue.popleft()
+        if resets == self._resets:  # else the queue is a drain and what came after it
+            for _ in batch:
+                self._queue.popleft()
         for entry in fresh:
             self._published.extend(entry.ids)
 
     def _fall_back_to_drain(self) -> None:
         self._queue.clear()
         self._queue.append(_DRAIN)
+        self._resets += 1
 
     async def _forget_published(self) -> None:
         ids = self.take_published()

@@ -282,6 +282,47 @@ async def test_a_failed_direct_publication_falls_back_to_the_outbox(
     assert await one(pool, "select count(*) from outbox") == 0
 
 
+async def test_a_queue_reset_while_a_publication_is_under_way_keeps_the_order(
+    pool: AsyncConnectionPool, redis: redis_async.Redis, key_prefix: str
+) -> None:
+    """Redis slow: while the head of the queue is being published, the queue overflows and
+    falls back to a drain. The publication that then succeeds must not take the drain and the
+    later moves off the queue (they would go out directly, before the rows the drain was for,
+    which only the sweep would publish, seconds later)."""
+    topic = f"{key_prefix}match-events"
+    release = asyncio.Event()
+
+    class Stuck(Bus):
+        async def publish_many(self, items: Any) -> list[str]:
+            await release.wait()
+            return await super().publish_many(items)
+
+    async with pool.connection() as conn:
+        await conn.execute("DELETE FROM outbox")
+    relay = OutboxRelay(pool, Stuck(redis), max_queued=2)
+    release.set()
+    await relay.run_pass()  # its first drain: nothing to publish yet
+    release.clear()
+
+    async def committed(payload: bytes) -> list[int]:
+        async with pool.connection() as conn, conn.transaction():
+            await enqueue(conn, [(topic, payload)])
+        return [await one(pool, "select max(id) from outbox")]
+
+    relay.publish([(topic, b"v1")], await committed(b"v1"))
+    under_way = asyncio.create_task(relay.run_pass())
+    await asyncio.sleep(0.05)  # v1's publication waits for Redis
+    for version in (2, 3, 4):  # the queue overflows at v3: a drain instead
+        payload = f"v{version}".encode()
+        relay.publish([(topic, payload)], await committed(payload))
+    release.set()
+    await under_way
+    await relay.run_pass()
+
+    arrived = await published(redis, topic, 4)
+    assert list(dict.fromkeys(arrived)) == [b"v1", b"v2", b"v3", b"v4"]
+
+
 async def test_moves_alternating_between_processes_reach_redis_in_version_order(
     pool: AsyncConnectionPool, relay: OutboxRelay, redis: redis_async.Redis, key_prefix: str
 ) -> None:
