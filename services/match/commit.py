@@ -72,11 +72,13 @@ class Committer:
         *,
         snapshot_every: int,
         max_group: int = 100,
+        direct_publication: bool = False,
     ) -> None:
         self._pool = pool
         self._relay = relay
         self._snapshot_every = snapshot_every
         self._max_group = max_group
+        self._direct_publication = direct_publication
         self._waiting: list[tuple[PendingMove, asyncio.Future[bool]]] = []
         self._flushing: asyncio.Task[None] | None = None
 
@@ -130,7 +132,7 @@ class Committer:
                 _fail(done, error)
             raise
         if moved:
-            if direct:
+            if direct and self._direct_publication:
                 items = [item for number in moved for item in moves[number - 1].publications]
                 self._relay.publish(items, ids)
             else:

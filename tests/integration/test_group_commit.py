@@ -36,7 +36,7 @@ async def relay(pool: AsyncConnectionPool, bus: Bus) -> AsyncIterator[OutboxRela
 
 @pytest.fixture
 def committer(pool: AsyncConnectionPool, relay: OutboxRelay) -> Committer:
-    return Committer(pool, relay, snapshot_every=4)
+    return Committer(pool, relay, snapshot_every=4, direct_publication=True)
 
 
 async def new_match(pool: AsyncConnectionPool, publisher: str | None = None) -> str:
@@ -339,8 +339,8 @@ async def test_moves_alternating_between_processes_reach_redis_in_version_order(
     stop = asyncio.Event()
     running = asyncio.create_task(other.run(stop))
     processes = [
-        Committer(pool, relay, snapshot_every=32),
-        Committer(pool, other, snapshot_every=32),
+        Committer(pool, relay, snapshot_every=32, direct_publication=True),
+        Committer(pool, other, snapshot_every=32, direct_publication=True),
     ]
     matches = [await new_match(pool) for _ in range(3)]
 
