@@ -25,6 +25,7 @@ from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
 from shared.bus import Bus, OutageLog
+from shared.db import listening_connection
 from shared.outbox import Pump
 
 log = logging.getLogger(__name__)
@@ -207,18 +208,9 @@ class CommandWatch:
             backoff = min(backoff * 2, self._max_backoff_s)
 
     async def _listen(self, stop: asyncio.Event, outage: OutageLog) -> None:
-        conn = await psycopg.AsyncConnection.connect(
-            self._database_url,
-            autocommit=True,
-            # A connection lost without a goodbye (a network gone) is noticed in about 20 s;
-            # meanwhile the waiters' own looks cover it.
-            keepalives=1,
-            keepalives_idle=10,
-            keepalives_interval=5,
-            keepalives_count=2,
-        )
+        # meanwhile a lost connection goes unnoticed, the waiters' own looks cover it
+        conn = await listening_connection(self._database_url, DONE_CHANNEL)
         async with conn:
-            await conn.execute(f"LISTEN {DONE_CHANNEL}")
             outage.succeeded()
             self.listening.set()
             self._wake_all()  # what was done while nobody listened was told to nobody

@@ -89,6 +89,22 @@ def _quiet(conn: psycopg.AsyncConnection) -> bool:
         return False
 
 
+async def listening_connection(database_url: str, channel: str) -> psycopg.AsyncConnection:
+    """A connection of its own that LISTENs on ``channel``. A connection lost without a goodbye
+    (a network gone) is noticed in about 20 s, since nothing is sent to a listener otherwise;
+    a Postgres restart closes it at once."""
+    conn = await psycopg.AsyncConnection.connect(
+        database_url,
+        autocommit=True,
+        keepalives=1,
+        keepalives_idle=10,
+        keepalives_interval=5,
+        keepalives_count=2,
+    )
+    await conn.execute(f"LISTEN {channel}")
+    return conn
+
+
 async def ensure_database(database_url: str) -> None:
     """Create the database named in ``database_url`` unless it already exists.
 

@@ -31,6 +31,7 @@ import psycopg
 from psycopg_pool import AsyncConnectionPool
 
 from shared.bus import OutageLog
+from shared.db import listening_connection
 
 log = logging.getLogger(__name__)
 
@@ -129,18 +130,8 @@ class KeyCache:
 
     async def _listen_once(self, stop: asyncio.Event, outage: OutageLog) -> bool:
         """Listen until ``stop`` or the connection is lost; whether it listened at all."""
-        conn = await psycopg.AsyncConnection.connect(
-            self._database_url,
-            autocommit=True,
-            # A connection lost without a goodbye is noticed in about 20 s (nothing is sent
-            # to a listener otherwise); a Postgres restart closes it at once.
-            keepalives=1,
-            keepalives_idle=10,
-            keepalives_interval=5,
-            keepalives_count=2,
-        )
+        conn = await listening_connection(self._database_url, KEYS_CHANNEL)
         async with conn:
-            await conn.execute(f"LISTEN {KEYS_CHANNEL}")
             outage.succeeded()
             self._lost = asyncio.Event()
             self._conn, self._socket = conn, conn.pgconn.socket
