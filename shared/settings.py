@@ -53,11 +53,6 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     snapshot_every: int = 32
     """A match's folded state is stored each time a move crosses a multiple of this many
     events, so a replay folds fewer events than that onto the nearest snapshot."""
-    direct_publication: bool = False
-    """Whether a match process publishes the moves it committed itself, right after the commit
-    (the outbox as safety net), instead of waking the relay to drain them. Off: under faults
-    with two match copies and kills the fault suite saw a stream's first copies out of version
-    order (``tests/faults/test_copies.py``, ``docs/performance.md``), a race not found yet."""
     replay_cache_mb: int = 64
     """Memory each match process may keep past versions in, already shown (they never change)."""
     db_pool_min: int = 2

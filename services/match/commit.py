@@ -1,18 +1,14 @@
-"""Group commit of moves, and their publication straight after the commit.
+"""Group commit of moves.
 
 Moves of different matches that are ready to commit together (decided in the same event-loop
 turn, or while the previous group's commit was in flight) share one statement: one round trip,
 one transaction, one commit. Each keeps its own version guard and its own outcome, and nothing
 one move does can abort the others' transaction (see ``_COMMIT_MOVES``).
 
-After the commit the process publishes the group's envelopes itself (``OutboxRelay.publish``),
-without reading them back, whenever it committed every earlier event of each of the group's
-matches too: the match row names the publisher (``matches.publisher``, a relay's token) and the
-version it published up to, and one queue per process publishes in commit order. Otherwise (a
-match's previous events came from another process, a timeout or a change of seats, or its
-creation) the group queues a drain instead, which publishes the whole outbox in id order under
-the relays' lock, so the earlier events go out first, wherever they came from. Either way the
-first copy of each event reaches Redis in its stream's version order.
+The statement writes each move's public copies into the outbox with its events. After a commit
+that moved anything the committer wakes the process's outbox relay, which publishes the whole
+outbox in id order under the relays' lock (``shared/outbox.py``), so the first copy of each
+event reaches Redis in its stream's version order, wherever the earlier events came from.
 """
 
 from __future__ import annotations
@@ -72,13 +68,11 @@ class Committer:
         *,
         snapshot_every: int,
         max_group: int = 100,
-        direct_publication: bool = False,
     ) -> None:
         self._pool = pool
         self._relay = relay
         self._snapshot_every = snapshot_every
         self._max_group = max_group
-        self._direct_publication = direct_publication
         self._waiting: list[tuple[PendingMove, asyncio.Future[bool]]] = []
         self._flushing: asyncio.Task[None] | None = None
 
@@ -112,11 +106,9 @@ class Committer:
 
     async def _commit_group(self, group: list[tuple[PendingMove, asyncio.Future[bool]]]) -> None:
         moves = [move for move, _ in group]
-        published = self._relay.take_published()
         try:
-            moved, direct, ids = await self._execute(moves, published)
+            moved = await self._execute(moves)
         except psycopg.Error as error:
-            self._relay.give_back(published)
             if len(group) > 1 and isinstance(error, _ONE_MOVES_FAULT):
                 for alone in group:
                     await self._commit_group([alone])
@@ -127,32 +119,23 @@ class Committer:
                     _fail(done, error)
             return
         except BaseException as error:
-            self._relay.give_back(published)
             for _, done in group:
                 _fail(done, error)
             raise
         if moved:
-            if direct and self._direct_publication:
-                items = [item for number in moved for item in moves[number - 1].publications]
-                self._relay.publish(items, ids)
-            else:
-                self._relay.wake()
+            self._relay.wake()
         for number, (_, done) in enumerate(group, 1):
             _settle(done, number in moved)
 
-    async def _execute(
-        self, moves: list[PendingMove], published: list[int]
-    ) -> tuple[set[int], bool, list[int]]:
-        """Run the group's statement: the moves that moved (numbered from 1), whether their
-        process may publish them directly, and their outbox rows."""
+    async def _execute(self, moves: list[PendingMove]) -> set[int]:
+        """Run the group's statement: the moves that moved (numbered from 1)."""
         async with self._pool.connection() as conn:
-            cursor = await conn.execute(_COMMIT_MOVES, self._parameters(moves, published))
+            cursor = await conn.execute(_COMMIT_MOVES, self._parameters(moves))
             row = await cursor.fetchone()
         assert row is not None
-        moved, direct, ids = row
-        return set(moved), direct, ids
+        return set(row[0])
 
-    def _parameters(self, moves: list[PendingMove], published: list[int]) -> dict[str, object]:
+    def _parameters(self, moves: list[PendingMove]) -> dict[str, object]:
         events = [
             (number, offset, type_, data, move.metadata)
             for number, move in enumerate(moves, 1)
@@ -186,9 +169,7 @@ class Committer:
             "publication_moves": [publication[0] for publication in publications],
             "topics": [publication[1] for publication in publications],
             "payloads": [publication[2] for publication in publications],
-            "publisher": self._relay.token,
             "snapshot_every": self._snapshot_every,
-            "published": published,
         }
 
 
@@ -225,17 +206,11 @@ with move as (
     ) with ordinality as m(match_id, stream, expected, event_count, state, to_move, status,
                            result, clocks, deadline, scope, key, fingerprint, reply, n)
     left join idempotency i on i.scope = m.scope and i.key = m.key
-), prior as (
-    select move.n,
-           coalesce(matches.publisher = %(publisher)b
-                    and matches.published_version = move.expected, false) as direct
-    from move join matches using (match_id)
 ), moved as (
     update matches
     set version = matches.version + move.event_count, state = move.state,
         to_move = move.to_move::int[], status = move.status, result = move.result,
-        clocks = move.clocks, deadline = to_timestamp(move.deadline / 1000), updated_at = now(),
-        publisher = %(publisher)b, published_version = matches.version + move.event_count
+        clocks = move.clocks, deadline = to_timestamp(move.deadline / 1000), updated_at = now()
     from move
     where matches.match_id = move.match_id and matches.version = move.expected
       and not move.key_used
@@ -249,14 +224,13 @@ with move as (
     ) with ordinality as e(move, number, type, data, metadata, n)
     join moved on moved.n = e.move
     order by e.n
-), published as (
+), queued as (
     insert into outbox (topic, payload)
     select p.topic, p.payload
     from unnest(%(publication_moves)b::int[], %(topics)b::text[], %(payloads)b::bytea[])
         with ordinality as p(move, topic, payload, n)
     where p.move in (select moved.n from moved)
     order by p.n
-    returning id
 ), snapshotted as (
     insert into match_snapshots (match_id, version, state)
     select moved.match_id, moved.version, move.state
@@ -268,13 +242,8 @@ with move as (
     from moved join move on move.n = moved.n
     where move.key is not null
     on conflict do nothing
-), forgotten as (
-    delete from outbox where id = any(%(published)b::bigint[])
 )
-select
-    coalesce((select array_agg(moved.n::int) from moved), '{}'),
-    coalesce((select bool_and(prior.direct) from moved join prior on prior.n = moved.n), false),
-    coalesce((select array_agg(id order by id) from published), '{}')
+select coalesce((select array_agg(moved.n::int) from moved), '{}')
 """
 """One statement for the whole group, so one round trip and one commit; each move as
 ``_COMMIT_MOVE`` once did alone. A match's row moves only from the version its move was decided
@@ -287,8 +256,4 @@ An Idempotency-Key already recorded stops the move in its guard, as the unique k
 failing its transaction, so it cannot abort the group. (Only moves write records of a match's
 scope, each after taking its match's row, so no other commit can record the key between the
 guard's look and the insert: ``on conflict do nothing`` is only there so that a group never
-aborts.) ``unique(stream_id, version)`` on events still backs the version guard up.
-
-``prior`` reads who published each match last and up to which version (the statement's
-snapshot suffices: a move that passes its guard found its row unchanged by any other move).
-The statement also deletes the outbox rows published directly since the last group."""
+aborts.) ``unique(stream_id, version)`` on events still backs the version guard up."""

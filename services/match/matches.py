@@ -209,7 +209,6 @@ class Matches:
                 self.runtime.pool,
                 self.runtime.relay,
                 snapshot_every=self.runtime.settings.snapshot_every,
-                direct_publication=self.runtime.settings.direct_publication,
             )
         return self._moves
 

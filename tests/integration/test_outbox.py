@@ -158,3 +158,45 @@ async def test_relay_keeps_messages_while_redis_is_down(
     await unreachable.aclose()
 
     assert await outbox_size(outbox_pool) == 1
+
+
+async def test_running_relay_publishes_rows_no_one_woke_it_for(
+    outbox_pool: AsyncConnectionPool, bus: Bus, redis: redis_async.Redis, key_prefix: str
+) -> None:
+    """Rows of a process that died between its commit and its relay's pass: another process's
+    relay publishes them in its periodic pass, in id order, without being woken."""
+    stream = f"{key_prefix}events"
+    relay = OutboxRelay(outbox_pool, bus, poll_interval_s=0.05)
+    stop = asyncio.Event()
+    running = asyncio.create_task(relay.run(stop))
+    await asyncio.sleep(0.05)  # let the first (empty) drain finish and the relay go to sleep
+
+    await commit_messages(outbox_pool, [(stream, b"o1"), (stream, b"o2")])
+    await commit_messages(outbox_pool, [(stream, b"o3")])
+    async with asyncio.timeout(2):
+        while await outbox_size(outbox_pool):
+            await asyncio.sleep(0.01)
+    stop.set()
+    await asyncio.wait_for(running, timeout=2)
+
+    assert await payloads(redis, stream) == [b"o1", b"o2", b"o3"]
+
+
+async def test_a_pass_that_failed_while_redis_was_down_leaves_every_row_for_the_next(
+    outbox_pool: AsyncConnectionPool, redis: redis_async.Redis, key_prefix: str
+) -> None:
+    stream = f"{key_prefix}events"
+
+    class Down(Bus):
+        async def publish_many(self, items: Sequence[tuple[str, bytes]]) -> list[str]:
+            raise ConnectionError("redis is down")
+
+    await commit_messages(outbox_pool, [(stream, b"m1"), (stream, b"m2")])
+    with pytest.raises(ConnectionError):
+        await OutboxRelay(outbox_pool, Down(redis)).run_pass()
+    assert await outbox_size(outbox_pool) == 2
+
+    await OutboxRelay(outbox_pool, Bus(redis)).run_pass()  # Redis is back
+
+    assert await payloads(redis, stream) == [b"m1", b"m2"]
+    assert await outbox_size(outbox_pool) == 0
