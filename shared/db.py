@@ -52,11 +52,20 @@ async def open_pool(
         await pool.open(wait=True)
         async with pool.connection() as conn:
             applied = await migrate(conn)
+            autovacuum = await (await conn.execute("show autovacuum")).fetchone()
     except BaseException:
         await pool.close()
         raise
     if applied:
         log.info("applied migrations %s", ", ".join(applied))
+    if autovacuum != ("on",):
+        # Seen here: the moves' statement prepared while `idempotency` was small kept its
+        # sequential scan as the table grew, and a move's Postgres CPU grew fivefold in minutes.
+        log.warning(
+            "Postgres runs with autovacuum off: tables are never analyzed, so statements"
+            " prepared while they were small keep plans that slow down as they grow"
+            " (turn autovacuum on, or ANALYZE now and then)"
+        )
     return pool
 
 

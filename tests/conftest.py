@@ -9,6 +9,7 @@ each other's data nor anyone else's.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import socket
 import uuid
@@ -88,15 +89,22 @@ def postgres_server_url() -> Iterator[str]:
         yield container.get_connection_url()
 
 
-@pytest.fixture(scope="session")
-def database_url(postgres_server_url: str) -> Iterator[str]:
-    """A fresh database for this session, dropped at its end."""
+@contextlib.contextmanager
+def fresh_database(postgres_server_url: str) -> Iterator[str]:
+    """The URL of a new database on the server, dropped when the block ends."""
     name = f"playtable_test_{uuid.uuid4().hex[:12]}"
     create_database(postgres_server_url, name)
     try:
         yield with_database(postgres_server_url, name)
     finally:
         drop_database(postgres_server_url, name)
+
+
+@pytest.fixture(scope="session")
+def database_url(postgres_server_url: str) -> Iterator[str]:
+    """A fresh database for this session, dropped at its end."""
+    with fresh_database(postgres_server_url) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

@@ -6,18 +6,28 @@ import random
 import subprocess
 import sys
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import psycopg
 import pytest
 
+from tests.conftest import fresh_database
 from tests.e2e.conftest import Stack
 from tests.e2e.play import auth, open_table
 
 pytestmark = pytest.mark.e2e
 
 SNAPSHOT_EVERY = 32  # the default ``snapshot_every`` setting
+
+
+@pytest.fixture(scope="module")
+def database_url(postgres_server_url: str) -> Iterator[str]:
+    """This module's own database: ``verify`` checks every match of it, and other modules'
+    tests leave matches that are not whole on purpose (a match row without its events)."""
+    with fresh_database(postgres_server_url) as url:
+        yield url
 
 
 @dataclass

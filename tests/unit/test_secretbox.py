@@ -60,6 +60,7 @@ def test_the_first_key_seals_every_key_opens_and_reseal_moves_to_the_first() -> 
         "a:QQ==",
         f"{OLD},{OLD}",
     ],
+    ids=["empty", "no-key", "space-in-id", "not-base64", "short-key", "repeated-id"],
 )
 def test_a_keyring_that_is_not_one_is_refused(text: str) -> None:
     with pytest.raises(KeyringError):
