@@ -221,6 +221,7 @@ def test_state_and_events_survive_encoding_and_redaction(seats):
     assert isinstance(events[-1], GameOver)
 
 
+@pytest.mark.speed  # a speed floor: left out of the default run
 def test_random_two_player_games_per_second_with_and_without_messengers():
     rates = {}
     for label, options in (("base", {}), ("messengers", OPTIONS)):
