@@ -47,7 +47,8 @@ async def operator_key(settings: Settings, label: str) -> apps.CreatedKey:
 
 async def development_keys(settings: Settings) -> tuple[str, str]:
     """Fresh keys of the development app (the ones printed before are revoked): a secret key,
-    for the README tour and the app's own server, and a publishable key, for the web client."""
+    for the API tour (docs/tour.md) and the app's own server, and a publishable key, for the
+    web client."""
     secret = await fresh_key(settings, DEVELOPMENT_APP, DEVELOPMENT_LABEL, revoke_earlier=True)
     publishable = await fresh_key(
         settings,

@@ -25,7 +25,7 @@ from shared.settings import CONVENTIONAL_NAMES, Settings
 DEPLOY = ROOT / "infra" / "deploy"
 KUBERNETES = DEPLOY / "kubernetes"
 COMPOSE = DEPLOY / "compose.yaml"
-README = ROOT / "README.md"
+DEPLOYING = ROOT / "docs" / "deploying.md"
 KUBERNETES_VERSION = "1.33.0"
 """The API the manifests are checked against (kubernetes-validate carries its schemas)."""
 
@@ -250,10 +250,10 @@ def test_the_services_that_seal_get_the_keyring_from_the_secret_and_no_other_doe
     assert re.fullmatch(r"\$\{PLAYTABLE_SECRET_KEYS:\?.+\}", required)  # compose refuses without
 
 
-def test_the_readme_creates_the_secret_the_manifests_read() -> None:
-    readme = README.read_text()
+def test_the_deploying_page_creates_the_secret_the_manifests_read() -> None:
+    readme = DEPLOYING.read_text()
     command = re.search(r"kubectl create secret generic (\S+)((?:.*\\\n)*.*)", readme)
-    assert command is not None, "the README does not say how to create the Secret"
+    assert command is not None, "docs/deploying.md does not say how to create the Secret"
     assert command.group(1) == SECRET
     assert set(re.findall(r"--from-literal=(\w+)=", command.group(2))) == SECRET_KEYS
 

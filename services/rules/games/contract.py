@@ -1,4 +1,4 @@
-"""The engine contract every game module implements (see README, "Game engines").
+"""The engine contract every game module implements (see docs/architecture.md, "Game engines").
 
 A game is a bundle of small pure functions over msgspec Structs, in the spirit of OpenSpiel:
 

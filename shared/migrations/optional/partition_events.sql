@@ -2,7 +2,7 @@
 -- stream_id into `playtable.event_partitions` partitions (16 unless the session sets it), so
 -- each partition's indexes, vacuum and checkpoints stay small as the log grows, and a stream
 -- (one match or table) always lives in one partition. Not applied automatically: run it with
--- `playtable partition-events` when the log nears the size README.md ("Capacity") gives.
+-- `playtable partition-events` when the log nears the size docs/performance.md ("Capacity") gives.
 --
 -- It rewrites the table under an ACCESS EXCLUSIVE lock (appends wait, nothing is lost): about
 -- a minute per ten million events on the machine measured there, so in a quiet hour.
