@@ -1,5 +1,9 @@
 """The ``playtable`` command: run a service, the whole stack, the contract, a benchmark, or
-work with match files (replay, export, import)."""
+work with match files (replay, export, import).
+
+The contract, the benchmarks and ``copies`` are development tools: they live in the
+repository's ``tools/`` package, which the image does not ship, and are imported only when
+one of them runs (``_tools``)."""
 
 from __future__ import annotations
 
@@ -23,13 +27,34 @@ RELEASED_DIR = CONTRACT_PATH.parent / "released"
 """Every released contract, as ``<version>.json``: the baseline of the breaking-change check."""
 
 
+class DevelopmentTool(Exception):
+    """A command of ``tools/`` run where that package is missing (an installed image)."""
+
+
+def _tools(module: str, command: str) -> Any:
+    """``tools.<module>``, imported when its command runs; where the package is missing (the
+    image leaves ``tools/`` out) the command is refused, saying where it runs."""
+    import importlib
+
+    try:
+        return importlib.import_module(f"tools.{module}")
+    except ModuleNotFoundError as missing:
+        if missing.name not in ("tools", f"tools.{module}"):
+            raise  # a dependency of the tool is missing: say which
+        raise DevelopmentTool(
+            f"`playtable {command}` is a development tool: run it from a checkout of the"
+            " repository (its tools/ package is not installed here)"
+        ) from None
+
+
 def _report_breaking() -> int:
     """Print the breaking changes from the newest released contract to the code's, and whether
     the code's version says so."""
     import json
 
-    from services.operator.contract import build_contract
-    from services.operator.contract_diff import newest, release_verdict
+    build_contract = _tools("contract", "openapi --breaking").build_contract
+    contract_diff = _tools("contract_diff", "openapi --breaking")
+    newest, release_verdict = contract_diff.newest, contract_diff.release_verdict
 
     released = newest([path.stem for path in RELEASED_DIR.glob("*.json")])
     baseline = json.loads((RELEASED_DIR / f"{released}.json").read_text())
@@ -161,6 +186,14 @@ SEALING = {"lobby", "match", "bots", "webhooks", "webhooks-api"}
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except DevelopmentTool as refused:
+        print(refused, file=sys.stderr)
+        return 2
+
+
+def _main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="playtable", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("lobby", help="run the lobby service (HTTP)")
@@ -346,11 +379,10 @@ def main(argv: list[str] | None = None) -> int:
             bots=args.bots,
         )
     elif args.command == "openapi":
-        from services.operator.contract import write_contract
-
         if args.breaking:
             return _report_breaking()
-        return write_contract(CONTRACT_PATH, check=args.check)
+        contract = _tools("contract", "openapi")
+        return contract.write_contract(CONTRACT_PATH, check=args.check)
     elif args.command == "verify":
         from services.operator.verify import run as run_verify
 
@@ -360,9 +392,7 @@ def main(argv: list[str] | None = None) -> int:
     elif args.command == "partition-events":
         return run_partition_events(settings, args.partitions)
     elif args.command == "copies":
-        from services.operator import copies as several_copies
-
-        return several_copies.run(settings, args)
+        return _tools("copies", "copies").run(settings, args)
     elif args.command == "apps":
         from services.operator import keys
 
@@ -374,9 +404,7 @@ def main(argv: list[str] | None = None) -> int:
     elif args.command in {"replay", "export", "import"}:
         return _run_file_command(args, settings)
     elif args.command == "bench":
-        from services.operator import bench as benchmarks
-
-        return benchmarks.run(args, settings)
+        return _tools("bench", f"bench {args.bench}").run(args, settings)
     return 0
 
 

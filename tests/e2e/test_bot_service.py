@@ -16,9 +16,9 @@ import pytest
 import redis
 
 from services.bots.policies import load_policies
-from services.operator.bench import bot_outcomes
 from tests.e2e.conftest import Stack, free_port, running_stack
 from tests.e2e.play import auth
+from tools.bench import bot_outcomes
 
 pytestmark = pytest.mark.e2e
 

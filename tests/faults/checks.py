@@ -1,5 +1,5 @@
 """The fault suite's reports and its ``playtable verify`` check (what must hold is in
-``services/operator/integrity.py``)."""
+``tools/integrity.py``)."""
 
 from __future__ import annotations
 

@@ -11,17 +11,11 @@ from typing import Any
 
 import pytest
 
-from services.operator import integrity
-from services.operator.hostile import (
-    Endpoints,
-    Known,
-    Load,
-    barrage,
-    new_session,
-    summarize_barrage,
-)
 from tests.faults import checks
 from tests.faults.conftest import FaultStack, env_int
+from tools import integrity
+from tools.hostile import Known, barrage, summarize_barrage
+from tools.traffic import Endpoints, Load, new_session
 
 pytestmark = [pytest.mark.faults, pytest.mark.timeout(240)]
 

@@ -9,9 +9,9 @@ import time
 
 import pytest
 
-from services.operator import clock_load
-from services.operator.hostile import new_session
 from tests.faults.conftest import FaultStack, env_int
+from tools import clock_load
+from tools.traffic import new_session
 
 pytestmark = [pytest.mark.faults, pytest.mark.timeout(240)]
 

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from services.operator.copies import KILLED, run_copies
 from shared.settings import Settings
 from tests.faults.checks import report
 from tests.faults.conftest import SCALE, PostgresCluster, RedisServer, env_float, env_int
+from tools.copies import KILLED, run_copies
 
 pytestmark = pytest.mark.skipif(shutil.which("nginx") is None, reason="needs nginx")
 

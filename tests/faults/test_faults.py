@@ -17,10 +17,10 @@ from collections.abc import Callable
 
 import pytest
 
-from services.operator import integrity
-from services.operator.hostile import Endpoints, Load, new_session
 from tests.faults import checks
 from tests.faults.conftest import SCALE, FaultStack, env_float, env_int
+from tools import integrity
+from tools.traffic import Endpoints, Load, new_session
 
 pytestmark = [pytest.mark.faults, pytest.mark.timeout(240)]
 

@@ -16,20 +16,11 @@ from typing import Any
 
 import pytest
 
-from services.operator import integrity
-from services.operator.hostile import (
-    TRANSPORT_ERRORS,
-    Ack,
-    Endpoints,
-    GaveUp,
-    Load,
-    RaceResult,
-    new_session,
-    race_round,
-    warm_connections,
-)
 from tests.faults import checks
 from tests.faults.conftest import FaultStack, env_int
+from tools import integrity
+from tools.hostile import RaceResult, race_round, warm_connections
+from tools.traffic import TRANSPORT_ERRORS, Ack, Endpoints, GaveUp, Load, new_session
 
 pytestmark = [pytest.mark.faults, pytest.mark.timeout(240)]
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from services.operator.contract import build_contract
 from shared.http import CHALLENGES, CREDENTIALS
+from tools.contract import build_contract
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,11 @@ from jsonschema import Draft202012Validator
 from openapi_spec_validator import validate
 
 from services.operator.cli import CONTRACT_PATH
-from services.operator.contract import (
+from services.rules.engine import RulesEngine
+from services.rules.games import load_games
+from shared.http import NUL_FREE
+from shared.match_file import json_schema
+from tools.contract import (
     GAME_DATA,
     MATCH_FILE_SCHEMA,
     PER_GAME,
@@ -19,10 +23,6 @@ from services.operator.contract import (
     render,
     write_contract,
 )
-from services.rules.engine import RulesEngine
-from services.rules.games import load_games
-from shared.http import NUL_FREE
-from shared.match_file import json_schema
 
 
 def test_committed_contract_is_current() -> None:

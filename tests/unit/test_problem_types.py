@@ -7,9 +7,9 @@ import ast
 from collections.abc import Iterator
 from pathlib import Path
 
-from services.operator.contract import build_contract
 from shared.http import PROBLEM_TYPE_BASE
 from shared.problems import PROBLEM_TYPES
+from tools.contract import build_contract
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = sorted([*(ROOT / "services").rglob("*.py"), *(ROOT / "shared").rglob("*.py")])

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from services.operator.copies import Phase, slow_returns
+from tools.copies import Phase, slow_returns
 
 
 def phases(*moves_per_s: tuple[str, float]) -> list[Phase]:

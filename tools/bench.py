@@ -22,10 +22,21 @@ import msgspec
 from services.operator.keys import client_key
 from shared.apps import API_KEY_HEADER
 from shared.settings import Settings, stream_key
+from tools.traffic import (
+    CLI_MODULE,
+    Endpoints,
+    Load,
+    fetch,
+    long_game_policy,
+    new_match,
+    new_session,
+    ok_json,
+    rss_kib,
+    service_pids,
+    wait_for_match,
+)
 
 JSON = {"Content-Type": "application/json"}
-CLI_MODULE = b"services.operator.cli"
-"""How a process of the stack is started (``python -m services.operator.cli <service>``)."""
 DEFAULT_PLAYERS = {"hanabi": 2, "carcassonne": 2, "dingo": 3, "breaking_news": 3}
 
 
@@ -53,7 +64,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     if args.bench == "memory":
         return asyncio.run(bench_memory(settings, args.matches))
     if args.bench == "feeds":
-        from services.operator.feed_memory import run_feeds
+        from tools.feed_memory import run_feeds
 
         return run_feeds(args, settings)
     if args.bench == "webhooks":
@@ -143,53 +154,6 @@ def _carcassonne_legal_moves(game: Any, boards: int = 20, repeats: int = 200) ->
 # --- api -------------------------------------------------------------------------------------
 
 
-async def _new_match(
-    session: Any, lobby: str, players: int, game: str = "hanabi"
-) -> tuple[str, list[str]]:
-    async with session.post(f"{lobby}/tables", json={"game": game, "seats": players}) as r:
-        table_id = (await ok_json(r))["table_id"]
-    tokens = []
-    for seat in range(players):
-        body = {"name": f"bench{seat}"}
-        async with session.post(f"{lobby}/tables/{table_id}/seats", json=body) as r:
-            tokens.append((await ok_json(r))["token"])
-    auth = {"Authorization": f"Bearer {tokens[0]}"}
-    async with session.post(f"{lobby}/tables/{table_id}/start", headers=auth) as r:
-        return (await ok_json(r))["match_id"], tokens
-
-
-async def _wait_for(session: Any, url: str) -> Any:
-    """The match once the match service has created it (it is asked through Redis; until
-    then it is missing or shows the ``creating`` state)."""
-    for _ in range(500):
-        async with session.get(url) as response:
-            if response.status != 404:
-                info = await ok_json(response)
-                if info["status"] != "creating":
-                    return info
-        await asyncio.sleep(0.02)
-    raise RuntimeError(f"{url} was never created")
-
-
-def _long_game_policy(rng: random.Random, actions: list[Any]) -> Any:
-    """Any legal move, but plays seldom, so matches run long instead of striking out at once."""
-    quiet = [action for action in actions if action["type"] != "PlayCard"]
-    if quiet and rng.random() < 0.85:
-        return rng.choice(quiet)
-    return rng.choice(actions)
-
-
-async def ok_json(response: Any) -> Any:
-    """The body of a successful answer (an aiohttp response, released once read); a failure
-    raises with what the server said. msgspec decodes it: the client's own CPU shares the
-    cores with the stack it measures."""
-    if response.status >= 400:
-        raise RuntimeError(
-            f"{response.method} {response.url}: {response.status} {await response.text()}"
-        )
-    return msgspec.json.decode(await response.read())
-
-
 CpuReading = dict[tuple[int, int], tuple[str, float]]
 """CPU seconds so far of each counted process, by (pid, start time), with what it is."""
 
@@ -242,7 +206,7 @@ def stack_cpu_seconds(servers: dict[int, str], database: str) -> CpuReading:
             kind[pid] = argv[argv.index(CLI_MODULE) + 1].decode()
         elif name.startswith("nginx"):
             kind[pid] = "nginx"
-        elif name.startswith("postgres") and _backend_database(title) not in (None, database):
+        elif name.startswith("postgres") and backend_database(title) not in (None, database):
             excluded.add(pid)  # a backend of another database: not the stack's
     stacks = {pid for pid, what in kind.items() if what == "stack"}
 
@@ -268,7 +232,7 @@ def stack_cpu_seconds(servers: dict[int, str], database: str) -> CpuReading:
     return counted
 
 
-def _backend_database(title: list[str]) -> str | None:
+def backend_database(title: list[str]) -> str | None:
     """The database of a Postgres backend from its process title (``postgres: [cluster:] user
     database address activity``), None for a background process."""
     for at, word in enumerate(title):
@@ -328,9 +292,9 @@ async def bench_api(
             nonlocal finished_matches
             rng = random.Random(index)
             while time.perf_counter() < stop_at:
-                match_id, tokens = await _new_match(session, lobby, 2)
+                match_id, tokens = await new_match(session, lobby, 2)
                 url = f"{match}/matches/{match_id}"
-                info = await _wait_for(session, url)
+                info = await wait_for_match(session, url)
                 version, to_move = info["version"], info["to_move"]
                 actions: list[Any] = []
                 while to_move and time.perf_counter() < stop_at:
@@ -342,7 +306,7 @@ async def bench_api(
                     move = {
                         "game": info["game"],
                         "expected_version": version,
-                        "action": _long_game_policy(rng, actions),
+                        "action": long_game_policy(rng, actions),
                     }
                     headers = {**auth, **JSON, "Idempotency-Key": uuid.uuid4().hex}
                     body = msgspec.json.encode(move)
@@ -409,9 +373,9 @@ async def bench_replay(lobby: str, match: str, app_key: str, game: str, requests
 
     rng = random.Random(7)
     async with aiohttp.ClientSession(headers={API_KEY_HEADER: app_key}) as session:
-        match_id, tokens = await _new_match(session, lobby, 2, game)
+        match_id, tokens = await new_match(session, lobby, 2, game)
         url = f"{match}/matches/{match_id}"
-        info = await _wait_for(session, url)
+        info = await wait_for_match(session, url)
         while info["to_move"]:
             auth = {"Authorization": f"Bearer {tokens[info['to_move'][0]]}"}
             async with session.get(f"{url}/actions", headers=auth) as response:
@@ -457,29 +421,6 @@ async def bench_replay(lobby: str, match: str, app_key: str, game: str, requests
 # --- memory ----------------------------------------------------------------------------------
 
 
-def _service_pids() -> dict[str, list[int]]:
-    found: dict[str, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            argv = (entry / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if b"services.operator.cli" in argv and len(argv) > 2:
-            service = argv[argv.index(b"services.operator.cli") + 1].decode()
-            if service in ("lobby", "match", "rules"):
-                found.setdefault(service, []).append(int(entry.name))
-    return found
-
-
-def _rss_kib(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    return 0
-
-
 async def bench_memory(settings: Settings, count: int) -> int:
     """Create ``count`` live matches through the match service's command stream and touch each."""
     import httpx
@@ -488,10 +429,10 @@ async def bench_memory(settings: Settings, count: int) -> int:
 
     from shared.messages import CreateMatch, command
 
-    pids = _service_pids()
+    pids = service_pids()
     if "match" not in pids:
         raise SystemExit("start the stack first (playtable stack)")
-    before = {name: sum(_rss_kib(pid) for pid in ids) for name, ids in pids.items()}
+    before = {name: sum(rss_kib(pid) for pid in ids) for name, ids in pids.items()}
     redis = redis_async.Redis.from_url(settings.redis_url)
     match_ids = [uuid.uuid4().hex for _ in range(count)]
     stream = settings.stream("commands:match")
@@ -524,7 +465,7 @@ async def bench_memory(settings: Settings, count: int) -> int:
                 raise RuntimeError(f"match {match_id} never appeared")
 
         await asyncio.gather(*(touch(match_id) for match_id in match_ids))
-    after = {name: sum(_rss_kib(pid) for pid in ids) for name, ids in _service_pids().items()}
+    after = {name: sum(rss_kib(pid) for pid in ids) for name, ids in service_pids().items()}
     for name in sorted(after):
         grown = after[name] - before.get(name, 0)
         print(
@@ -611,16 +552,15 @@ async def bench_bot_service(settings: Settings, bots: int, matches: dict[str, in
     per move."""
     import msgspec
 
-    from services.operator.copies import (
+    from services.operator.keys import fresh_key
+    from tools.copies import (
         LOOPBACK,
         Copies,
-        _drop_database,
-        _forget_streams,
+        drop_database,
+        forget_streams,
         free_port,
         scratch,
     )
-    from services.operator.hostile import new_session
-    from services.operator.keys import fresh_key
 
     database_url, prefix, env, directory = await scratch(settings, "bench-bots")
     stack = Copies(env, 1, directory)  # it starts each process with ``env`` as it is then
@@ -650,8 +590,8 @@ async def bench_bot_service(settings: Settings, bots: int, matches: dict[str, in
             logs = await asyncio.gather(*(_match_log(session, match_url, match) for match in games))
     finally:
         await asyncio.to_thread(stack.stop_all)
-        await asyncio.to_thread(_drop_database, database_url)
-        await _forget_streams(settings.redis_url, prefix)
+        await asyncio.to_thread(drop_database, database_url)
+        await forget_streams(settings.redis_url, prefix)
     report = _BotRun(started)
     for game, events in zip(games.values(), logs, strict=True):
         report.add(game, events)
@@ -675,8 +615,6 @@ async def bench_bot_service(settings: Settings, bots: int, matches: dict[str, in
 async def _open_bot_tables(session: Any, lobby: str, matches: dict[str, int]) -> dict[str, str]:
     """Tables of the game's heuristic bot in every seat, which start at once: each match's
     game, by match id."""
-    from services.operator.hostile import fetch
-
     games: dict[str, str] = {}
     opening = asyncio.Semaphore(16)
 
@@ -703,8 +641,6 @@ async def _open_bot_tables(session: Any, lobby: str, matches: dict[str, int]) ->
 
 async def _bot_outcomes(session: Any, urls: list[str]) -> dict[str, float]:
     """Every bots process's turns by outcome, from its ``/metrics``."""
-    from services.operator.hostile import fetch
-
     outcomes: dict[str, float] = {}
     for url in urls:
         for outcome, count in bot_outcomes((await fetch(session, "GET", f"{url}/metrics")).text):
@@ -744,8 +680,6 @@ def _wait_finished(database_url: str, match_ids: list[str], timeout_s: float = 1
 
 async def _match_log(session: Any, match_url: str, match_id: str) -> list[dict[str, Any]]:
     """Every event of the match as a spectator reads it, a page at a time."""
-    from services.operator.hostile import fetch
-
     events: list[dict[str, Any]] = []
     after: int | None = 0
     while after is not None:
@@ -980,7 +914,7 @@ def _report_outage(
     )
 
 
-# --- race and malformed (the fault suite's traffic, services/operator/hostile.py) ---------
+# --- race and malformed (the fault suite's traffic, tools/hostile.py and tools/traffic.py) --
 
 
 async def bench_race(
@@ -988,10 +922,10 @@ async def bench_race(
 ) -> int:
     """Rounds of ``clients`` moves at one expected version, each under its own key: exactly
     one may be accepted; prints the rounds that accepted more than one."""
-    from services.operator import hostile
+    from tools import hostile
 
-    session = hostile.new_session(app_key, connections=clients * len(matches) + 10)
-    load = hostile.Load(session, hostile.Endpoints(lobby, matches), slots=1)
+    session = new_session(app_key, connections=clients * len(matches) + 10)
+    load = Load(session, Endpoints(lobby, matches), slots=1)
     rng = random.Random(1)
     results: list[hostile.RaceResult] = []
     match_id: str | None = None
@@ -1031,11 +965,11 @@ async def bench_malformed(
     that are not 4xx problems, and the load's moves/s meanwhile."""
     import json
 
-    from services.operator import hostile
+    from tools import hostile
 
-    endpoints = hostile.Endpoints(lobby, matches)
-    session = hostile.new_session(app_key, connections=concurrent + 10)
-    load = hostile.Load(session, endpoints, slots=concurrent)
+    endpoints = Endpoints(lobby, matches)
+    session = new_session(app_key, connections=concurrent + 10)
+    load = Load(session, endpoints, slots=concurrent)
     stop = asyncio.Event()
     running = asyncio.create_task(load.run(stop))
     try:
@@ -1142,8 +1076,7 @@ async def bench_clocks(
     are started (a per-move limit drawn in ``per_move`` seconds, so all are live before the
     first runs out), left alone until each has forfeited, then read back from their logs.
     Needs the clocks service running (``playtable stack`` runs it)."""
-    from services.operator import clock_load
-    from services.operator.hostile import new_session
+    from tools import clock_load
 
     async with new_session(app_key, connections=32) as session:
         began = time.perf_counter()

@@ -1,5 +1,5 @@
 """Every request body and response of the contract carries an example
-(``services/operator/examples.py``) that its schema accepts, with game data tagged as the games'
+(``tools/contract_examples.py``) that its schema accepts, with game data tagged as the games'
 real Structs."""
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ from jsonschema.exceptions import best_match
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
-from services.operator.contract import GAME_DATA, build_contract, game_prefix
-from services.operator.examples import MissingExample, add_examples
 from services.rules.games import load_games
 from services.rules.games.contract import struct_tags
 from shared.messages import TableEvent
+from tools.contract import GAME_DATA, build_contract, game_prefix
+from tools.contract_examples import MissingExample, add_examples
 
 CONTRACT_URI = "urn:contract"
 EVENT_STREAM = "text/event-stream"

@@ -31,17 +31,17 @@ from multiprocessing.connection import Connection
 from typing import Any, cast
 from urllib.parse import urlsplit
 
-from services.operator.bench import (
-    _long_game_policy,
-    _new_match,
-    _ok,
-    _rss_kib,
-    _service_pids,
-    _wait_for,
-)
 from services.operator.keys import client_key
 from shared.apps import API_KEY_HEADER
 from shared.settings import Settings
+from tools.traffic import (
+    long_game_policy,
+    new_match,
+    ok_json,
+    rss_kib,
+    service_pids,
+    wait_for_match,
+)
 
 SPARE_FILES = 256
 """Descriptors kept for everything but the feeds (the lobby and match requests, imports)."""
@@ -59,7 +59,7 @@ def match_pid(given: int | None) -> int:
     """The match process to measure: the one given, else the only one running."""
     if given is not None:
         return given
-    found = _service_pids().get("match", [])
+    found = service_pids().get("match", [])
     if len(found) != 1:
         raise SystemExit(
             f"{len(found)} match processes found ({', '.join(map(str, found)) or 'none'}):"
@@ -303,7 +303,7 @@ class Player:
         for _ in range(BUSY_TRIES):
             async with self.session.request(method, f"{self.url}{path}", **kwargs) as response:
                 if response.status != 503:
-                    return await _ok(response)
+                    return await ok_json(response)
             self.busy_answers += 1
             await asyncio.sleep(1.0)
         raise RuntimeError(f"{method} {self.url}{path}: 503 {BUSY_TRIES} times")
@@ -321,7 +321,7 @@ class Player:
         move = {
             "game": info["game"],
             "expected_version": info["version"],
-            "action": _long_game_policy(rng, legal["actions"]),
+            "action": long_game_policy(rng, legal["actions"]),
         }
         headers = {**auth, "Idempotency-Key": uuid.uuid4().hex}  # the same on a retry
         answer = await self.answer("POST", "/actions", json=move, headers=headers)
@@ -362,14 +362,14 @@ async def feed_round(setting: Round) -> str:
     player, clients, pid = setting.player, setting.clients, setting.pid
     version = (await player.answer("GET", ""))["version"]
     busy_before = player.busy_answers
-    before = _rss_kib(pid)
+    before = rss_kib(pid)
     open_s, refusals = await clients.open(setting.requests)
     opened = len(setting.requests) - len(refusals)
     if not opened:
         raise RuntimeError(f"no feed opened: {refusals[0]}")
     try:
         await clients.reached(version)
-        with_feeds = _rss_kib(pid)
+        with_feeds = rss_kib(pid)
         cpu_before = cpu_s(pid), await clients.cpu_s()
         answered_at: dict[int, float] = {}
         rng = random.Random(version)
@@ -379,11 +379,11 @@ async def feed_round(setting: Round) -> str:
             await clients.reached(answer["version"])
         server_cpu, client_cpu = cpu_s(pid) - cpu_before[0], await clients.cpu_s() - cpu_before[1]
         latencies = [x for share in await clients.ask("latencies", answered_at) for x in share]
-        after_moves = _rss_kib(pid)
+        after_moves = rss_kib(pid)
     finally:
         ended = sum(await clients.ask("close"))
     await asyncio.sleep(setting.settle_s)
-    after_close = _rss_kib(pid)
+    after_close = rss_kib(pid)
     busy = player.busy_answers - busy_before
     moves = len(answered_at)
     return (
@@ -441,9 +441,9 @@ async def bench_feeds(
 
     pid = match_pid(pid)
     async with aiohttp.ClientSession(headers={API_KEY_HEADER: app_key}) as session:
-        match_id, tokens = await _new_match(session, lobby, 2)
+        match_id, tokens = await new_match(session, lobby, 2)
         player = Player(session, f"{match}/matches/{match_id}", tokens)
-        await _wait_for(session, player.url)
+        await wait_for_match(session, player.url)
         await asyncio.sleep(1.0)  # the match's first reads settle
         viewers = [None, *tokens]
         requests = [

@@ -125,7 +125,7 @@ def _operations(contract: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]
 
 def _example(examples: dict[Any, Any], key: Any, used: set[Any]) -> Any:
     if key not in examples:
-        raise MissingExample(f"no example for {key}: add one in services/operator/examples.py")
+        raise MissingExample(f"no example for {key}: add one in tools/contract_examples.py")
     used.add(key)
     return examples[key]
 
@@ -847,9 +847,7 @@ def _generic_problem(key: tuple[str, int], template: str) -> Problem | ProblemDo
     if status == 400:
         return invalid_request("the URL holds a NUL character").document(instance=_nul_in(template))
     if status not in GENERIC_PROBLEMS:
-        raise MissingExample(
-            f"no problem example for {key}: add one in services/operator/examples.py"
-        )
+        raise MissingExample(f"no problem example for {key}: add one in tools/contract_examples.py")
     return GENERIC_PROBLEMS[status]
 
 

@@ -15,7 +15,7 @@ from datetime import datetime
 import aiohttp
 import msgspec
 
-from services.operator.bench import ok_json
+from tools.traffic import ok_json
 
 
 class Timeouts(msgspec.Struct):

@@ -33,12 +33,12 @@ import psycopg
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from services.operator import integrity
 from services.operator.gateway import start_gateway
-from services.operator.hostile import Endpoints, Load, new_session
 from services.operator.keys import fresh_key
 from shared.secretbox import new_entry
 from shared.settings import Settings
+from tools import integrity
+from tools.traffic import Endpoints, Load, new_session
 
 LOOPBACK = "127.0.0.1"
 HTTP_SERVICES = {"lobby": "LOBBY", "match": "MATCH", "webhooks-api": "WEBHOOKS"}
@@ -416,7 +416,7 @@ def _fresh_database(database_url: str, name: str) -> str:
     return make_conninfo(database_url, dbname=name)
 
 
-def _drop_database(database_url: str) -> None:
+def drop_database(database_url: str) -> None:
     name = conninfo_to_dict(database_url)["dbname"]
     maintenance = make_conninfo(database_url, dbname="postgres")
     with psycopg.connect(maintenance, autocommit=True) as conn:
@@ -437,7 +437,7 @@ class Scratch(NamedTuple):
 
 async def scratch(settings: Settings, kind: str, directory: Path | None = None) -> Scratch:
     """A fresh database and stream prefix named ``<kind>-<run id>``, on the configured
-    servers; drop them with ``_drop_database`` and ``_forget_streams``."""
+    servers; drop them with ``drop_database`` and ``forget_streams``."""
     run_id = uuid.uuid4().hex[:8]
     directory = (directory or Path(".stack") / f"{kind}-{run_id}").resolve()
     directory.mkdir(parents=True, exist_ok=True)
@@ -523,8 +523,8 @@ async def run_copies(
         await asyncio.to_thread(stack.stop_all)
         await receiver.stop()
         if not keep:
-            await asyncio.to_thread(_drop_database, database_url)
-            await _forget_streams(settings.redis_url, prefix)
+            await asyncio.to_thread(drop_database, database_url)
+            await forget_streams(settings.redis_url, prefix)
     report.problems.extend(slow_returns(report.phases, recovered_share))
     if not report.acknowledged_moves:
         report.problems.append("no move was acknowledged")
@@ -588,7 +588,7 @@ async def _check(
     report.problems += missing
 
 
-async def _forget_streams(redis_url: str, prefix: str) -> None:
+async def forget_streams(redis_url: str, prefix: str) -> None:
     import redis.asyncio as redis_async
 
     client = redis_async.Redis.from_url(redis_url)

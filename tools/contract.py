@@ -42,12 +42,12 @@ def build_contract() -> dict[str, Any]:
     from services.lobby.schemas import TableFeedEvent
     from services.match.app import create_app as create_match
     from services.match.schemas import MatchFinished
-    from services.operator.examples import add_examples
     from services.rules.engine import RulesEngine
     from services.rules.games import load_games
     from services.webhooks.app import create_app as create_webhooks
     from services.webhooks.dispatcher import WebhookBody
     from services.webhooks.schemas import WebhookPing
+    from tools.contract_examples import add_examples
 
     settings = Settings(instance_id="contract")
     merged: dict[str, Any] = {

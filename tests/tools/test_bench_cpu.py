@@ -5,7 +5,7 @@ import os
 import subprocess
 import sys
 
-from services.operator.bench import _backend_database, cpu_per_move_table, stack_cpu_seconds
+from tools.bench import backend_database, cpu_per_move_table, stack_cpu_seconds
 
 SPIN = """
 import os, sys, time
@@ -59,9 +59,9 @@ def test_a_service_under_a_stack_counts_with_its_children_and_one_outside_does_n
 
 def test_postgres_backends_of_other_databases_are_told_apart() -> None:
     backend = "postgres: 15/main: postgres playtable 127.0.0.1(59458) idle in transaction"
-    assert _backend_database(backend.split()) == "playtable"
-    assert _backend_database("postgres: bgio [local] idle".split()) == "bgio"
-    assert _backend_database("postgres: 15/main: background writer".split()) is None
+    assert backend_database(backend.split()) == "playtable"
+    assert backend_database("postgres: bgio [local] idle".split()) == "bgio"
+    assert backend_database("postgres: 15/main: background writer".split()) is None
 
 
 def test_cpu_per_move_leaves_the_load_out_and_counts_only_what_each_process_spent() -> None:

@@ -13,9 +13,9 @@ import msgspec
 import psycopg
 import redis as redis_sync
 
-from services.operator.hostile import Ack, Load
 from shared.messages import EventEnvelope
 from shared.settings import stream_key
+from tools.traffic import Ack, Load
 
 SHOWN_AS = {"DayStarted": "DayDealt"}
 """Stored event types a seat is shown under another name (Dingo's deal, see its ``redact``)."""
