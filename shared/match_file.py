@@ -15,6 +15,10 @@ import msgspec
 from shared.commitments import Commitment
 from shared.eventstore import StoredEvent
 
+ExportFormat = Literal["playtable", "hanab.live", "carcassonne-turns"]
+"""``playtable``: a playtable match file (any game, see ``playtable-match.schema.json``);
+``hanab.live``: Hanabi's community JSON game; ``carcassonne-turns``: Carcassonne's turn list."""
+
 FORMAT = "playtable-match"
 FORMAT_VERSION = 1
 

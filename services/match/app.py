@@ -54,6 +54,7 @@ from shared.http import (
     service_app,
 )
 from shared.logs import log_context
+from shared.match_file import ExportFormat
 from shared.messages import CommandEnvelope, CreateMatch, TimeOut, decode_command
 from shared.metrics import PROBE_TIMEOUT_S, Metric, Probe, gauge
 from shared.paging import NumberedCursor, start_after
@@ -328,7 +329,7 @@ class MatchesController(Controller):
         matches: NamedDependency[Matches],
         match_id: FromPath[str],
         format: Annotated[
-            s.ExportFormat | None,
+            ExportFormat | None,
             QueryParameter(description="The file format (default: the game's community one)"),
         ] = None,
     ) -> Response[dict[str, Any]]:

@@ -42,7 +42,7 @@ from shared.hosting import (
 from shared.http import Problem, hash_token, new_token, not_found
 from shared.idempotency import Idempotent, idempotent, recall, remember
 from shared.logs import correlation_id
-from shared.match_file import is_match_file, match_file
+from shared.match_file import ExportFormat, is_match_file, match_file
 from shared.messages import (
     MATCH_FINISHED,
     SYSTEM,
@@ -666,7 +666,7 @@ class Matches:
         return await self.runtime.store.read_stream(match_stream(match_id))
 
     async def export(
-        self, match_id: str, format: s.ExportFormat | None = None, *, token: str | None = None
+        self, match_id: str, format: ExportFormat | None = None, *, token: str | None = None
     ) -> msgspec.Raw:
         snapshot = await self.load(match_id, fresh=True)
         snapshot.seat_of(token)  # a private match's file is for its seats and invited only

@@ -133,11 +133,6 @@ class LegalActions(msgspec.Struct):
     actions: list[GameAction]
 
 
-ExportFormat = Literal["playtable", "hanab.live", "carcassonne-turns"]
-"""``playtable``: a playtable match file (any game, see ``playtable-match.schema.json``);
-``hanab.live``: Hanabi's community JSON game; ``carcassonne-turns``: Carcassonne's turn list."""
-
-
 class ImportMatch(msgspec.Struct, forbid_unknown_fields=True):
     document: dict[str, Any]
     """A playtable match file (recognised by ``"format": "playtable-match"``, any game) or the

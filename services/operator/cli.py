@@ -16,8 +16,8 @@ import tempfile
 from pathlib import Path
 from typing import Any, get_args
 
-from services.match.schemas import ExportFormat
 from shared.logs import configure_logging, logging_config
+from shared.match_file import ExportFormat
 from shared.settings import Settings
 
 CONTRACT_PATH = Path(__file__).resolve().parents[2] / "openapi" / "openapi.json"
