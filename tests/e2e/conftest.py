@@ -57,7 +57,7 @@ class Stack:
     def stop(self, name: str) -> None:
         process = self.processes.pop(name)
         process.terminate()
-        process.wait(timeout=10)
+        process.wait(timeout=30)  # a generous deadline: two busy cores are slow to stop too
 
 
 def wait_healthy(client: httpx.Client, process: subprocess.Popen[bytes]) -> None:

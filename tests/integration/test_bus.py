@@ -13,6 +13,7 @@ from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
 from shared.bus import Bus, Consumer
+from tests.waiting import await_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio]
 
@@ -112,13 +113,12 @@ async def test_failed_entry_stays_pending_until_a_retry_succeeds(
     await bus.ensure_group(stream, GROUP)
     entry_id = await bus.publish(stream, b"flaky")
     handler = Recorder(failures=1)
-    member = consumer(redis, stream, "a", handler, claim_idle_ms=50)
+    member = consumer(redis, stream, "a", handler, claim_idle_ms=500)
 
     assert await member.step() == 1
     assert await pending_count(redis, stream) == 1
     assert await member.step() == 0  # not idle long enough to retry yet
-    await asyncio.sleep(0.06)
-    assert await member.step() == 1
+    assert await await_until(member.step, what="the retry, once idle long enough") == 1
 
     assert handler.calls == [(entry_id, b"flaky"), (entry_id, b"flaky")]
     assert await pending_count(redis, stream) == 0
@@ -132,11 +132,10 @@ async def test_entry_of_a_dead_consumer_is_recovered_by_another(
     entry_id = await bus.publish(stream, b"orphan")
     await redis.xreadgroup(GROUP, "crashed", {stream: ">"})  # read, never acknowledged
     handler = Recorder()
-    survivor = consumer(redis, stream, "survivor", handler, claim_idle_ms=30)
+    survivor = consumer(redis, stream, "survivor", handler, claim_idle_ms=500)
 
     assert await survivor.step() == 0
-    await asyncio.sleep(0.04)
-    assert await survivor.step() == 1
+    assert await await_until(survivor.step, what="the claim, once idle long enough") == 1
 
     assert handler.calls == [(entry_id, b"orphan")]
     assert await pending_count(redis, stream) == 0
@@ -149,14 +148,16 @@ async def test_dead_member_with_nothing_pending_is_removed_by_the_recovery_scan(
     await bus.ensure_group(stream, GROUP)
     await bus.publish(stream, b"handled")
     assert await consumer(redis, stream, "killed", Recorder()).step() == 1  # then kill -9
-    survivor = consumer(redis, stream, "survivor", Recorder(), claim_idle_ms=40, dead_after_ms=300)
+    survivor = consumer(redis, stream, "survivor", Recorder(), claim_idle_ms=40, dead_after_ms=1000)
 
     await survivor.step()
     assert "killed" in await members(redis, stream)  # not idle long enough yet
-    await asyncio.sleep(0.35)
-    await survivor.step()
 
-    assert "killed" not in await members(redis, stream)
+    async def removed() -> bool:
+        await survivor.step()
+        return "killed" not in await members(redis, stream)
+
+    await await_until(removed, what="the dead member removed by a scan")
 
 
 async def test_dead_member_is_removed_only_once_its_pending_entries_were_claimed(
@@ -167,13 +168,12 @@ async def test_dead_member_is_removed_only_once_its_pending_entries_were_claimed
     entry_id = await bus.publish(stream, b"orphan")
     await redis.xreadgroup(GROUP, "killed", {stream: ">"})  # read, never acknowledged
     handler = Recorder()
-    survivor = consumer(redis, stream, "survivor", handler, claim_idle_ms=600, dead_after_ms=50)
+    survivor = consumer(redis, stream, "survivor", handler, claim_idle_ms=2000, dead_after_ms=50)
 
-    await asyncio.sleep(0.2)
+    await asyncio.sleep(0.2)  # past dead_after_ms (the point: dead, yet kept for its entry)
     assert await survivor.step() == 0  # idle long enough to be dead, but not to be claimed
     assert (await members(redis, stream))["killed"] == 1
-    await asyncio.sleep(0.5)
-    assert await survivor.step() == 1
+    assert await await_until(survivor.step, what="the claim, once idle long enough") == 1
 
     assert handler.calls == [(entry_id, b"orphan")]
     assert "killed" not in await members(redis, stream)
@@ -195,11 +195,9 @@ async def test_stopped_member_leaves_the_group_unless_entries_are_pending_on_it(
             consumer(redis, f"{key_prefix}flaky", "failed", flaky, block_ms=50).run(stop)
         ),
     ]
-    async with asyncio.timeout(3):
-        while not (fine.calls and flaky.calls):
-            await asyncio.sleep(0.01)
+    await await_until(lambda: fine.calls and flaky.calls, what="both handled")
     stop.set()
-    await asyncio.wait_for(asyncio.gather(*running), timeout=3)
+    await asyncio.wait_for(asyncio.gather(*running), timeout=30)
 
     assert await members(redis, stream) == {}
     assert await members(redis, f"{key_prefix}flaky") == {"failed": 1}
@@ -309,28 +307,29 @@ async def test_run_handles_entries_until_stopped(
     running = asyncio.create_task(member.run(stop))
 
     await bus.publish(stream, b"late")  # the group may not exist yet: run must create it
-    async with asyncio.timeout(3):
-        while not handler.calls:
-            await asyncio.sleep(0.01)
+    await await_until(lambda: handler.calls, what="the entry handled")
     stop.set()
-    await asyncio.wait_for(running, timeout=2)
+    await asyncio.wait_for(running, timeout=30)
 
     assert [payload for _, payload in handler.calls] == [b"late"]
 
 
-async def test_run_survives_an_unreachable_redis() -> None:
+async def test_run_survives_an_unreachable_redis(caplog: pytest.LogCaptureFixture) -> None:
     unreachable = redis_async.Redis(
         host="127.0.0.1", port=1, socket_connect_timeout=0.2, retry=Retry(NoBackoff(), 0)
     )
     handler = Recorder()
     member = Consumer(unreachable, "requests", GROUP, "a", handler)
+    caplog.set_level(logging.WARNING, logger="shared.bus")
     stop = asyncio.Event()
     running = asyncio.create_task(member.run(stop))
 
-    await asyncio.sleep(0.3)
+    await await_until(  # a failed attempt, logged as an outage: and it goes on
+        lambda: any(r.name == "shared.bus" for r in caplog.records), what="the outage logged"
+    )
     assert not running.done()
     stop.set()
-    await asyncio.wait_for(running, timeout=6)
+    await asyncio.wait_for(running, timeout=30)
     await unreachable.aclose()
 
     assert handler.calls == []
@@ -476,11 +475,9 @@ async def test_stopping_during_an_outage_leaves_the_batch_pending(
     member = consumer(redis, stream, "a", Recorder(), batch_handler=batches, block_ms=50)
     stop = asyncio.Event()
     running = asyncio.create_task(member.run(stop))
-    async with asyncio.timeout(3):
-        while len(batches.batches) < 2:
-            await asyncio.sleep(0.01)
+    await await_until(lambda: len(batches.batches) >= 2, what="two batches tried")
     stop.set()
-    await asyncio.wait_for(running, timeout=6)
+    await asyncio.wait_for(running, timeout=30)
 
     assert await pending_count(redis, stream) == 2
     assert await redis.xlen(member.dead_letter_stream) == 0
@@ -499,14 +496,20 @@ async def test_a_lingering_consumer_takes_a_trickle_in_batches(
     )
     stop = asyncio.Event()
     running = asyncio.create_task(member.run(stop))
+    loop = asyncio.get_running_loop()
+    began = loop.time()
     for n in range(40):
         await bus.publish_many([(stream, f"event-{n}".encode())])
-        await asyncio.sleep(0.002)
-    while sum(len(batch) for batch in batches.batches) < 40:
-        await asyncio.sleep(0.01)
+        await asyncio.sleep(0.002)  # the trickle (the point of the test)
+    trickled_s = loop.time() - began
+    await await_until(
+        lambda: sum(len(batch) for batch in batches.batches) >= 40, what="all 40 handled"
+    )
     stop.set()
-    await running
+    await asyncio.wait_for(running, timeout=30)
     handled = [payload for batch in batches.batches for _, payload in batch]
     assert handled == [f"event-{n}".encode() for n in range(40)]
-    assert len(batches.batches) <= 10, [len(batch) for batch in batches.batches]
+    # a batch spans at least the 30 ms lingered (more batches if publishing was slow here)
+    most = max(10, int(trickled_s / 0.03) + 2)
+    assert len(batches.batches) <= most, ([len(batch) for batch in batches.batches], trickled_s)
     assert await pending_count(redis, stream) == 0
