@@ -20,7 +20,7 @@ from tests.conftest import new_app_key
 from tests.e2e.conftest import Stack
 from tests.e2e.play import auth, open_table
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.shares_stack]
 
 CONTRACT = json.loads(CONTRACT_PATH.read_text())
 PLAY_FIRST = {"type": "PlayCard", "card": 0}

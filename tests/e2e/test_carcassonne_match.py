@@ -12,7 +12,7 @@ from services.rules.games.carcassonne import GAME as CARCASSONNE
 from tests.e2e.conftest import Stack
 from tests.e2e.play import open_table, play_to_end
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.shares_stack]
 
 
 def test_whole_three_player_match_and_replay(stack: Stack, database_url: str) -> None:

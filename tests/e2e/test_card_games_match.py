@@ -12,7 +12,7 @@ from services.rules.games import load_games
 from tests.e2e.conftest import Stack
 from tests.e2e.play import auth, open_table, play_to_end
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.shares_stack]
 
 
 @pytest.mark.parametrize("game_name", ["dingo", "breaking_news"])

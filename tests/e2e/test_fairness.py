@@ -16,7 +16,7 @@ from tests.e2e.conftest import Stack
 from tests.e2e.play import auth, play_to_end, started_match
 from tests.e2e.test_private_tables import assert_problem, create_private_table
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.shares_stack]
 
 
 def test_a_stacked_deck_is_committed_to_and_opened_once_the_match_is_over(stack: Stack) -> None:

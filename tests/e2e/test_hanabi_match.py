@@ -15,7 +15,7 @@ from services.rules.games.hanabi import final_score
 from tests.e2e.conftest import Stack
 from tests.e2e.play import auth, open_table, play_to_end
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.shares_stack]
 
 
 def stored_events(database_url: str, match_id: str) -> list[Any]:

@@ -17,7 +17,7 @@ from tests.e2e.conftest import Stack
 from tests.e2e.play import auth, open_table, random_move
 from tests.e2e.test_webhooks import Hooks, running_webhooks
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.shares_stack]
 
 
 @pytest.fixture(scope="module")

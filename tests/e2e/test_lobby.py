@@ -12,7 +12,7 @@ from services.rules.games.hanabi import standard_deck
 from tests.e2e.conftest import Stack
 from tests.e2e.play import auth, started_match
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.shares_stack]
 
 
 def test_catalogue_lists_every_game_with_options(stack: Stack) -> None:

@@ -15,7 +15,7 @@ import pytest
 from tests.e2e.conftest import Stack
 from tests.e2e.play import auth, open_table
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.shares_stack]
 
 PROBLEMS = "https://playtable.dev/problems/"
 TOO_BIG = 99999999999999999999

@@ -19,7 +19,7 @@ from tests.e2e.conftest import Stack
 from tests.e2e.play import open_table, random_move
 from tests.unit.test_match_files import FORGED_DEALS, played_file
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.shares_stack]
 
 SNAPSHOT_EVERY = 32  # the default ``snapshot_every`` setting
 

@@ -19,7 +19,7 @@ from shared.settings import stream_key
 from tests.e2e.conftest import Stack
 from tests.e2e.play import auth, open_table, started_match
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.shares_stack]
 
 
 def create_private_table(stack: Stack, seats: int = 2) -> dict[str, Any]:
@@ -192,7 +192,7 @@ def test_the_invitation_is_in_no_log_and_no_stream(stack: Stack) -> None:
     assert not any(secret in published for secret in secrets)
 
 
-def published_mentions(stack: Stack, ids: list[str], timeout_s: float = 10.0) -> bytes:
+def published_mentions(stack: Stack, ids: list[str], timeout_s: float = 30.0) -> bytes:
     """Every published lobby and match event about these ids, once each id has shown up."""
     prefix = stack.env["PLAYTABLE_STREAM_PREFIX"]
     client = redis.Redis.from_url(stack.env["REDIS_URL"])
