@@ -85,7 +85,7 @@ def scraped(stack: Stack, tmp_path_factory) -> Iterator[tuple[httpx.Client, dict
         api.close()
 
 
-def until(check: Any, what: str, timeout_s: float = 20.0) -> None:
+def until(check: Any, what: str, timeout_s: float = 30.0) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         try:

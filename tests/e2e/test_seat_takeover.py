@@ -5,7 +5,6 @@ nothing: the seat's holder still plays and no one else reads their hand."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -15,6 +14,7 @@ import pytest
 from tests.conftest import new_app_key
 from tests.e2e.conftest import Stack, running_stack
 from tests.e2e.play import auth
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.e2e
 
@@ -134,10 +134,7 @@ def taken_by_bots(stack: Stack, match: Seated) -> set[int]:
 
 
 def wait_for_bot(stack: Stack, match: Seated, seat: int) -> None:
-    deadline = time.monotonic() + 10
-    while seat not in taken_by_bots(stack, match):
-        assert time.monotonic() < deadline, f"no bot took seat {seat}"
-        time.sleep(0.05)
+    wait_until(lambda: seat in taken_by_bots(stack, match), what=f"a bot taking seat {seat}")
 
 
 def test_a_private_tables_invitation_takes_no_seat(stack: Stack) -> None:

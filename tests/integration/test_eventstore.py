@@ -24,6 +24,7 @@ from shared.eventstore import (
 )
 from shared.messages import Actor, metadata, new_id
 from tests.conftest import drop_database, with_database
+from tests.waiting import await_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio]
 
@@ -92,18 +93,27 @@ async def fresh_checkpoint(pool: AsyncConnectionPool) -> Checkpoint:
     return Checkpoint(transaction_id=row[0])
 
 
+async def waits_on_a_lock(pool: AsyncConnectionPool, backend_pid: int) -> bool:
+    """Whether the server's backend ``backend_pid`` is waiting for a lock."""
+    async with pool.connection() as conn:
+        cursor = await conn.execute(
+            "SELECT wait_event_type FROM pg_stat_activity WHERE pid = %s", (backend_pid,)
+        )
+        return await cursor.fetchone() == ("Lock",)
+
+
 async def read_until(store: EventStore, after: Checkpoint, count: int) -> list[StoredEvent]:
     """Read the whole log after ``after`` until ``count`` events are readable.
 
     Any transaction on the server that is older than the writers (another session's, too)
     holds their events back from ``read_all`` until it ends, so wait for that.
     """
-    for _ in range(200):
+
+    async def readable() -> list[StoredEvent] | None:
         events = await store.read_all(after=after)
-        if len(events) >= count:
-            return events
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"only {len(events)} of {count} events became readable")
+        return events if len(events) >= count else None
+
+    return await await_until(readable, what=f"{count} events readable")
 
 
 async def read_page_by_page(store: EventStore, after: Checkpoint) -> list[StoredEvent]:
@@ -290,7 +300,10 @@ async def test_same_version_in_open_transactions_waits_for_the_first(
                 waiting = asyncio.create_task(
                     store.append(stream, 0, new_events("Second", "Dealt"), conn=second)
                 )
-                await asyncio.sleep(0.2)
+                await await_until(
+                    lambda: waits_on_a_lock(pool, second.info.backend_pid),
+                    what="the second insert waiting on the key",
+                )
                 assert not waiting.done()
             if first_commits:
                 with pytest.raises(ConcurrencyError) as conflict:
@@ -417,7 +430,12 @@ async def test_a_database_with_the_old_schema_migrates_and_keeps_its_events(
             with pytest.MonkeyPatch.context() as patched:
                 patched.setattr(db, "migration_files", lambda: first_migration)
                 assert await migrate(conn) == ["001_events.sql"]
-            await store.append("table-1", 0, new_events("TableCreated"), conn=conn)
+            # Written as that schema's code wrote it, through its append_events function.
+            (created,) = new_events("TableCreated")
+            await conn.execute(
+                "SELECT append_events('table-1', 0, %s, %s, %s)",
+                ([created.type], [created.data], [msgspec.json.encode(created.metadata)]),
+            )
             await conn.execute("INSERT INTO tracking (consumer, position) VALUES ('feed', 1)")
             await conn.commit()
             assert "002_concurrent_appends.sql" in await migrate(conn)

@@ -17,6 +17,7 @@ from psycopg_pool import AsyncConnectionPool
 from services.match.commit import Committer, PendingMove
 from shared.bus import Bus
 from shared.outbox import OutboxRelay, enqueue
+from tests.waiting import await_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio]
 
@@ -31,7 +32,7 @@ async def relay(pool: AsyncConnectionPool, bus: Bus) -> AsyncIterator[OutboxRela
     running = asyncio.create_task(relay.run(stop))
     yield relay
     stop.set()
-    await asyncio.wait_for(running, timeout=5)
+    await asyncio.wait_for(running, timeout=30)
 
 
 @pytest.fixture
@@ -86,19 +87,21 @@ async def one(pool: AsyncConnectionPool, query: str, *params: Any) -> Any:
 
 async def published(redis: redis_async.Redis, topic: str, count: int) -> list[bytes]:
     """The payloads on ``topic``, once ``count`` different ones have arrived."""
-    async with asyncio.timeout(5):
-        while True:
-            raw: Any = await redis.xrange(topic)
-            payloads = [fields[b"m"] for _, fields in raw]
-            if len(set(payloads)) >= count:
-                return payloads
-            await asyncio.sleep(0.01)
+
+    async def arrived() -> list[bytes] | None:
+        raw: Any = await redis.xrange(topic)
+        payloads = [fields[b"m"] for _, fields in raw]
+        return payloads if len(set(payloads)) >= count else None
+
+    return await await_until(arrived, poll=0.01, what=f"{count} payloads on {topic}")
 
 
 async def outbox_emptied(pool: AsyncConnectionPool) -> None:
-    async with asyncio.timeout(5):
-        while await one(pool, "select count(*) from outbox"):
-            await asyncio.sleep(0.02)
+
+    async def emptied() -> bool:
+        return not await one(pool, "select count(*) from outbox")
+
+    await await_until(emptied, poll=0.02, what="the outbox emptied")
 
 
 async def test_moves_arriving_together_commit_in_one_transaction(
@@ -251,7 +254,7 @@ async def test_moves_alternating_between_processes_reach_redis_in_version_order(
     await asyncio.gather(*(play(m) for m in matches))
     arrived = await published(redis, topic, 36)
     stop.set()
-    await asyncio.wait_for(running, timeout=5)
+    await asyncio.wait_for(running, timeout=30)
 
     first_copies = list(dict.fromkeys(arrived))
     for match_id in matches:

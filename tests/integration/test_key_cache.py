@@ -17,6 +17,7 @@ from shared.http import Problem, hash_token
 from shared.keycache import KEYS_CHANNEL, KeyCache, KeyRow, cache_keys
 from shared.messages import new_id
 from shared.settings import Settings
+from tests.waiting import await_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio]
 
@@ -24,9 +25,7 @@ Process = tuple[AsyncConnectionPool, KeyCache]
 
 
 async def listening(cache: KeyCache) -> None:
-    async with asyncio.timeout(5):
-        while not cache.listening:
-            await asyncio.sleep(0.01)
+    await await_until(lambda: cache.listening, poll=0.01, what="the cache listening")
 
 
 @pytest_asyncio.fixture
@@ -80,9 +79,7 @@ async def test_a_key_revoked_through_one_process_is_refused_by_every_process(
     with pytest.raises(Problem) as refused:
         await caller(revoking, raw)
     assert refused.value.code == "unknown-api-key"
-    async with asyncio.timeout(1):
-        while other_cache.heard == heard:
-            await asyncio.sleep(0.001)
+    await await_until(lambda: other_cache.heard != heard, poll=0.001, what="the change heard")
     with pytest.raises(Problem) as refused:
         await caller(other, raw)
     assert refused.value.code == "unknown-api-key"
@@ -103,9 +100,7 @@ async def test_a_change_made_in_plain_sql_is_heard_too(
         await conn.execute(
             "update api_keys set revoked_at = now() where key_id = %s", (created.key.key.key_id,)
         )
-    async with asyncio.timeout(5):
-        while cache.heard == heard:
-            await asyncio.sleep(0.01)
+    await await_until(lambda: cache.heard != heard, poll=0.01, what="the change heard")
     with pytest.raises(Problem):
         await caller(pool, raw)
 
@@ -118,9 +113,11 @@ async def test_unknown_keys_are_kept_apart_and_forgotten_on_any_change(
         await caller(pool, "pt_sk_made-up")
     assert await cache.row(hash_token("pt_sk_made-up"), unreachable) is None
     await new_key(pool)  # a key created anywhere: every kept key is forgotten
-    async with asyncio.timeout(5):
-        while hash_token("pt_sk_made-up") in cache._unknown:  # noqa: SLF001
-            await asyncio.sleep(0.01)
+    await await_until(
+        lambda: hash_token("pt_sk_made-up") not in cache._unknown,  # noqa: SLF001
+        poll=0.01,
+        what="the unknown key forgotten",
+    )
 
 
 async def test_a_lost_listening_connection_forgets_every_key(
@@ -140,9 +137,7 @@ async def test_a_lost_listening_connection_forgets_every_key(
         )
         terminated = await cursor.fetchone()
         assert terminated is not None and terminated[0] >= 2  # both processes' listeners
-    async with asyncio.timeout(5):
-        while cache.listening:
-            await asyncio.sleep(0.01)
+    await await_until(lambda: not cache.listening, poll=0.01, what="the listener lost")
     asked: list[str] = []
 
     async def counted(key_hash: str) -> KeyRow | None:

@@ -15,6 +15,7 @@ from redis.backoff import NoBackoff
 
 from shared.bus import Bus
 from shared.outbox import OutboxRelay, enqueue
+from tests.waiting import await_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio]
 
@@ -29,6 +30,23 @@ class PublishThenCrash(Bus):
     async def publish_many(self, items: Sequence[tuple[str, bytes]]) -> list[str]:
         await super().publish_many(items)
         raise SimulatedCrash("relay process died before committing")
+
+
+def counting_passes(relay: OutboxRelay) -> list[str]:
+    """The relay's passes from now on, as they end: ``"done"``, or the error's name."""
+    passes: list[str] = []
+    run_pass = relay.run_pass
+
+    async def counted() -> None:
+        try:
+            await run_pass()
+        except Exception as error:
+            passes.append(type(error).__name__)
+            raise
+        passes.append("done")
+
+    relay.run_pass = counted  # type: ignore[method-assign]
+    return passes
 
 
 @pytest_asyncio.fixture
@@ -125,17 +143,16 @@ async def test_running_relay_publishes_as_soon_as_woken(
 ) -> None:
     stream = f"{key_prefix}events"
     relay = OutboxRelay(outbox_pool, bus, poll_interval_s=60)
+    passes = counting_passes(relay)
     stop = asyncio.Event()
     running = asyncio.create_task(relay.run(stop))
-    await asyncio.sleep(0.05)  # let the first (empty) drain finish and the relay go to sleep
+    await await_until(lambda: passes, what="the first (empty) pass")  # then, asleep for 60 s
 
     await commit_messages(outbox_pool, [(stream, b"now")])
     relay.wake()
-    async with asyncio.timeout(2):
-        while not await redis.exists(stream):
-            await asyncio.sleep(0.01)
+    await await_until(lambda: redis.exists(stream), what="the woken pass")  # well before 60 s
     stop.set()
-    await asyncio.wait_for(running, timeout=2)
+    await asyncio.wait_for(running, timeout=30)
 
     assert await payloads(redis, stream) == [b"now"]
 
@@ -147,14 +164,15 @@ async def test_relay_keeps_messages_while_redis_is_down(
         host="127.0.0.1", port=1, socket_connect_timeout=0.2, retry=Retry(NoBackoff(), 0)
     )
     relay = OutboxRelay(outbox_pool, Bus(unreachable), poll_interval_s=0.05)
+    passes = counting_passes(relay)
     await commit_messages(outbox_pool, [(f"{key_prefix}events", b"kept")])
     stop = asyncio.Event()
     running = asyncio.create_task(relay.run(stop))
 
-    await asyncio.sleep(0.3)
-    assert not running.done()
+    await await_until(lambda: len(passes) >= 2, what="two failed passes")  # and a retry
+    assert "done" not in passes and not running.done()
     stop.set()
-    await asyncio.wait_for(running, timeout=2)
+    await asyncio.wait_for(running, timeout=30)
     await unreachable.aclose()
 
     assert await outbox_size(outbox_pool) == 1
@@ -167,17 +185,20 @@ async def test_running_relay_publishes_rows_no_one_woke_it_for(
     relay publishes them in its periodic pass, in id order, without being woken."""
     stream = f"{key_prefix}events"
     relay = OutboxRelay(outbox_pool, bus, poll_interval_s=0.05)
+    passes = counting_passes(relay)
     stop = asyncio.Event()
     running = asyncio.create_task(relay.run(stop))
-    await asyncio.sleep(0.05)  # let the first (empty) drain finish and the relay go to sleep
+    await await_until(lambda: passes, what="the first (empty) pass")  # then, asleep
 
     await commit_messages(outbox_pool, [(stream, b"o1"), (stream, b"o2")])
     await commit_messages(outbox_pool, [(stream, b"o3")])
-    async with asyncio.timeout(2):
-        while await outbox_size(outbox_pool):
-            await asyncio.sleep(0.01)
+
+    async def emptied() -> bool:
+        return await outbox_size(outbox_pool) == 0
+
+    await await_until(emptied, what="the periodic pass")
     stop.set()
-    await asyncio.wait_for(running, timeout=2)
+    await asyncio.wait_for(running, timeout=30)
 
     assert await payloads(redis, stream) == [b"o1", b"o2", b"o3"]
 

@@ -19,6 +19,7 @@ import pytest
 from shared import feed
 from shared.feed import FeedBatch, FeedHub, FeedMessage, Reader, Viewer
 from shared.runtime import Runtime
+from tests.waiting import await_until
 
 pytestmark = pytest.mark.asyncio
 
@@ -105,9 +106,7 @@ class Follower(Received):
 
 
 async def until(condition: Callable[[], bool]) -> None:
-    async with asyncio.timeout(5):
-        while not condition():
-            await asyncio.sleep(0.01)
+    await await_until(condition, poll=0.01)
 
 
 async def no_task_left() -> None:

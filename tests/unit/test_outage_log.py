@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
+from typing import Any
 
 import pytest
 import redis.asyncio as redis_async
 
 from shared.bus import OutageLog
 from shared.rpc import RulesClient
+from tests.waiting import await_until
 
 log = logging.getLogger("tests.outage")
 
@@ -40,13 +41,22 @@ async def test_reply_reader_logs_an_unreachable_redis_once_without_traceback(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     unreachable = redis_async.Redis.from_url("redis://127.0.0.1:1")
+    reads = 0
+    xread = unreachable.xread
+
+    async def counted(*args: Any, **kwargs: Any) -> Any:
+        nonlocal reads
+        reads += 1
+        return await xread(*args, **kwargs)
+
+    unreachable.xread = counted  # type: ignore[method-assign]
     client = RulesClient(
         unreachable, request_stream="requests", reply_stream="replies", timeout_s=1
     )
     caplog.set_level(logging.INFO)
 
     await client.start()
-    await asyncio.sleep(2)
+    await await_until(lambda: reads >= 3, poll=0.01, what="three failed reads")
     await client.stop()
     await unreachable.aclose()
 
