@@ -20,6 +20,7 @@ import msgspec
 
 from shared.http import Problem, Timestamp
 from shared.runtime import Runtime
+from shared.streams import feed_ticket_key
 
 TICKET_TTL_S = 60
 """How long a ticket waits for its connection: a browser opens the feed at once."""
@@ -62,7 +63,7 @@ class FeedTickets:
 
     def _key(self, ticket: str) -> str:
         digest = hashlib.sha256(ticket.encode()).hexdigest()
-        return self.runtime.settings.stream(f"feed-ticket:{digest}")
+        return self.runtime.settings.stream(feed_ticket_key(digest))
 
     async def give(self, feed: str, bearer_hash: str) -> FeedTicket:
         """A ticket to ``feed`` (its path) for the holder of the token hashed ``bearer_hash``,

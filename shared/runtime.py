@@ -23,6 +23,7 @@ from shared.rpc import RulesClient, RulesUnavailable
 from shared.rules_api import Ping, Rejected, RulesRequest
 from shared.secretbox import Keyring
 from shared.settings import Settings, stream_name
+from shared.streams import RULES_REQUESTS_STREAM, rules_replies_stream
 
 STOP_GRACE_S = 3.0
 """How long closing waits for the background tasks to end by themselves (the longest blocking
@@ -44,8 +45,8 @@ def rules_client(redis: redis_async.Redis, settings: Settings) -> RulesClient:
     """This process's client of the rules service, with a reply stream of its own."""
     return RulesClient(
         redis,
-        request_stream=settings.stream("rules:requests"),
-        reply_stream=settings.stream(f"rules:replies:{settings.instance_id}"),
+        request_stream=settings.stream(RULES_REQUESTS_STREAM),
+        reply_stream=settings.stream(rules_replies_stream(settings.instance_id)),
         timeout_s=settings.rules_timeout_s,
     )
 

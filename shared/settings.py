@@ -11,18 +11,17 @@ import msgspec
 
 from shared.secretbox import Keyring, KeyringError
 
+# The streams' names live in shared.streams; these two are imported here too for the modules
+# that still take them from shared.settings (services/match/matches.py).
+from shared.streams import BOT_TURNS_STREAM as BOT_TURNS_STREAM
+from shared.streams import CLOCKS_STREAM as CLOCKS_STREAM
+
 CONVENTIONAL_NAMES = {
     "database_url": "DATABASE_URL",
     "redis_url": "REDIS_URL",
     "otlp_endpoint": "OTEL_EXPORTER_OTLP_ENDPOINT",
 }
 """Settings that also answer to the names every tool uses for them."""
-
-
-BOT_TURNS_STREAM = "bot-turns"
-"""Where the match service says a bot is to move (``BotTurnDue``), for the bots service."""
-CLOCKS_STREAM = "clocks"
-"""Where the match service says a clock was set (``ClockSet``), for the clocks service."""
 
 
 class Settings(msgspec.Struct, frozen=True, kw_only=True):

@@ -22,6 +22,7 @@ import msgspec
 from services.operator.keys import client_key
 from shared.apps import API_KEY_HEADER
 from shared.settings import Settings, stream_key
+from shared.streams import MATCH_COMMANDS_STREAM, MATCH_EVENTS_STREAM
 from tools.traffic import (
     CLI_MODULE,
     Endpoints,
@@ -435,7 +436,7 @@ async def bench_memory(settings: Settings, count: int) -> int:
     before = {name: sum(rss_kib(pid) for pid in ids) for name, ids in pids.items()}
     redis = redis_async.Redis.from_url(settings.redis_url)
     match_ids = [uuid.uuid4().hex for _ in range(count)]
-    stream = settings.stream("commands:match")
+    stream = settings.stream(MATCH_COMMANDS_STREAM)
     for chunk in range(0, count, 500):
         async with redis.pipeline(transaction=False) as pipe:
             for match_id in match_ids[chunk : chunk + 500]:
@@ -833,7 +834,7 @@ async def bench_webhooks(
         for _ in range(workers)
     ]
     redis = redis_async.Redis.from_url(settings.redis_url)
-    stream = stream_key(prefix, "match-events")
+    stream = stream_key(prefix, MATCH_EVENTS_STREAM)
     try:
         await asyncio.sleep(3.0)  # the workers connect and the dispatchers join the group
         started = time.time()

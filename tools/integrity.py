@@ -15,6 +15,7 @@ import redis as redis_sync
 
 from shared.messages import EventEnvelope
 from shared.settings import stream_key
+from shared.streams import MATCH_EVENTS_STREAM
 from tools.traffic import Ack, Load
 
 SHOWN_AS = {"DayStarted": "DayDealt"}
@@ -139,7 +140,7 @@ def check_published(
     stream, first seen in increasing order; a repeat must repeat a version already seen
     exactly (at least once), and nothing may be skipped."""
     decoder = msgspec.json.Decoder(EventEnvelope)
-    topic = stream_key(prefix, "match-events")
+    topic = stream_key(prefix, MATCH_EVENTS_STREAM)
     deadline = time.monotonic() + wait_s
     client = redis_sync.Redis.from_url(redis_url)
     try:

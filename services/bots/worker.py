@@ -36,7 +36,8 @@ from shared.http import REPLAYED_HEADER
 from shared.messages import BotTurnDue
 from shared.metrics import BOT_MOVES, Metrics, pool_probe, serve_metrics, streams_probe
 from shared.runtime import run_until_signalled
-from shared.settings import BOT_TURNS_STREAM, Settings
+from shared.settings import Settings
+from shared.streams import BOT_TURNS_STREAM
 
 log = logging.getLogger(__name__)
 

@@ -34,7 +34,8 @@ from shared.db import open_pool
 from shared.messages import ClockSet, TimeOut, command, now_ms
 from shared.metrics import TIMEOUTS_SENT, Metrics, serve_metrics
 from shared.runtime import run_until_signalled
-from shared.settings import CLOCKS_STREAM, Settings
+from shared.settings import Settings
+from shared.streams import CLOCKS_STREAM, MATCH_COMMANDS_STREAM
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +80,7 @@ class ClockWatch:
         self.pool = pool
         self.redriver = redriver
         self.bus = bus
-        self.topic = settings.stream("commands:match")
+        self.topic = settings.stream(MATCH_COMMANDS_STREAM)
         self.clocks_set = settings.stream(CLOCKS_STREAM)
         self.poll_s = settings.clocks_poll_s
         self._woken = asyncio.Event()

@@ -56,6 +56,7 @@ from shared.messages import Actor
 from shared.paging import TableCursor
 from shared.runtime import Runtime
 from shared.settings import Settings
+from shared.streams import LOBBY_EVENTS_STREAM
 
 _json = msgspec.json.Encoder()
 _table_decoder = msgspec.json.Decoder(s.TableInfo)
@@ -742,7 +743,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
     tracing.configure(settings, "lobby")
     runtime = Runtime(settings)
     lobby = Lobby(runtime)
-    feeds = FeedHub(runtime, settings.stream("lobby-events"))
+    feeds = FeedHub(runtime, settings.stream(LOBBY_EVENTS_STREAM))
     return service_app(
         "lobby",
         settings.instance_id,

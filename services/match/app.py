@@ -60,6 +60,7 @@ from shared.metrics import PROBE_TIMEOUT_S, Metric, Probe, gauge
 from shared.paging import NumberedCursor, start_after
 from shared.runtime import Runtime, rules_check
 from shared.settings import Settings
+from shared.streams import MATCH_COMMANDS_STREAM, MATCH_EVENTS_STREAM
 
 log = logging.getLogger(__name__)
 
@@ -428,13 +429,13 @@ def create_app(settings: Settings | None = None) -> Litestar:
     tracing.configure(settings, "match")
     runtime = Runtime(settings)
     matches = Matches(runtime)
-    feeds = FeedHub(runtime, settings.stream("match-events"))
+    feeds = FeedHub(runtime, settings.stream(MATCH_EVENTS_STREAM))
 
     async def start() -> None:
         await runtime.start(sealing=True)
         feeds.start()
         await runtime.consume(
-            settings.stream("commands:match"), MATCH_GROUP, command_handler(matches)
+            settings.stream(MATCH_COMMANDS_STREAM), MATCH_GROUP, command_handler(matches)
         )
 
     runtime.metrics.add("matches", live_matches_probe(runtime))

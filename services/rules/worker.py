@@ -20,11 +20,11 @@ from shared.messages import now_ms
 from shared.metrics import Metrics, serve_metrics, streams_probe
 from shared.rules_api import Rejected, RulesCall
 from shared.settings import Settings
+from shared.streams import RULES_REQUESTS_STREAM
 
 log = logging.getLogger(__name__)
 
 RULES_GROUP = "rules"
-STREAM = "rules:requests"
 
 
 class RulesWorker:
@@ -71,7 +71,7 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
     redis = redis_async.Redis.from_url(settings.redis_url)
     worker = RulesWorker(RulesEngine(load_games()))
     tune_collector()
-    stream = settings.stream(STREAM)
+    stream = settings.stream(RULES_REQUESTS_STREAM)
     await Bus(redis).ensure_group(stream, RULES_GROUP)
     responder = rpc.Responder(
         redis,
@@ -81,9 +81,8 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
         worker.answer,
         dead_after_ms=settings.dead_consumer_after_ms,
     )
-    metrics = Metrics(
-        {"streams": streams_probe(lambda: redis, settings.stream_prefix, [(STREAM, RULES_GROUP)])}
-    )
+    groups = [(RULES_REQUESTS_STREAM, RULES_GROUP)]
+    metrics = Metrics({"streams": streams_probe(lambda: redis, settings.stream_prefix, groups)})
     exporter = None
     if settings.metrics_port:
         exporter = await serve_metrics(metrics, settings.host, settings.metrics_port)

@@ -54,6 +54,7 @@ from shared.metrics import WEBHOOK_DELAY, WEBHOOK_DELIVERIES
 from shared.sealed import WEBHOOK_PREVIOUS_SECRET, WEBHOOK_SECRET, opened
 from shared.secretbox import Keyring
 from shared.settings import Settings
+from shared.streams import WEBHOOK_DELIVERIES_QUEUE
 
 log = logging.getLogger(__name__)
 
@@ -218,7 +219,7 @@ def configure(settings: Settings) -> Celery:
     _settings = settings
     celery_app.conf.update(
         broker_url=settings.redis_url,
-        task_default_queue=settings.stream("webhooks"),
+        task_default_queue=settings.stream(WEBHOOK_DELIVERIES_QUEUE),
         broker_transport_options={
             "global_keyprefix": f"{settings.stream_prefix}:celery:",
             "visibility_timeout": settings.webhook_visibility_timeout_s,

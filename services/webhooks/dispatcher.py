@@ -42,6 +42,7 @@ from shared.http import Timestamp
 from shared.messages import EventEnvelope
 from shared.metrics import Metrics, pool_probe, serve_metrics, streams_probe
 from shared.settings import Settings
+from shared.streams import LOBBY_EVENTS_STREAM, MATCH_EVENTS_STREAM
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +63,7 @@ more). Fed 232 such events a second, a ``playtable webhooks`` process spent 10.5
 second at 0.25 s, 6 at 0.5 and 5 at 1 (1 idle)."""
 READ_BATCH = 1000
 """Entries per read: half a second's worth of a busy deployment's events."""
-SOURCE_STREAMS = ("lobby-events", "match-events")
+SOURCE_STREAMS = (LOBBY_EVENTS_STREAM, MATCH_EVENTS_STREAM)
 
 _COLUMNS = "keys streams types bodies occurred apps matches tables started traces".split()
 """The parameters of ``_HANDLE_EVENTS``: one array each, an item per event of the batch."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from redis.crc import key_slot
 
+from shared import streams
 from shared.ratelimit import RateLimiter
 from shared.settings import Settings, stream_key, stream_name
 
@@ -23,6 +24,19 @@ def test_a_stream_and_its_dead_letters_share_a_slot_and_streams_spread() -> None
         assert key == stream_key("playtable", name) and stream_name("playtable", key) == name
         assert slot(f"{key}:dead") == slot(key)
     assert len({slot(SETTINGS.stream(name)) for name in STREAMS}) == len(STREAMS)
+
+
+def test_the_names_of_running_deployments_keys_never_change() -> None:
+    """A deployment's Redis holds these keys, their groups and entries: renaming one loses them."""
+    assert SETTINGS.stream(streams.MATCH_EVENTS_STREAM) == "playtable:{match-events}"
+    assert SETTINGS.stream(streams.LOBBY_EVENTS_STREAM) == "playtable:{lobby-events}"
+    assert SETTINGS.stream(streams.MATCH_COMMANDS_STREAM) == "playtable:{commands:match}"
+    assert SETTINGS.stream(streams.RULES_REQUESTS_STREAM) == "playtable:{rules:requests}"
+    assert SETTINGS.stream(streams.rules_replies_stream("x")) == "playtable:{rules:replies:x}"
+    assert SETTINGS.stream(streams.BOT_TURNS_STREAM) == "playtable:{bot-turns}"
+    assert SETTINGS.stream(streams.CLOCKS_STREAM) == "playtable:{clocks}"
+    assert SETTINGS.stream(streams.WEBHOOK_DELIVERIES_QUEUE) == "playtable:{webhooks}"
+    assert SETTINGS.stream(streams.feed_ticket_key("ab12")) == "playtable:{feed-ticket:ab12}"
 
 
 def test_a_requests_rate_limit_buckets_share_a_slot() -> None:

@@ -1,0 +1,47 @@
+"""The name of every Redis stream (and the other Redis keys) the services share, in one place.
+
+A name is not yet a key: ``Settings.stream(name)`` (``shared.settings.stream_key``) makes the
+key under the deployment's prefix, ``<prefix>:{<name>}``, the name a Redis Cluster hash tag.
+Running deployments hold these keys, their consumer groups and their entries: a name here never
+changes, byte for byte (``tests/unit/test_redis_keys.py`` pins them).
+"""
+
+from __future__ import annotations
+
+MATCH_EVENTS_STREAM = "match-events"
+"""Matches' public events (``EventEnvelope``), relayed from the match service's outbox; read by
+the match service's feeds and the webhooks dispatcher."""
+
+LOBBY_EVENTS_STREAM = "lobby-events"
+"""Tables' public events (``EventEnvelope``), relayed from the lobby's outbox; read by the
+lobby's feeds and the webhooks dispatcher."""
+
+MATCH_COMMANDS_STREAM = "commands:match"
+"""Commands to the match service (``CreateMatch``, ``TimeOut``...), written by the lobby and the
+clocks service (their pending commands, ``shared.commands``); read by the match service."""
+
+RULES_REQUESTS_STREAM = "rules:requests"
+"""Requests to the rules engines, written by every process's ``RulesClient`` (lobby, match);
+read by the rules workers' consumer group, who answer on the asker's ``rules_replies_stream``."""
+
+
+def rules_replies_stream(instance_id: str) -> str:
+    """The replies of the rules workers to one process (its ``instance_id``), read by it only."""
+    return f"rules:replies:{instance_id}"
+
+
+BOT_TURNS_STREAM = "bot-turns"
+"""Where the match service says a bot is to move (``BotTurnDue``), for the bots service."""
+
+CLOCKS_STREAM = "clocks"
+"""Where the match service says a clock was set (``ClockSet``), for the clocks service."""
+
+WEBHOOK_DELIVERIES_QUEUE = "webhooks"
+"""Celery's queue of webhook deliveries (a Redis list, not a stream, under Celery's own key
+prefix): the webhooks dispatcher enqueues, the webhooks Celery workers send."""
+
+
+def feed_ticket_key(digest: str) -> str:
+    """The key of one feed ticket (a plain Redis string, by the ticket's SHA-256 ``digest``):
+    the lobby and match services give it and redeem it (``shared.feed_tickets``)."""
+    return f"feed-ticket:{digest}"
