@@ -107,10 +107,10 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
 
 def bench_engine(game_name: str, players: int | None, games: int, seed: int) -> int:
     """Random games on one core, a uniform choice among the legal actions at every step."""
-    from services.rules.games import load_games
     from services.rules.games.playout import random_playout
+    from services.rules.games.registry import GAMES
 
-    game = load_games()[game_name]
+    game = GAMES[game_name]
     seats = players or DEFAULT_PLAYERS.get(game_name, game.min_players)
     rng = random.Random(seed)
     moves = 0
@@ -495,9 +495,9 @@ def bench_bots(only: str | None, matches: int) -> int:
     from concurrent.futures import ProcessPoolExecutor
 
     from services.bots.arena import seat_rotation, self_play
-    from services.bots.policies import load_policies
+    from services.bots.policies.registry import POLICIES
 
-    policies = load_policies()
+    policies = POLICIES
     chunks = [range(start, min(start + 50, matches)) for start in range(0, matches, 50)]
     with ProcessPoolExecutor() as pool:
         for name in [only] if only else list(BOT_TABLES):

@@ -43,7 +43,7 @@ def build_contract() -> dict[str, Any]:
     from services.match.app import create_app as create_match
     from services.match.schemas import MatchFinished
     from services.rules.engine import RulesEngine
-    from services.rules.games import load_games
+    from services.rules.games.registry import GAMES
     from services.webhooks.app import create_app as create_webhooks
     from services.webhooks.dispatcher import WebhookBody
     from services.webhooks.schemas import WebhookPing
@@ -103,7 +103,7 @@ def build_contract() -> dict[str, Any]:
         merged, [MatchFinished, TableFeedEvent, WebhookBody, WebhookPing, *shared_structs]
     )
     _add_union(merged["components"]["schemas"], "TableEvent", TableEvent)
-    games = load_games()
+    games = GAMES
     add_game_components(merged["components"]["schemas"], games)
     _document_feeds(merged, games)
     samples = RulesEngine(games).event_samples

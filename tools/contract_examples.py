@@ -23,8 +23,8 @@ from services.lobby.tables import not_private, public_event
 from services.match import schemas as match_api
 from services.match.matches import MatchCreating, not_former_holder
 from services.rules.engine import RulesEngine
-from services.rules.games import load_games
 from services.rules.games.hanabi import DiscardCard, GiveRankClue, PlayCard
+from services.rules.games.registry import GAMES
 from services.webhooks import samples as webhook_samples
 from services.webhooks import schemas as webhooks_api
 from services.webhooks.app import subscription_disabled
@@ -340,7 +340,7 @@ class _Story:
     match it started, a re-import of that match and a webhook subscription to the table."""
 
     def __init__(self) -> None:
-        self.engine = RulesEngine(load_games())
+        self.engine = RulesEngine(GAMES)
         self.catalogue = [
             msgspec.structs.replace(game, action_schema=_abridged(game.action_schema))
             for game in msgspec.convert(self.engine.catalogue, list[lobby_api.GameInfo])

@@ -14,7 +14,9 @@ from typing import Any
 import msgspec
 
 from services.bots.policies import Policy
+from services.bots.policies.registry import POLICIES
 from services.rules.games.contract import Game, Outcome, Rejection
+from services.rules.games.registry import GAMES
 
 
 class IllegalChoice(Exception):
@@ -71,11 +73,8 @@ class Standing(msgspec.Struct, frozen=True):
 def seat_rotation(job: tuple[str, str, str, int, range]) -> Standing:
     """``(game, bot, against, players, seeds)``: ``bot`` in one seat, ``against`` in the
     others, the bot's seat rotating with the seed. One picklable job, for a process pool."""
-    from services.bots.policies import load_policies
-    from services.rules.games import load_games
-
     name, bot, against, players, seeds = job
-    game, policies = load_games()[name], load_policies()
+    game, policies = GAMES[name], POLICIES
     wins = scores = others = 0.0
     for seed in seeds:
         seat = seed % players
@@ -93,9 +92,6 @@ def seat_rotation(job: tuple[str, str, str, int, range]) -> Standing:
 def self_play(job: tuple[str, str, int, range]) -> list[int]:
     """``(game, bot, players, seeds)``: the first seat's score in each seeded match the bot
     plays against itself (a cooperative game's score is everyone's)."""
-    from services.bots.policies import load_policies
-    from services.rules.games import load_games
-
     name, bot, players, seeds = job
-    game, policy = load_games()[name], load_policies()[bot]
+    game, policy = GAMES[name], POLICIES[bot]
     return [play_match(game, [policy] * players, seed).scores[0] for seed in seeds]

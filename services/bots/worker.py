@@ -26,7 +26,8 @@ import psycopg
 import redis.asyncio as redis_async
 from psycopg_pool import AsyncConnectionPool
 
-from services.bots.policies import Policy, load_policies
+from services.bots.policies import Policy
+from services.bots.policies.registry import POLICIES
 from services.bots.schemas import Move, SeatActions, SeatView
 from shared import tracing
 from shared.bus import Bus, Consumer, OutageLog
@@ -301,7 +302,7 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
                 cookie_jar=aiohttp.DummyCookieJar(),
             )
         )
-        player = BotPlayer(session, settings.match_base_url, secret, load_policies())
+        player = BotPlayer(session, settings.match_base_url, secret, POLICIES)
         turns = Turns(player.play, settings.bots_concurrency)
         resources.push_async_callback(turns.finish, STOP_GRACE_S)
         finder = TurnFinder(pool, turns, settings.bots_sweep_s)

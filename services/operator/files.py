@@ -20,7 +20,6 @@ from tqdm import tqdm
 
 from services.operator.stored import Archive, StoredMatch, open_archive
 from services.rules.engine import RulesEngine
-from services.rules.games import load_games
 from shared import rules_api as api
 from shared.apps import API_KEY_HEADER
 from shared.eventstore import StoredEvent
@@ -82,7 +81,9 @@ def _name(match: StoredMatch, seat: int) -> str:
 
 
 async def replay(settings: Settings, match_id: str, seat: int | None, full: bool) -> int:
-    engine = RulesEngine(load_games())
+    from services.rules.games.registry import GAMES  # the engines: not for `playtable import`
+
+    engine = RulesEngine(GAMES)
     async with open_archive(settings) as archive:
         found = await archive.matches([match_id])
         if not found:
@@ -123,7 +124,9 @@ async def export(
     out: str,
 ) -> int:
     """Write one file per finished match; 1 if a named match is missing or would not export."""
-    engine = RulesEngine(load_games())
+    from services.rules.games.registry import GAMES  # the engines: not for `playtable import`
+
+    engine = RulesEngine(GAMES)
     failed = 0
     async with open_archive(settings) as archive:
         found = await archive.matches(match_ids or None, game)

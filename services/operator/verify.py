@@ -16,7 +16,7 @@ import msgspec
 
 from services.operator.stored import StoredMatch, open_archive
 from services.rules.engine import GameCodec, RulesEngine, UnknownGame
-from services.rules.games import load_games
+from services.rules.games.registry import GAMES
 from shared.settings import Settings
 
 
@@ -102,7 +102,7 @@ def _same_state(codec: GameCodec, stored: bytes, folded: Any) -> bool:
 
 async def verify(settings: Settings) -> int:
     """Print one line per difference and a summary; 1 if anything differs, else 0."""
-    engine = RulesEngine(load_games())
+    engine = RulesEngine(GAMES)
     checked = failed = 0
     async with open_archive(settings) as archive:
         for match in await archive.matches():

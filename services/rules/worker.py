@@ -11,7 +11,7 @@ import redis.asyncio as redis_async
 from opentelemetry.trace import Span
 
 from services.rules.engine import RulesEngine, UnknownGame
-from services.rules.games import load_games
+from services.rules.games.registry import GAMES
 from shared import rpc, tracing
 from shared.bus import Bus
 from shared.collector import tune_collector
@@ -69,7 +69,7 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
     """Bootstrap: connect, build the engine from the game catalogue, consume until stopped."""
     tracing.configure(settings, "rules")
     redis = redis_async.Redis.from_url(settings.redis_url)
-    worker = RulesWorker(RulesEngine(load_games()))
+    worker = RulesWorker(RulesEngine(GAMES))
     tune_collector()
     stream = settings.stream(RULES_REQUESTS_STREAM)
     await Bus(redis).ensure_group(stream, RULES_GROUP)

@@ -18,7 +18,8 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 
 from services.bots.arena import play_match
-from services.bots.policies import GAMES, Policy, load_policies
+from services.bots.policies import Policy, load_policies
+from services.bots.policies.registry import HEURISTICS
 from services.bots.worker import BotPlayer, Turn, Turns, due_turn
 from services.rules.games import load_games
 from shared.hosting import bot_token
@@ -82,7 +83,9 @@ def test_every_copy_chooses_the_same_move_for_a_turn() -> None:
     """Copies playing one turn must send the same body under its Idempotency-Key, whatever
     their string hashing (a set of strings iterates in another order in another process)."""
     positions = [
-        {**position, "bot": f"{game}-heuristic"} for game in GAMES for position in _positions(game)
+        {**position, "bot": f"{game}-heuristic"}
+        for game in HEURISTICS
+        for position in _positions(game)
     ]
     policies = load_policies()
     here = [

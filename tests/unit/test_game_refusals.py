@@ -18,11 +18,13 @@ from pathlib import Path
 import pytest
 
 from services.rules import games
-from services.rules.games import GAME_MODULES
 from services.rules.games.contract import COMMON_REFUSALS
+from services.rules.games.registry import GAMES
 from shared.problems import PROBLEM_TYPES
 
 GAMES_DIR = Path(games.__file__).parent
+GAME_MODULES = tuple(GAMES)
+"""Each game's module is named as the game (its other modules start with that name)."""
 SHARED = "contract"
 """The module whose refusals every game shares (``COMMON_REFUSALS``)."""
 NOT_RULES_OF_PLAY = frozenset(code.replace("-", "_") for code in PROBLEM_TYPES)
