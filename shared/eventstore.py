@@ -1,8 +1,11 @@
 """The event store: append-only streams of events in Postgres with optimistic concurrency.
 
-Appends go through the ``append_events`` SQL function (migration 002). Appends to different
-streams never wait for each other; two appends to the same stream at the same version collide on
-the ``(stream_id, version)`` key and one of them fails with ``ConcurrencyError``.
+Every write to the log goes through ``append_all``: one statement, on the caller's connection,
+that appends the events of one or more streams under a version guard and writes with them their
+envelopes into the outbox, their snapshots and their Idempotency-Key records (``Append``).
+Appends to different streams never wait for each other; two appends to the same stream at the
+same version collide on the ``(stream_id, version)`` key and one of them fails with
+``ConcurrencyError``.
 
 Because appends run concurrently, events do not commit in ``global_position`` order, so a reader
 of the whole log cannot resume from a position alone. Each event also records the id of the
@@ -15,8 +18,10 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from functools import cache
+from typing import Any, NamedTuple
 
 import msgspec
 from psycopg import AsyncConnection, errors
@@ -29,8 +34,6 @@ _COLUMNS = (
     "global_position, transaction_id::text::bigint, stream_id, version, type, data, metadata,"
     " recorded_at"
 )
-
-_APPEND = "SELECT append_events(%s, %s::int, %s::text[], %s::bytea[], %s::bytea[])"
 
 _READ_STREAM = f"""
 SELECT {_COLUMNS} FROM events
@@ -48,6 +51,11 @@ LIMIT %s::bigint
 """
 
 _STREAM_VERSION = "SELECT coalesce(max(version), 0) FROM events WHERE stream_id = %s"
+
+_STREAM_HEAD = """
+SELECT version, transaction_id > pg_current_xact_id() FROM events
+WHERE stream_id = %s ORDER BY version DESC LIMIT 1
+"""
 
 
 class NewEvent(msgspec.Struct, frozen=True):
@@ -100,6 +108,184 @@ class ConcurrencyError(Exception):
         self.actual_version = actual_version
 
 
+class Snapshot(NamedTuple):
+    """A folded state of a match at a version (table ``match_snapshots``)."""
+
+    match_id: str
+    version: int
+    state: bytes
+
+
+class Record(NamedTuple):
+    """The answer to a request under an Idempotency-Key (table ``idempotency``), sealed."""
+
+    scope: str
+    key: str
+    fingerprint: str
+    status: int
+    body: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Append:
+    """What one stream's append writes, all or nothing: its events after version ``expected``,
+    and with them the envelopes to publish, snapshots, and the record of its Idempotency-Key."""
+
+    stream: str
+    expected: int
+    events: Sequence[tuple[str, bytes, bytes]]
+    """``(type, data, metadata)``, each encoded."""
+    envelopes: Sequence[tuple[str, bytes]] = ()
+    """``(topic, payload)`` for the outbox, in the order to publish."""
+    snapshots: Sequence[Snapshot] = ()
+    record: Record | None = None
+
+
+STREAM_GUARD = """
+select append.n, append.stream, append.expected
+from append
+left join lateral (
+    select version, transaction_id from events
+    where events.stream_id = append.stream
+    order by version desc limit 1
+) head on true
+where coalesce(head.version, 0) = append.expected
+  and (head.transaction_id is null or head.transaction_id <= pg_current_xact_id())
+  and not append.key_used
+"""
+"""The guard of an append by itself: its stream is at the expected version, the stream's last
+writer is not newer than this transaction (``read_all`` orders events by transaction id, so a
+stream's versions must rise with their writers' ids), and its Idempotency-Key is unused."""
+
+
+async def append_all(
+    conn: AsyncConnection,
+    appends: Sequence[Append],
+    *,
+    guard: str = STREAM_GUARD,
+    guard_params: dict[str, object] | None = None,
+) -> set[int]:
+    """Write ``appends`` in one statement on ``conn``; return the numbers (from 1) of those
+    written. Each is written whole or not at all, as ``guard`` allows: a query over the CTE
+    ``append`` (columns ``n, stream, expected, event_count, scope, key, key_used``) returning
+    the rows ``(n, stream, expected)`` that may append. A caller's guard may write (the match
+    service moves the ``matches`` row of each move) and take ``guard_params``, named unlike the
+    statement's own parameters (below); an append it leaves out writes nothing and aborts
+    nothing. The outbox receives the envelopes in their order, append after append."""
+    events = [
+        (number, offset, event)
+        for number, append in enumerate(appends, 1)
+        for offset, event in enumerate(append.events, 1)
+    ]
+    envelopes = [
+        (number, envelope)
+        for number, append in enumerate(appends, 1)
+        for envelope in append.envelopes
+    ]
+    snapshots = [
+        (number, snapshot)
+        for number, append in enumerate(appends, 1)
+        for snapshot in append.snapshots
+    ]
+    records = [
+        (number, append.record)
+        for number, append in enumerate(appends, 1)
+        if append.record is not None
+    ]
+    params = {
+        **(guard_params or {}),
+        "streams": [append.stream for append in appends],
+        "expected": [append.expected for append in appends],
+        "event_counts": [len(append.events) for append in appends],
+        "scopes": [None if append.record is None else append.record.scope for append in appends],
+        "keys": [None if append.record is None else append.record.key for append in appends],
+        "event_appends": [number for number, _, _ in events],
+        "event_offsets": [offset for _, offset, _ in events],
+        "types": [event[0] for _, _, event in events],
+        "data": [event[1] for _, _, event in events],
+        "metadata": [event[2] for _, _, event in events],
+        "envelope_appends": [number for number, _ in envelopes],
+        "topics": [envelope[0] for _, envelope in envelopes],
+        "payloads": [envelope[1] for _, envelope in envelopes],
+        "snapshot_appends": [number for number, _ in snapshots],
+        "snapshot_matches": [snapshot.match_id for _, snapshot in snapshots],
+        "snapshot_versions": [snapshot.version for _, snapshot in snapshots],
+        "snapshot_states": [snapshot.state for _, snapshot in snapshots],
+        "record_appends": [number for number, _ in records],
+        "fingerprints": [record.fingerprint for _, record in records],
+        "record_statuses": [record.status for _, record in records],
+        "bodies": [record.body for _, record in records],
+    }
+    cursor = await conn.execute(_append_statement(guard), params)
+    row = await cursor.fetchone()
+    assert row is not None
+    return set(row[0])
+
+
+@cache
+def _append_statement(guard: str) -> str:
+    return _APPEND_ALL.replace("{guard}", guard)
+
+
+# Parameters travel in binary (``%b``): arrays of state and event bytes dumped as text were
+# escaped element by element in Python, 1.6 ms of CPU for a group of 30 moves (0.2 binary).
+_APPEND_ALL = """
+with append as (
+    select a.*, i.key is not null as key_used
+    from unnest(
+        %(streams)b::text[], %(expected)b::int[], %(event_counts)b::int[], %(scopes)b::text[],
+        %(keys)b::text[]
+    ) with ordinality as a(stream, expected, event_count, scope, key, n)
+    left join idempotency i on i.scope = a.scope and i.key = a.key
+), guarded as (
+{guard}
+), appended as (
+    insert into events (stream_id, version, type, data, metadata)
+    select guarded.stream, guarded.expected + e.number, e.type, e.data, e.metadata
+    from unnest(
+        %(event_appends)b::int[], %(event_offsets)b::int[], %(types)b::text[], %(data)b::bytea[],
+        %(metadata)b::bytea[]
+    ) with ordinality as e(append, number, type, data, metadata, n)
+    join guarded on guarded.n = e.append
+    order by e.n
+), queued as (
+    insert into outbox (topic, payload)
+    select p.topic, p.payload
+    from unnest(%(envelope_appends)b::int[], %(topics)b::text[], %(payloads)b::bytea[])
+        with ordinality as p(append, topic, payload, n)
+    where p.append in (select guarded.n from guarded)
+    order by p.n
+), snapshotted as (
+    insert into match_snapshots (match_id, version, state)
+    select s.match_id, s.version, s.state
+    from unnest(
+        %(snapshot_appends)b::int[], %(snapshot_matches)b::text[], %(snapshot_versions)b::int[],
+        %(snapshot_states)b::bytea[]
+    ) with ordinality as s(append, match_id, version, state, n)
+    where s.append in (select guarded.n from guarded)
+    order by s.n
+    on conflict do nothing
+), remembered as (
+    insert into idempotency (scope, key, request_hash, status, body)
+    select append.scope, append.key, r.fingerprint, r.status, r.body
+    from unnest(
+        %(record_appends)b::int[], %(fingerprints)b::text[], %(record_statuses)b::int[],
+        %(bodies)b::bytea[]
+    ) as r(append, fingerprint, status, body)
+    join append on append.n = r.append
+    where r.append in (select guarded.n from guarded)
+    on conflict do nothing
+)
+select coalesce((select array_agg(guarded.n::int) from guarded), '{}')
+"""
+"""One statement, so one round trip, for any number of appends. Events, envelopes, snapshots
+and records are written only for the appends the guard returns. An Idempotency-Key already
+recorded is ``key_used`` for the guard to stop its append there, so a used key never fails the
+statement (``on conflict do nothing`` on the record, like the snapshot's, is there only so that
+a race the guard did not see cannot abort the appends written with it).
+``unique(stream_id, version)`` on events backs every guard up."""
+
+
 _encode = msgspec.json.Encoder().encode
 _decode_metadata = msgspec.json.Decoder(EventMetadata).decode
 
@@ -150,9 +336,12 @@ class EventStore:
         expected_version: int,
         events: Sequence[NewEvent],
         *,
+        envelopes: Sequence[tuple[str, bytes]] = (),
+        snapshots: Sequence[Snapshot] = (),
         conn: AsyncConnection | None = None,
     ) -> int:
-        """Append ``events`` after ``expected_version`` (0: a new stream); return the new version.
+        """Append ``events`` after ``expected_version`` (0: a new stream), with their
+        ``envelopes`` and ``snapshots`` (``append_all``); return the new version.
 
         With ``conn`` the events join the caller's transaction, which the caller commits; on
         ``ConcurrencyError`` that transaction must be rolled back (and the decision retried in a
@@ -163,29 +352,28 @@ class EventStore:
         """
         if not events:
             raise ValueError("append needs at least one event")
-        params = (
+        append = Append(
             stream_id,
             expected_version,
-            [event.type for event in events],
-            [event.data for event in events],
-            [_encode(event.metadata) for event in events],
+            [(event.type, event.data, _encode(event.metadata)) for event in events],
+            envelopes,
+            snapshots,
         )
         try:
             async with self._connection(conn) as active:
-                cursor = await active.execute(_APPEND, params)
-                row = await cursor.fetchone()
-        except (errors.UniqueViolation, errors.SerializationFailure) as error:
-            # A concurrent append to the same version committed first (or, for SerializationFailure,
-            # the stream's last writer is newer than this transaction); the caller's transaction
+                if await append_all(active, [append]):
+                    return expected_version + len(events)
+                cursor = await active.execute(_STREAM_HEAD, (stream_id,))
+                head = await cursor.fetchone()
+        except errors.UniqueViolation as error:
+            # A concurrent append to the same version committed first; the caller's transaction
             # is now aborted, so ask the pool.
             actual = await self.stream_version(stream_id)
             reason = error.diag.message_primary or ""
             raise ConcurrencyError(stream_id, expected_version, actual, reason) from None
-        assert row is not None
-        (previous_version,) = row
-        if previous_version != expected_version:
-            raise ConcurrencyError(stream_id, expected_version, previous_version)
-        return expected_version + len(events)
+        actual, newer = head or (0, False)
+        reason = "stream was last appended to by a newer transaction" if newer else ""
+        raise ConcurrencyError(stream_id, expected_version, actual, reason)
 
     async def read_stream(
         self,

@@ -1,9 +1,9 @@
 """The transactional outbox: messages are written with the business change, published after.
 
-A service writes the messages it must publish into ``outbox`` inside the same transaction as the
-events they announce, so a crash can never commit one without the other. The relay then moves
-rows to Redis and deletes them in one transaction: a crash before that commit only republishes
-(at least once), never loses a row.
+A service writes the messages it must publish into ``outbox`` in the same statement as the
+events they announce (``shared.eventstore.append_all``), so a crash can never commit one without
+the other. The relay then moves rows to Redis and deletes them in one transaction: a crash
+before that commit only republishes (at least once), never loses a row.
 
 Relays in several processes take turns under an advisory lock rather than splitting rows with
 ``SKIP LOCKED``: one relay at a time publishes in id order, so every Redis stream receives its
@@ -16,10 +16,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Sequence
 
 import psycopg
-from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
 from shared.bus import TRANSIENT_ERRORS, Bus, OutageLog
@@ -28,25 +26,11 @@ log = logging.getLogger(__name__)
 
 RELAY_LOCK = 0x6F7574626F78  # "outbox": advisory lock key held by the publishing relay
 
-_ENQUEUE = """
-INSERT INTO outbox (topic, payload)
-SELECT o.topic, o.payload
-FROM unnest(%s::text[], %s::bytea[]) WITH ORDINALITY AS o(topic, payload, n)
-ORDER BY o.n
-"""
-
 _TAKE = """
 DELETE FROM outbox
 WHERE id IN (SELECT id FROM outbox ORDER BY id LIMIT %s::int)
 RETURNING id, topic, payload
 """
-
-
-async def enqueue(conn: AsyncConnection, items: Sequence[tuple[str, bytes]]) -> None:
-    """Add ``(stream, payload)`` messages to the outbox, in the caller's transaction."""
-    if not items:
-        return
-    await conn.execute(_ENQUEUE, ([topic for topic, _ in items], [payload for _, payload in items]))
 
 
 class Pump:

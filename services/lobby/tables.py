@@ -668,20 +668,23 @@ class Tables:
         meta = metadata(correlation_id=correlation_id, actor=actor, app_id=app_id)
         new_events = [NewEvent(type(e).__name__, _json.encode(e), meta) for e in events]
         stream = table_stream(table_id)
-        await self.runtime.store.append(stream, version, new_events, conn=conn)
-        published = [
-            _json.encode(
-                EventEnvelope(
-                    stream_id=stream,
-                    version=version + number,
-                    type=event.type,
-                    data=msgspec.Raw(public_event(event)),
-                    metadata=event.metadata,
-                )
+        envelopes = [
+            EventEnvelope(
+                stream_id=stream,
+                version=version + number,
+                type=event.type,
+                data=msgspec.Raw(public_event(event)),
+                metadata=event.metadata,
             )
             for number, event in enumerate(new_events, start=1)
         ]
-        await outbox.enqueue(conn, [(self.events_topic, payload) for payload in published])
+        await self.runtime.store.append(
+            stream,
+            version,
+            new_events,
+            envelopes=[(self.events_topic, _json.encode(envelope)) for envelope in envelopes],
+            conn=conn,
+        )
         return correlation_id
 
     async def rotate_invitation(self, conn: AsyncConnection, table_id: str, app_id: str) -> str:

@@ -19,10 +19,11 @@ from psycopg import AsyncConnection
 
 from services.match import schemas as s
 from services.match.commit import Committer, PendingMove
-from shared import apps, commands, commitments, hosting, outbox
+from shared import apps, commands, commitments, hosting
 from shared import rules_api as api
 from shared.commitments import Commitment
-from shared.eventstore import NewEvent, StoredEvent
+from shared.eventstore import Append, NewEvent, Record, StoredEvent, append_all
+from shared.eventstore import Snapshot as StoredSnapshot
 from shared.hosting import (
     NO_HOSTING,
     BotTookOver,
@@ -40,7 +41,7 @@ from shared.hosting import (
     start_clocks,
 )
 from shared.http import Problem, hash_token, new_token, not_found
-from shared.idempotency import Idempotent, idempotent, recall, remember
+from shared.idempotency import Idempotent, idempotent, recall
 from shared.logs import correlation_id
 from shared.match_file import ExportFormat, is_match_file, match_file
 from shared.messages import (
@@ -394,32 +395,36 @@ class Matches:
                     "insert into match_seats (match_id, seat, token_hash) values (%s, %s, %s)",
                     [(match_id, seat, hashed) for seat, hashed in enumerate(token_hashes)],
                 )
-                await cursor.executemany(
-                    "insert into match_snapshots (match_id, version, state) values (%s, %s, %s)",
-                    [
-                        (match_id, kept.version, kept.state)
-                        for kept in snapshots or [api.StateSnapshot(len(events), progress.state)]
-                    ],
-                )
             metas = _move_metadata(correlation_id, actors, app_id)
-            await self._append(
-                conn,
-                match_id,
-                game,
+            await self.runtime.store.append(
+                match_stream(match_id),
                 0,
-                events,
-                public_events,
-                metas,
-                progress,
-                bots=bots,
-                deadline_ms=None if control is None else hosting.deadline_ms(control, clocks),
+                [
+                    NewEvent(e.type, bytes(e.data), meta)
+                    for e, meta in zip(events, metas, strict=True)
+                ],
+                envelopes=self._envelopes(
+                    match_id,
+                    game,
+                    0,
+                    events,
+                    public_events,
+                    metas,
+                    progress,
+                    bots=bots,
+                    deadline_ms=None if control is None else hosting.deadline_ms(control, clocks),
+                ),
+                snapshots=[
+                    StoredSnapshot(match_id, kept.version, kept.state)
+                    for kept in snapshots or [api.StateSnapshot(len(events), progress.state)]
+                ],
+                conn=conn,
             )
         self.runtime.relay.wake()
         return True
 
-    async def _append(
+    def _envelopes(
         self,
-        conn: AsyncConnection,
         match_id: str,
         game: str,
         version: int,
@@ -430,26 +435,17 @@ class Matches:
         *,
         bots: Collection[int],
         deadline_ms: int | None,
-    ) -> int:
-        """Store the events and queue their public form (and the result, once there is one),
-        with the wake-ups of the bots and clocks services (``_wakeups``)."""
-        new_version = await self.runtime.store.append(
-            match_stream(match_id),
-            version,
-            [NewEvent(e.type, bytes(e.data), meta) for e, meta in zip(events, metas, strict=True)],
-            conn=conn,
-        )
+    ) -> list[tuple[str, bytes]]:
+        """``(topic, payload)`` to publish with events appended after ``version``: their public
+        form (and the result, once there is one), then the wake-ups of the bots and clocks
+        services (``_wakeups``)."""
         payloads = self._publications(
             match_id, game, version, events, public_events, metas, progress
         )
-        await outbox.enqueue(
-            conn,
-            [
-                *((self.topic, payload) for payload in payloads),
-                *self._wakeups(match_id, new_version, progress, bots, deadline_ms),
-            ],
-        )
-        return new_version
+        return [
+            *((self.topic, payload) for payload in payloads),
+            *self._wakeups(match_id, version + len(events), progress, bots, deadline_ms),
+        ]
 
     def _wakeups(
         self,
@@ -936,7 +932,7 @@ class Matches:
                 await self._forfeit(change, [seat], "abandoned")
             if await self._record(change, idempotency=retry.request, info=True):
                 return Answer(200, change.answer)
-        raise _busy()
+        return await retry.answer_or(_busy())  # or its key was used: its first answer
 
     async def reseat(
         self,
@@ -988,7 +984,7 @@ class Matches:
             if await self._record(change, idempotency=retry.request, reseated=(seat, token)):
                 return Answer(201, change.answer)
             snapshot = await self.load(match_id, fresh=True)
-        raise _busy()
+        return await retry.answer_or(_busy())  # or its key was used: its first answer
 
     async def _former_holder(self, snapshot: Snapshot, seat: int, token: str) -> bool:
         """Whether ``token`` held the seat before the bot that holds it now took over. Read as
@@ -1040,12 +1036,44 @@ class Matches:
             )
         elif info:
             change.answer = _json.encode(_info(settled, None, None, change.now))
+        metas = _move_metadata(correlation_id() or new_id(), actors, snapshot.app_id)
+        deadline = hosting.deadline_ms(snapshot.hosting.clock, clocks)
+        every = self.runtime.settings.snapshot_every
+        append = Append(
+            match_stream(snapshot.match_id),
+            snapshot.version,
+            [(e.type, bytes(e.data), _json.encode(m)) for e, m in zip(events, metas, strict=True)],
+            self._envelopes(
+                snapshot.match_id,
+                snapshot.game,
+                snapshot.version,
+                events,
+                public,
+                metas,
+                progress,
+                bots=change.bots,
+                deadline_ms=deadline,
+            ),
+            [StoredSnapshot(snapshot.match_id, new_version, progress.state)]
+            if new_version // every > snapshot.version // every
+            else (),
+            None
+            if idempotency is None
+            else Record(
+                idempotency.scope,
+                idempotency.key,
+                idempotency.fingerprint,
+                201 if reseated else 200,
+                idempotency.seal(change.answer, self.runtime.keyring),
+            ),
+        )
         async with self.runtime.pool.connection() as conn, conn.transaction():
-            moved = await conn.execute(
-                _COMMIT_SEATS,
-                {
+            moved = await append_all(
+                conn,
+                [append],
+                guard=_SEATS_MOVED,
+                guard_params={
                     "match_id": snapshot.match_id,
-                    "expected": snapshot.version,
                     "version": new_version,
                     "state": progress.state,
                     "to_move": progress.to_move,
@@ -1055,25 +1083,12 @@ class Matches:
                     "bots": _json.encode(change.bots),
                     "bot_seats": sorted(change.bots),
                     "clocks": None if clocks is None else _json.encode(clocks),
-                    "deadline": hosting.deadline_ms(snapshot.hosting.clock, clocks),
+                    "deadline": deadline,
                     "reseated": 1 if change.tokens else 0,
                 },
             )
-            if moved.rowcount != 1:
+            if not moved:
                 return False
-            metas = _move_metadata(correlation_id() or new_id(), actors, snapshot.app_id)
-            await self._append(
-                conn,
-                snapshot.match_id,
-                snapshot.game,
-                snapshot.version,
-                events,
-                public,
-                metas,
-                progress,
-                bots=change.bots,
-                deadline_ms=hosting.deadline_ms(snapshot.hosting.clock, clocks),
-            )
             async with conn.cursor() as cursor:
                 await cursor.executemany(
                     "update match_seats set token_hash = %s, former_token_hash = %s"
@@ -1083,19 +1098,8 @@ class Matches:
                         for seat, hashed in change.tokens.items()
                     ],
                 )
-            if new_version // self.runtime.settings.snapshot_every > (
-                snapshot.version // self.runtime.settings.snapshot_every
-            ):
-                await conn.execute(
-                    "insert into match_snapshots (match_id, version, state) values (%s, %s, %s)"
-                    " on conflict do nothing",
-                    (snapshot.match_id, new_version, progress.state),
-                )
             if command_id is not None:
                 await commands.complete(conn, command_id)
-            if idempotency is not None:
-                status = 201 if reseated else 200
-                await remember(conn, self.runtime.keyring, idempotency, status, change.answer)
         self._cache.pop(snapshot.match_id, None)
         self.runtime.relay.wake()
         return True
@@ -1279,15 +1283,19 @@ class _Retry:
         raise problem
 
 
-_COMMIT_SEATS = """
-update matches
-set version = %(version)s, state = %(state)s, to_move = %(to_move)s, status = %(status)s,
-    result = %(result)s, players = %(players)s, bots = %(bots)s, bot_seats = %(bot_seats)s,
-    clocks = %(clocks)s, deadline = to_timestamp(%(deadline)s::float8 / 1000),
-    seating = seating + %(reseated)s, updated_at = now()
-where match_id = %(match_id)s and version = %(expected)s
+_SEATS_MOVED = """
+    update matches
+    set version = %(version)s, state = %(state)s, to_move = %(to_move)s, status = %(status)s,
+        result = %(result)s, players = %(players)s, bots = %(bots)s, bot_seats = %(bot_seats)s,
+        clocks = %(clocks)s, deadline = to_timestamp(%(deadline)s::float8 / 1000),
+        seating = seating + %(reseated)s, updated_at = now()
+    from append
+    where matches.match_id = %(match_id)s and matches.version = append.expected
+      and not append.key_used
+    returning append.n, append.stream, append.expected
 """
-"""A change of seats commits only on the version it was decided on, as a move does."""
+"""The guard of a change of seats (``shared.eventstore.append_all``): it commits only on the
+version it was decided on, as a move does, and not under an Idempotency-Key already used."""
 
 
 def _game_named_in(document: dict[str, Any]) -> str:

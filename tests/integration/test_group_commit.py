@@ -16,7 +16,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from services.match.commit import Committer, PendingMove
 from shared.bus import Bus
-from shared.outbox import OutboxRelay, enqueue
+from shared.outbox import OutboxRelay
 from tests.waiting import await_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio]
@@ -214,7 +214,10 @@ async def test_a_match_another_process_moved_last_goes_out_in_order(
     match_id = await new_match(pool)
     async with pool.connection() as conn, conn.transaction():
         await conn.execute("update matches set version = 1 where match_id = %s", (match_id,))
-        await enqueue(conn, [(topic, f"{match_id}:1".encode())])
+        await conn.execute(
+            "insert into outbox (topic, payload) values (%s, %s)",
+            (topic, f"{match_id}:1".encode()),
+        )
 
     assert await committer.commit(move(match_id, 1, topic))
     assert await committer.commit(move(match_id, 2, topic))

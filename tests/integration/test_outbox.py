@@ -9,12 +9,13 @@ from typing import Any
 import pytest
 import pytest_asyncio
 import redis.asyncio as redis_async
+from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
 from shared.bus import Bus
-from shared.outbox import OutboxRelay, enqueue
+from shared.outbox import OutboxRelay
 from tests.waiting import await_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio]
@@ -55,6 +56,12 @@ async def outbox_pool(pool: AsyncConnectionPool) -> AsyncIterator[AsyncConnectio
     async with pool.connection() as conn:
         await conn.execute("DELETE FROM outbox")
     yield pool
+
+
+async def enqueue(conn: AsyncConnection, items: list[tuple[str, bytes]]) -> None:
+    """Messages in the outbox, in order, as the event store writes them beside events."""
+    for topic, payload in items:
+        await conn.execute("INSERT INTO outbox (topic, payload) VALUES (%s, %s)", (topic, payload))
 
 
 async def commit_messages(pool: AsyncConnectionPool, items: list[tuple[str, bytes]]) -> None:
