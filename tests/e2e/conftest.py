@@ -22,7 +22,7 @@ import pytest
 from services.operator.gateway import find_nginx, runtime_dir
 from services.operator.stack import PUBLISHABLE_KEY_LINE, SECRET_KEY_LINE
 from shared.apps import API_KEY_HEADER
-from tests.conftest import new_app_key
+from tests.conftest import fresh_database, new_app_key
 from tests.e2e import web
 
 if TYPE_CHECKING:
@@ -116,9 +116,27 @@ def running_stack(database_url: str, redis_url: str, **extra_env: str) -> Iterat
 
 
 @pytest.fixture(scope="session")
-def session_stack(database_url: str, redis_url: str) -> Iterator[Stack]:
+def shared_database_url(postgres_server_url: str) -> Iterator[str]:
+    """The database of the stack the modules marked ``shares_stack`` use together. Two stacks
+    on one database take each other's work while both run (the outbox relays publish any
+    stack's rows on their own streams), and this one runs beside the modules' own."""
+    with fresh_database(postgres_server_url) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def database_url(request: pytest.FixtureRequest, database_url: str) -> str:
+    """A module's database: that of the shared stack if it is marked ``shares_stack``, else
+    the session's."""
+    if request.node.get_closest_marker("shares_stack"):
+        return request.getfixturevalue("shared_database_url")
+    return database_url
+
+
+@pytest.fixture(scope="session")
+def session_stack(shared_database_url: str, redis_url: str) -> Iterator[Stack]:
     """The stack the modules marked ``shares_stack`` use together."""
-    with running_stack(database_url, redis_url) as running:
+    with running_stack(shared_database_url, redis_url) as running:
         yield running
 
 
