@@ -11,11 +11,6 @@ import msgspec
 
 from shared.secretbox import Keyring, KeyringError
 
-# The streams' names live in shared.streams; these two are imported here too for the modules
-# that still take them from shared.settings (services/match/matches.py).
-from shared.streams import BOT_TURNS_STREAM as BOT_TURNS_STREAM
-from shared.streams import CLOCKS_STREAM as CLOCKS_STREAM
-
 CONVENTIONAL_NAMES = {
     "database_url": "DATABASE_URL",
     "redis_url": "REDIS_URL",

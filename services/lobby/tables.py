@@ -33,6 +33,7 @@ from shared.messages import (
 )
 from shared.paging import table_cursor, table_position
 from shared.runtime import Runtime
+from shared.streams import LOBBY_EVENTS_STREAM, MATCH_COMMANDS_STREAM
 
 _json = msgspec.json.Encoder()
 _hosting_decoder = msgspec.json.Decoder(Hosting)
@@ -80,8 +81,8 @@ class Tables:
 
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
-        self.commands_topic = runtime.settings.stream("commands:match")
-        self.events_topic = runtime.settings.stream("lobby-events")
+        self.commands_topic = runtime.settings.stream(MATCH_COMMANDS_STREAM)
+        self.events_topic = runtime.settings.stream(LOBBY_EVENTS_STREAM)
 
     # --- reads -------------------------------------------------------------------------------
 

@@ -63,7 +63,7 @@ from shared.messages import (
 from shared.metrics import MOVES
 from shared.paging import next_cursor_after
 from shared.runtime import Runtime
-from shared.settings import BOT_TURNS_STREAM, CLOCKS_STREAM
+from shared.streams import BOT_TURNS_STREAM, CLOCKS_STREAM, MATCH_EVENTS_STREAM
 
 _json = msgspec.json.Encoder()
 _bots_decoder = msgspec.json.Decoder(dict[int, str])
@@ -196,7 +196,7 @@ class Matches:
 
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
-        self.topic = runtime.settings.stream("match-events")
+        self.topic = runtime.settings.stream(MATCH_EVENTS_STREAM)
         self.bot_turns = runtime.settings.stream(BOT_TURNS_STREAM)
         self.clocks_set = runtime.settings.stream(CLOCKS_STREAM)
         self._cache: OrderedDict[str, Snapshot] = OrderedDict()
