@@ -124,12 +124,21 @@ def shared_database_url(postgres_server_url: str) -> Iterator[str]:
         yield url
 
 
+@pytest.fixture(scope="session")
+def gateway_database_url(postgres_server_url: str) -> Iterator[str]:
+    """The database of the gateway stack the modules marked ``shares_gateway`` use together."""
+    with fresh_database(postgres_server_url) as url:
+        yield url
+
+
 @pytest.fixture(scope="module")
 def database_url(request: pytest.FixtureRequest, database_url: str) -> str:
-    """A module's database: that of the shared stack if it is marked ``shares_stack``, else
-    the session's."""
+    """A module's database: that of the shared stack or gateway if it is marked
+    ``shares_stack`` or ``shares_gateway``, else the session's."""
     if request.node.get_closest_marker("shares_stack"):
         return request.getfixturevalue("shared_database_url")
+    if request.node.get_closest_marker("shares_gateway"):
+        return request.getfixturevalue("gateway_database_url")
     return database_url
 
 
@@ -193,9 +202,37 @@ def wait_printed(log: Path, process: subprocess.Popen[bytes]) -> None:
         time.sleep(0.1)
 
 
+@pytest.fixture(scope="session")
+def session_gateway(
+    gateway_database_url: str, redis_url: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Gateway]:
+    """The gateway stack the modules marked ``shares_gateway`` use together."""
+    with running_gateway(gateway_database_url, redis_url, tmp_path_factory) as running:
+        yield running
+
+
 @pytest.fixture(scope="module")
-def gateway(database_url: str, redis_url: str, tmp_path_factory) -> Iterator[Gateway]:
-    """``playtable stack`` with two match copies, reached through its one public URL."""
+def gateway(
+    request: pytest.FixtureRequest,
+    database_url: str,
+    redis_url: str,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Gateway]:
+    """``playtable stack`` with two match copies, reached through its one public URL: the
+    session's for a module marked ``shares_gateway`` (it only talks to it), which spares it a
+    dozen processes' start; else the module's own, started with the environment its autouse
+    fixtures set."""
+    if request.node.get_closest_marker("shares_gateway"):
+        yield request.getfixturevalue("session_gateway")
+        return
+    with running_gateway(database_url, redis_url, tmp_path_factory) as running:
+        yield running
+
+
+@contextlib.contextmanager
+def running_gateway(
+    database_url: str, redis_url: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Gateway]:
     if find_nginx() is None:
         pytest.skip("nginx is not installed (./infra/test.sh installs it with apt-get as root)")
     ports = {name: free_port() for name in ("lobby", "match", "webhooks", "gateway")}

@@ -19,7 +19,8 @@ from tests.e2e.play import auth, open_table, random_move
 from tests.e2e.test_feeds import Follower, play_safely
 from tests.unit.test_docs_offline import assert_docs_self_contained
 
-pytestmark = pytest.mark.e2e  # the ``gateway`` fixture skips where nginx is missing
+# the ``gateway`` fixture skips where nginx is missing
+pytestmark = [pytest.mark.e2e, pytest.mark.shares_gateway]
 
 PROMPT_S = 2.0
 """A feed event through the gateway arrives within this (nginx buffering it would hold it)."""

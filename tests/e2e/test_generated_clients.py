@@ -25,7 +25,7 @@ from tests.clients.typescript_client import (
 )
 from tests.e2e.conftest import Gateway
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.shares_gateway]
 
 MATCHES: list[tuple[str, dict[str, bool]]] = [
     ("hanabi", {}),

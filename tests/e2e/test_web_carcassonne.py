@@ -17,7 +17,8 @@ from playwright.sync_api import Page, expect
 from tests.e2e.conftest import Gateway
 from tests.e2e.web import Player, screenshot, seat_two, server_match
 
-pytestmark = pytest.mark.e2e  # the fixtures skip without nginx, node or chromium
+# the fixtures skip without nginx, node or chromium
+pytestmark = [pytest.mark.e2e, pytest.mark.shares_gateway]
 
 SEED = 7
 MAX_MOVES = 200

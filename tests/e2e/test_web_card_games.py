@@ -19,7 +19,8 @@ from playwright.sync_api import Locator, Page, expect
 from tests.e2e.conftest import Gateway
 from tests.e2e.web import PHONE, Player, screenshot, seat_two, server_match
 
-pytestmark = pytest.mark.e2e  # the fixtures skip without nginx, node or chromium
+# the fixtures skip without nginx, node or chromium
+pytestmark = [pytest.mark.e2e, pytest.mark.shares_gateway]
 
 DINGO_SEED = 11
 DINGO_OPTIONS = {"target_score": "2"}
