@@ -13,7 +13,7 @@ import re
 import socket
 import time
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any, NamedTuple
 
 import httpx
@@ -120,6 +120,15 @@ def client_of(app: Litestar, address: str = CLIENT) -> httpx.AsyncClient:
 
 async def post_statuses(client: httpx.AsyncClient, times: int, **options: Any) -> list[int]:
     return [(await client.post("/things", **options)).status_code for _ in range(times)]
+
+
+@contextlib.contextmanager
+def silent_redis_url() -> Iterator[str]:
+    """A Redis URL whose server accepts connections (the listen backlog) and never answers."""
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        yield f"redis://127.0.0.1:{silent.getsockname()[1]}/0"
 
 
 @pytest.mark.asyncio
@@ -379,11 +388,8 @@ async def test_requests_pass_at_once_while_redis_is_down(
 async def test_a_redis_that_does_not_answer_delays_one_request_its_timeout(
     limited_app: AppMaker, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    with socket.socket() as silent:  # accepts connections (the backlog), never answers
-        silent.bind(("127.0.0.1", 0))
-        silent.listen(8)
-        port = silent.getsockname()[1]
-        app = await limited_app(redis_url=f"redis://127.0.0.1:{port}/0")
+    with silent_redis_url() as redis_url:
+        app = await limited_app(redis_url=redis_url)
         attempts = redis_attempts(app.rate_limiter, monkeypatch)
         async with client_of(app) as client:
             # a generous bound: without the limiter's own read timeout, this would hang
@@ -404,11 +410,8 @@ async def test_a_redis_that_does_not_answer_delays_one_request_its_timeout(
 async def test_a_redis_that_does_not_answer_delays_the_others_not_at_all(
     limited_app: AppMaker,
 ) -> None:
-    with socket.socket() as silent:
-        silent.bind(("127.0.0.1", 0))
-        silent.listen(8)
-        port = silent.getsockname()[1]
-        app = await limited_app(redis_url=f"redis://127.0.0.1:{port}/0")
+    with silent_redis_url() as redis_url:
+        app = await limited_app(redis_url=redis_url)
         async with client_of(app) as client:
             _, first_s = await timed(client.get("/things"))
             rest = [await timed(client.get("/things")) for _ in range(10)]
@@ -875,11 +878,8 @@ async def test_unspent_tokens_lapse_and_the_next_call_asks_for_fewer(
 async def test_requests_waiting_for_a_redis_that_does_not_answer_pass(
     limited_app: AppMaker, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    with socket.socket() as silent:
-        silent.bind(("127.0.0.1", 0))
-        silent.listen(8)
-        port = silent.getsockname()[1]
-        app = await limited_app(redis_url=f"redis://127.0.0.1:{port}/0")
+    with silent_redis_url() as redis_url:
+        app = await limited_app(redis_url=redis_url)
         attempts = redis_attempts(app.rate_limiter, monkeypatch)
         began = time.perf_counter()
         answers = await asyncio.wait_for(  # a generous bound: a hang fails, not waits
@@ -897,11 +897,8 @@ async def test_requests_waiting_for_a_redis_that_does_not_answer_pass(
 async def test_requests_waiting_for_a_redis_that_does_not_answer_pass_within_one_timeout(
     limited_app: AppMaker,
 ) -> None:
-    with socket.socket() as silent:
-        silent.bind(("127.0.0.1", 0))
-        silent.listen(8)
-        port = silent.getsockname()[1]
-        app = await limited_app(redis_url=f"redis://127.0.0.1:{port}/0")
+    with silent_redis_url() as redis_url:
+        app = await limited_app(redis_url=redis_url)
         began = time.perf_counter()
         await asyncio.gather(*(admitted(app.rate_limiter) for _ in range(20)))
         elapsed = time.perf_counter() - began
