@@ -25,11 +25,11 @@ from psycopg.conninfo import make_conninfo
 from psycopg_pool import AsyncConnectionPool
 
 from services.operator.keys import fresh_key
-from shared.apps import KeyKind
-from shared.bus import Bus
-from shared.db import MAINTENANCE_DATABASE, open_pool
-from shared.secretbox import new_entry
-from shared.settings import Settings
+from shared.edge.apps import KeyKind
+from shared.infra.bus import Bus
+from shared.infra.db import MAINTENANCE_DATABASE, open_pool
+from shared.infra.secretbox import new_entry
+from shared.infra.settings import Settings
 
 LOCAL_POSTGRES = "postgresql://postgres@127.0.0.1:5432/postgres"
 LOCAL_REDIS = "redis://127.0.0.1:6379/15"

@@ -20,9 +20,9 @@ from typing import Any
 import msgspec
 
 from services.operator.keys import client_key
-from shared.apps import API_KEY_HEADER
-from shared.settings import Settings, stream_key
-from shared.streams import MATCH_COMMANDS_STREAM, MATCH_EVENTS_STREAM
+from shared.edge.apps import API_KEY_HEADER
+from shared.infra.settings import Settings, stream_key
+from shared.infra.streams import MATCH_COMMANDS_STREAM, MATCH_EVENTS_STREAM
 from tools.traffic import (
     CLI_MODULE,
     Endpoints,
@@ -428,7 +428,7 @@ async def bench_memory(settings: Settings, count: int) -> int:
     import msgspec
     import redis.asyncio as redis_async
 
-    from shared.messages import CreateMatch, command
+    from shared.domain.messages import CreateMatch, command
 
     pids = service_pids()
     if "match" not in pids:
@@ -758,8 +758,8 @@ async def bench_webhooks(
     import redis.asyncio as redis_async
     from aiohttp import web
 
-    from shared.db import open_pool
-    from shared.messages import EventEnvelope, metadata
+    from shared.domain.messages import EventEnvelope, metadata
+    from shared.infra.db import open_pool
 
     run_id = uuid.uuid4().hex[:8]
     expected = subscriptions * events
@@ -1000,7 +1000,7 @@ async def bench_malformed(
     return 1 if summary["5xx"] else 0
 
 
-# --- flood (rate limits, shared/ratelimit.py) ------------------------------------------------
+# --- flood (rate limits, shared/edge/ratelimit.py) ------------------------------------------------
 
 
 async def bench_flood(

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Union
 
 import msgspec
 
-from shared.hosting import (
+from shared.domain.hosting import (
     HOSTING_EVENT_TYPES,
     TIME_CONTROL_SHAPES,
     BotInfo,
@@ -17,17 +17,17 @@ from shared.hosting import (
     Hosting,
     HostingEvent,
 )
-from shared.http import (
+from shared.domain.messages import MATCH_FINISHED, TABLE_EVENT_TYPES, FinishedMatch, TableEvent
+from shared.domain.rules_api import GameSamples
+from shared.edge.contract import (
     COMPONENT_REF,
     CONTRACT_VERSION,
-    PROBLEM_TYPE_BASE,
     add_components,
     component_ref,
     finalize_contract,
 )
-from shared.messages import MATCH_FINISHED, TABLE_EVENT_TYPES, FinishedMatch, TableEvent
-from shared.rules_api import GameSamples
-from shared.settings import Settings
+from shared.edge.errors import PROBLEM_TYPE_BASE
+from shared.infra.settings import Settings
 
 if TYPE_CHECKING:
     from litestar import Litestar
@@ -460,7 +460,7 @@ def _webhook_body(
 
 
 def _finished_match() -> dict[str, Any]:
-    """``FinishedMatch`` with its ``result`` an ``Outcome`` (``shared.messages`` knows no
+    """``FinishedMatch`` with its ``result`` an ``Outcome`` (``shared.domain.messages`` knows no
     contract components)."""
     _, named = msgspec.json.schema_components([FinishedMatch], ref_template=COMPONENT_REF)
     schema = named["FinishedMatch"]
@@ -472,7 +472,7 @@ def problem_types(games: dict[str, Game]) -> list[dict[str, Any]]:
     """Every problem ``type`` URI the API answers with, its status, title and meaning: the
     services' own, then each refusal of the games' rules (which game answers it, and when)."""
     from services.rules.games.contract import COMMON_REFUSALS
-    from shared.problems import PROBLEM_TYPES, RULES_REFUSAL
+    from shared.edge.problems import PROBLEM_TYPES, RULES_REFUSAL
 
     listed = [
         {"type": PROBLEM_TYPE_BASE + problem.code, **msgspec.to_builtins(problem)}
@@ -547,7 +547,7 @@ def add_game_components(components: dict[str, Any], games: dict[str, Game]) -> N
     _add_unique(components, outcome)
     for game in games.values():
         types = [getattr(game, attribute) for _, attribute in GAME_DATA.values()]
-        # a match's log holds its seats' events beside the game's (``shared.hosting``)
+        # a match's log holds its seats' events beside the game's (``shared.domain.hosting``)
         events = list(GAME_DATA).index("GameEvent")
         types[events] = Union[types[events], HostingEvent]  # noqa: UP007
         roots, named = msgspec.json.schema_components(types, ref_template=COMPONENT_REF)
@@ -653,7 +653,8 @@ def render(contract: dict[str, Any]) -> str:
 
 
 MATCH_FILE_SCHEMA = "playtable-match.schema.json"
-"""Beside the contract: the JSON Schema of the playtable match file (``shared/match_file.py``)."""
+"""Beside the contract: the JSON Schema of the playtable match file
+(``shared/domain/match_file.py``)."""
 
 
 CARCASSONNE_TURNS_SCHEMA = "carcassonne-turns.schema.json"
@@ -664,7 +665,7 @@ def generated_files(contract_path: Path) -> dict[Path, str]:
     """Every committed file generated from the code, by path: the contract and the schemas
     of the file formats."""
     from services.rules.games import carcassonne_turns
-    from shared import match_file
+    from shared.domain import match_file
 
     return {
         contract_path: render(build_contract()),

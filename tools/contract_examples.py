@@ -31,16 +31,23 @@ from services.webhooks.app import subscription_disabled
 from services.webhooks.dispatcher import event_key
 from services.webhooks.signing import SECRET_PREFIX
 from services.webhooks.targets import TargetRefused, allowed_networks, check_target
-from shared import apps, messages, rules_api
-from shared.commands import REFUSED
-from shared.eventstore import NewEvent
-from shared.feed import RETRY_MS, check_resume_point, resume_point
-from shared.feed_tickets import TICKET_PREFIX, TICKET_TTL_S, FeedTicket, ticket_refused
-from shared.hosting import NO_HOSTING
-from shared.http import PROBLEM_MEDIA_TYPE, Problem, ProblemDocument, invalid_request, not_found
-from shared.messages import CreateMatch, EventEnvelope, EventMetadata
-from shared.runtime import rejection_problem
-from shared.settings import Settings
+from shared.domain import messages, rules_api
+from shared.domain.hosting import NO_HOSTING
+from shared.domain.messages import CreateMatch, EventEnvelope, EventMetadata
+from shared.edge import apps
+from shared.edge.errors import (
+    PROBLEM_MEDIA_TYPE,
+    Problem,
+    ProblemDocument,
+    invalid_request,
+    not_found,
+)
+from shared.edge.feed import RETRY_MS, check_resume_point, resume_point
+from shared.edge.feed_tickets import TICKET_PREFIX, TICKET_TTL_S, FeedTicket, ticket_refused
+from shared.edge.runtime import rejection_problem
+from shared.infra.commands import REFUSED
+from shared.infra.eventstore import NewEvent
+from shared.infra.settings import Settings
 
 GAME = "hanabi"
 SEED = 20250606
@@ -1141,7 +1148,7 @@ def _bad_parameter(
     *,
     source: str = "query",
 ) -> ProblemDocument:
-    """Litestar's answer to a parameter out of its bounds, as ``shared.http`` words it."""
+    """Litestar's answer to a parameter out of its bounds, as ``shared.edge.errors`` words it."""
     error = {"message": message, "key": key, "source": source}
     problem = invalid_request(f"Validation failed for {method} {url}", [error])
     return problem.document(instance=url.partition("?")[0])

@@ -35,8 +35,8 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from services.operator.gateway import start_gateway
 from services.operator.keys import fresh_key
-from shared.secretbox import new_entry
-from shared.settings import Settings
+from shared.infra.secretbox import new_entry
+from shared.infra.settings import Settings
 from tools import integrity
 from tools.traffic import Endpoints, Load, new_session
 

@@ -32,8 +32,8 @@ from typing import Any, cast
 from urllib.parse import urlsplit
 
 from services.operator.keys import client_key
-from shared.apps import API_KEY_HEADER
-from shared.settings import Settings
+from shared.edge.apps import API_KEY_HEADER
+from shared.infra.settings import Settings
 from tools.traffic import (
     long_game_policy,
     new_match,

@@ -13,9 +13,9 @@ import msgspec
 import psycopg
 import redis as redis_sync
 
-from shared.messages import EventEnvelope
-from shared.settings import stream_key
-from shared.streams import MATCH_EVENTS_STREAM
+from shared.domain.messages import EventEnvelope
+from shared.infra.settings import stream_key
+from shared.infra.streams import MATCH_EVENTS_STREAM
 from tools.traffic import Ack, Load
 
 SHOWN_AS = {"DayStarted": "DayDealt"}

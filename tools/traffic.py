@@ -32,7 +32,7 @@ from typing import Any
 import aiohttp
 import msgspec
 
-from shared.apps import API_KEY_HEADER
+from shared.edge.apps import API_KEY_HEADER
 
 CLI_MODULE = b"services.operator.cli"
 """How a process of the stack is started (``python -m services.operator.cli <service>``)."""

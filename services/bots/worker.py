@@ -29,16 +29,16 @@ from psycopg_pool import AsyncConnectionPool
 from services.bots.policies import Policy
 from services.bots.policies.registry import POLICIES
 from services.bots.schemas import Move, SeatActions, SeatView
-from shared import tracing
-from shared.bus import Bus, Consumer, OutageLog
-from shared.db import open_pool
-from shared.hosting import bot_secret, bot_token
-from shared.http import REPLAYED_HEADER
-from shared.messages import BotTurnDue
-from shared.metrics import BOT_MOVES, Metrics, pool_probe, serve_metrics, streams_probe
-from shared.runtime import run_until_signalled
-from shared.settings import Settings
-from shared.streams import BOT_TURNS_STREAM
+from shared.domain.hosting import bot_secret, bot_token
+from shared.domain.messages import BotTurnDue
+from shared.edge.idempotency import REPLAYED_HEADER
+from shared.edge.runtime import run_until_signalled
+from shared.infra import tracing
+from shared.infra.bus import Bus, Consumer, OutageLog
+from shared.infra.db import open_pool
+from shared.infra.metrics import BOT_MOVES, Metrics, pool_probe, serve_metrics, streams_probe
+from shared.infra.settings import Settings
+from shared.infra.streams import BOT_TURNS_STREAM
 
 log = logging.getLogger(__name__)
 

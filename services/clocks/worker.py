@@ -27,15 +27,15 @@ import redis.asyncio as redis_async
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
-from shared import tracing
-from shared.bus import PAYLOAD_FIELD, TRANSIENT_ERRORS, Bus, OutageLog
-from shared.commands import CommandRedriver
-from shared.db import open_pool
-from shared.messages import ClockSet, TimeOut, command, now_ms
-from shared.metrics import TIMEOUTS_SENT, Metrics, serve_metrics
-from shared.runtime import run_until_signalled
-from shared.settings import Settings
-from shared.streams import CLOCKS_STREAM, MATCH_COMMANDS_STREAM
+from shared.domain.messages import ClockSet, TimeOut, command, now_ms
+from shared.edge.runtime import run_until_signalled
+from shared.infra import tracing
+from shared.infra.bus import PAYLOAD_FIELD, TRANSIENT_ERRORS, Bus, OutageLog
+from shared.infra.commands import CommandRedriver
+from shared.infra.db import open_pool
+from shared.infra.metrics import TIMEOUTS_SENT, Metrics, serve_metrics
+from shared.infra.settings import Settings
+from shared.infra.streams import CLOCKS_STREAM, MATCH_COMMANDS_STREAM
 
 log = logging.getLogger(__name__)
 

@@ -16,10 +16,25 @@ from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
 from services.lobby import schemas as s
 from services.lobby.feed import TableFeeds
 from services.lobby.tables import IdleSweep, Tables, not_private
-from shared import apps, rules_api, tracing
-from shared.access import access_guard, authenticator, known_caller
-from shared.commands import CommandRedriver, CommandWatch, Waiter
-from shared.feed import (
+from shared.domain import rules_api
+from shared.domain.messages import Actor
+from shared.edge import apps
+from shared.edge.access import access_guard, authenticator, known_caller
+from shared.edge.app import service_app
+from shared.edge.contract import (
+    APP_KEY,
+    APP_KEY_AND_INVITATION,
+    OPERATOR_KEY,
+    OPTIONAL_SEAT_TOKEN,
+    SEAT_TOKEN,
+    SEATING_A_BOT,
+    SECRET_KEY,
+    SECRET_KEY_OR_SEATED,
+    SeatInPath,
+    problem_responses,
+)
+from shared.edge.errors import Problem, not_found
+from shared.edge.feed import (
     FEED_ROUTE,
     FEED_TICKET_ROUTE,
     FeedAfter,
@@ -30,33 +45,23 @@ from shared.feed import (
     give_ticket,
     open_feed,
 )
-from shared.feed_tickets import FeedTicket
-from shared.http import (
-    APP_KEY,
-    APP_KEY_AND_INVITATION,
+from shared.edge.feed_tickets import FeedTicket
+from shared.edge.idempotency import (
     IDEMPOTENT_ANSWER_HEADERS,
-    OPERATOR_KEY,
-    OPTIONAL_SEAT_TOKEN,
-    SEAT_TOKEN,
-    SEATING_A_BOT,
-    SECRET_KEY,
-    SECRET_KEY_OR_SEATED,
     IdempotencyKey,
-    Problem,
-    SeatInPath,
-    bearer_token,
+    Idempotent,
+    idempotent,
     json_answer,
-    not_found,
-    problem_responses,
-    required_bearer_token,
-    service_app,
+    recall,
+    remember,
 )
-from shared.idempotency import Idempotent, idempotent, recall, remember
-from shared.messages import Actor
-from shared.paging import TableCursor
-from shared.runtime import Runtime
-from shared.settings import Settings
-from shared.streams import LOBBY_EVENTS_STREAM
+from shared.edge.paging import TableCursor
+from shared.edge.runtime import Runtime
+from shared.edge.tokens import bearer_token, required_bearer_token
+from shared.infra import tracing
+from shared.infra.commands import CommandRedriver, CommandWatch, Waiter
+from shared.infra.settings import Settings
+from shared.infra.streams import LOBBY_EVENTS_STREAM
 
 _json = msgspec.json.Encoder()
 _table_decoder = msgspec.json.Decoder(s.TableInfo)

@@ -8,9 +8,9 @@ import msgspec
 
 from services.lobby import schemas as s
 from services.lobby.tables import Tables, public_event, table_stream
-from shared.eventstore import StoredEvent
-from shared.feed import Feed, FeedBatch, FeedHub, FeedMessage, Reader, check_resume_point
-from shared.feed_tickets import FeedTickets
+from shared.edge.feed import Feed, FeedBatch, FeedHub, FeedMessage, Reader, check_resume_point
+from shared.edge.feed_tickets import FeedTickets
+from shared.infra.eventstore import StoredEvent
 
 FEED_PAGE = 100
 

@@ -1,4 +1,5 @@
-"""Request and response bodies of the lobby API (a table's events are in ``shared.messages``)."""
+"""Request and response bodies of the lobby API (a table's events are in
+``shared.domain.messages``)."""
 
 from __future__ import annotations
 
@@ -6,10 +7,11 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
-from shared.hosting import NO_HOSTING, BotInfo, BotName, Hosting
-from shared.http import PG_BIGINT_MAX, Timestamp, documented_as
-from shared.messages import MAX_SEATS, Visibility
-from shared.rules_api import OptionType
+from shared.domain.hosting import NO_HOSTING, BotInfo, BotName, Hosting
+from shared.domain.messages import MAX_SEATS, Visibility
+from shared.domain.rules_api import OptionType
+from shared.edge.contract import Timestamp, documented_as
+from shared.edge.guard import PG_BIGINT_MAX
 
 PlayerName = Annotated[str, msgspec.Meta(min_length=1, max_length=40)]
 TableStatus = Literal["open", "started", "closed"]

@@ -9,12 +9,9 @@ import msgspec
 from psycopg import AsyncConnection
 
 from services.lobby import schemas as s
-from shared import apps, commands, outbox
-from shared.commitments import commit, published, stored
-from shared.eventstore import NewEvent, StoredEvent
-from shared.hosting import NO_HOSTING, Hosting, bot_named
-from shared.http import Problem, hash_token, new_token, not_found
-from shared.messages import (
+from shared.domain.commitments import commit, published, stored
+from shared.domain.hosting import NO_HOSTING, Hosting, bot_named
+from shared.domain.messages import (
     SYSTEM,
     Actor,
     CloseReason,
@@ -31,9 +28,14 @@ from shared.messages import (
     metadata,
     new_id,
 )
-from shared.paging import table_cursor, table_position
-from shared.runtime import Runtime
-from shared.streams import LOBBY_EVENTS_STREAM, MATCH_COMMANDS_STREAM
+from shared.edge import apps
+from shared.edge.errors import Problem, not_found
+from shared.edge.paging import table_cursor, table_position
+from shared.edge.runtime import Runtime
+from shared.edge.tokens import hash_token, new_token
+from shared.infra import commands, outbox
+from shared.infra.eventstore import NewEvent, StoredEvent
+from shared.infra.streams import LOBBY_EVENTS_STREAM, MATCH_COMMANDS_STREAM
 
 _json = msgspec.json.Encoder()
 _hosting_decoder = msgspec.json.Decoder(Hosting)

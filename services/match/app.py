@@ -19,9 +19,27 @@ from services.match import schemas as s
 from services.match.feed import MatchFeeds
 from services.match.matches import Matches, match_etag
 from services.match.replays import Replays
-from shared import apps, tracing
-from shared.access import access_guard, authenticator
-from shared.feed import (
+from shared.domain.match_file import ExportFormat
+from shared.domain.messages import CommandEnvelope, CreateMatch, TimeOut, decode_command
+from shared.edge import apps
+from shared.edge.access import access_guard, authenticator
+from shared.edge.app import service_app
+from shared.edge.conditional import (
+    CONDITIONAL_READ,
+    IfNoneMatch,
+    conditional,
+    conditional_responses,
+)
+from shared.edge.contract import (
+    OPTIONAL_SEAT_TOKEN,
+    SEAT_TOKEN,
+    SECRET_KEY,
+    SECRET_KEY_OR_FORMER_HOLDER,
+    SeatInPath,
+    problem_responses,
+)
+from shared.edge.errors import Problem
+from shared.edge.feed import (
     FEED_ROUTE,
     FEED_TICKET_ROUTE,
     FeedAfter,
@@ -32,35 +50,17 @@ from shared.feed import (
     give_ticket,
     open_feed,
 )
-from shared.feed_tickets import FeedTicket
-from shared.http import (
-    CONDITIONAL_READ,
-    IDEMPOTENT_ANSWER_HEADERS,
-    OPTIONAL_SEAT_TOKEN,
-    PG_INT_MAX,
-    SEAT_TOKEN,
-    SECRET_KEY,
-    SECRET_KEY_OR_FORMER_HOLDER,
-    IdempotencyKey,
-    IfNoneMatch,
-    Problem,
-    SeatInPath,
-    bearer_token,
-    conditional,
-    conditional_responses,
-    json_answer,
-    problem_responses,
-    required_bearer_token,
-    service_app,
-)
-from shared.logs import log_context
-from shared.match_file import ExportFormat
-from shared.messages import CommandEnvelope, CreateMatch, TimeOut, decode_command
-from shared.metrics import PROBE_TIMEOUT_S, Metric, Probe, gauge
-from shared.paging import NumberedCursor, start_after
-from shared.runtime import Runtime, rules_check
-from shared.settings import Settings
-from shared.streams import MATCH_COMMANDS_STREAM, MATCH_EVENTS_STREAM
+from shared.edge.feed_tickets import FeedTicket
+from shared.edge.guard import PG_INT_MAX
+from shared.edge.idempotency import IDEMPOTENT_ANSWER_HEADERS, IdempotencyKey, json_answer
+from shared.edge.paging import NumberedCursor, start_after
+from shared.edge.runtime import Runtime, rules_check
+from shared.edge.tokens import bearer_token, required_bearer_token
+from shared.infra import tracing
+from shared.infra.logs import log_context
+from shared.infra.metrics import PROBE_TIMEOUT_S, Metric, Probe, gauge
+from shared.infra.settings import Settings
+from shared.infra.streams import MATCH_COMMANDS_STREAM, MATCH_EVENTS_STREAM
 
 log = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ one move does can abort the others' transaction (see ``_MOVED``).
 
 The statement writes each move's public copies into the outbox with its events. After a commit
 that moved anything the committer wakes the process's outbox relay, which publishes the whole
-outbox in id order under the relays' lock (``shared/outbox.py``), so the first copy of each
+outbox in id order under the relays' lock (``shared/infra/outbox.py``), so the first copy of each
 event reaches Redis in its stream's version order, wherever the earlier events came from.
 """
 
@@ -20,8 +20,8 @@ import psycopg
 from psycopg.errors import TransactionRollback, UniqueViolation
 from psycopg_pool import AsyncConnectionPool
 
-from shared.eventstore import Append, Record, Snapshot, append_all
-from shared.outbox import OutboxRelay
+from shared.infra.eventstore import Append, Record, Snapshot, append_all
+from shared.infra.outbox import OutboxRelay
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,7 +204,7 @@ _MOVED = """
       and not append.key_used
     returning append.n, append.stream, append.expected
 """
-"""The guard of the group's appends (``shared.eventstore.append_all``), each move as
+"""The guard of the group's appends (``shared.infra.eventstore.append_all``), each move as
 ``_COMMIT_MOVE`` once did alone. A match's row moves only from the version its move was decided
 on, and only by the number of events decided: of racing moves decided on the same version, the
 first to commit wins and the others find no row and lose (nothing fails: the row just does not

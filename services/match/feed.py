@@ -8,9 +8,9 @@ import msgspec
 
 from services.match import schemas as s
 from services.match.matches import Matches, match_stream
-from shared.feed import Feed, FeedBatch, FeedHub, FeedMessage, Reader, check_resume_point
-from shared.feed_tickets import FeedTickets
-from shared.messages import MATCH_FINISHED
+from shared.domain.messages import MATCH_FINISHED
+from shared.edge.feed import Feed, FeedBatch, FeedHub, FeedMessage, Reader, check_resume_point
+from shared.edge.feed_tickets import FeedTickets
 
 FEED_PAGE = 100
 """Events read (and redacted in one rules request) at a time."""

@@ -19,12 +19,10 @@ from psycopg import AsyncConnection
 
 from services.match import schemas as s
 from services.match.commit import Committer, PendingMove
-from shared import apps, commands, commitments, hosting
-from shared import rules_api as api
-from shared.commitments import Commitment
-from shared.eventstore import Append, NewEvent, Record, StoredEvent, append_all
-from shared.eventstore import Snapshot as StoredSnapshot
-from shared.hosting import (
+from shared.domain import commitments, hosting
+from shared.domain import rules_api as api
+from shared.domain.commitments import Commitment
+from shared.domain.hosting import (
     NO_HOSTING,
     BotTookOver,
     Clocks,
@@ -40,11 +38,8 @@ from shared.hosting import (
     seat_deadlines,
     start_clocks,
 )
-from shared.http import Problem, hash_token, new_token, not_found
-from shared.idempotency import Idempotent, idempotent, recall
-from shared.logs import correlation_id
-from shared.match_file import ExportFormat, is_match_file, match_file
-from shared.messages import (
+from shared.domain.match_file import ExportFormat, is_match_file, match_file
+from shared.domain.messages import (
     MATCH_FINISHED,
     SYSTEM,
     Actor,
@@ -60,10 +55,18 @@ from shared.messages import (
     new_id,
     now_ms,
 )
-from shared.metrics import MOVES
-from shared.paging import next_cursor_after
-from shared.runtime import Runtime
-from shared.streams import BOT_TURNS_STREAM, CLOCKS_STREAM, MATCH_EVENTS_STREAM
+from shared.edge import apps
+from shared.edge.errors import Problem, not_found
+from shared.edge.idempotency import Idempotent, idempotent, recall
+from shared.edge.paging import next_cursor_after
+from shared.edge.runtime import Runtime
+from shared.edge.tokens import hash_token, new_token
+from shared.infra import commands
+from shared.infra.eventstore import Append, NewEvent, Record, StoredEvent, append_all
+from shared.infra.eventstore import Snapshot as StoredSnapshot
+from shared.infra.logs import correlation_id
+from shared.infra.metrics import MOVES
+from shared.infra.streams import BOT_TURNS_STREAM, CLOCKS_STREAM, MATCH_EVENTS_STREAM
 
 _json = msgspec.json.Encoder()
 _bots_decoder = msgspec.json.Decoder(dict[int, str])
@@ -260,7 +263,7 @@ class Matches:
         )
 
     async def bot_secret(self) -> bytes:
-        """The key of bot seats' tokens (``shared.hosting.bot_token``), read once."""
+        """The key of bot seats' tokens (``shared.domain.hosting.bot_token``), read once."""
         if self._bot_secret is None:
             async with self.runtime.pool.connection() as conn:
                 self._bot_secret = await hosting.bot_secret(
@@ -1294,7 +1297,7 @@ _SEATS_MOVED = """
       and not append.key_used
     returning append.n, append.stream, append.expected
 """
-"""The guard of a change of seats (``shared.eventstore.append_all``): it commits only on the
+"""The guard of a change of seats (``shared.infra.eventstore.append_all``): it commits only on the
 version it was decided on, as a move does, and not under an Idempotency-Key already used."""
 
 

@@ -15,9 +15,9 @@ import msgspec
 
 from services.match import schemas as s
 from services.match.matches import Matches, Snapshot, match_stream
-from shared import rules_api as api
-from shared.hosting import ClockUpdated, ClockView, TimeControl
-from shared.http import Problem
+from shared.domain import rules_api as api
+from shared.domain.hosting import ClockUpdated, ClockView, TimeControl
+from shared.edge.errors import Problem
 
 _json = msgspec.json.Encoder()
 

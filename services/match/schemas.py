@@ -6,8 +6,9 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
-from shared.hosting import ClockView, Hosting
-from shared.http import PG_INT_MAX, Timestamp, documented_as
+from shared.domain.hosting import ClockView, Hosting
+from shared.edge.contract import Timestamp, documented_as
+from shared.edge.guard import PG_INT_MAX
 
 # The rules service makes these JSON documents; this service passes them on as they are.
 GameAction = Annotated[msgspec.Raw, documented_as("GameAction")]

@@ -16,9 +16,9 @@ import tempfile
 from pathlib import Path
 from typing import Any, get_args
 
-from shared.logs import configure_logging, logging_config
-from shared.match_file import ExportFormat
-from shared.settings import Settings
+from shared.domain.match_file import ExportFormat
+from shared.infra.logs import configure_logging, logging_config
+from shared.infra.settings import Settings
 
 CONTRACT_PATH = Path(__file__).resolve().parents[2] / "openapi" / "openapi.json"
 
@@ -104,7 +104,7 @@ def _serve_http(app_factory_path: str, port: int, settings: Settings, service: s
 
 def run_rules(settings: Settings) -> None:
     from services.rules.worker import serve
-    from shared.runtime import run_until_signalled
+    from shared.edge.runtime import run_until_signalled
 
     run_until_signalled(serve, settings)
 
@@ -154,7 +154,7 @@ def run_migrate(settings: Settings) -> int:
     """What every service does on start, alone: a deployment runs it once before rolling out."""
     import psycopg
 
-    from shared.db import ensure_database, migrate
+    from shared.infra.db import ensure_database, migrate
 
     async def main() -> list[str]:
         await ensure_database(settings.database_url)
@@ -170,7 +170,7 @@ def run_migrate(settings: Settings) -> int:
 def run_partition_events(settings: Settings, partitions: int) -> int:
     import psycopg
 
-    from shared.db import partition_events
+    from shared.infra.db import partition_events
 
     async def main() -> int:
         conn = await psycopg.AsyncConnection.connect(settings.database_url, autocommit=True)

@@ -20,11 +20,11 @@ from tqdm import tqdm
 
 from services.operator.stored import Archive, StoredMatch, open_archive
 from services.rules.engine import RulesEngine
-from shared import rules_api as api
-from shared.apps import API_KEY_HEADER
-from shared.eventstore import StoredEvent
-from shared.match_file import match_file
-from shared.settings import Settings
+from shared.domain import rules_api as api
+from shared.domain.match_file import match_file
+from shared.edge.apps import API_KEY_HEADER
+from shared.infra.eventstore import StoredEvent
+from shared.infra.settings import Settings
 
 _json = msgspec.json.Encoder()
 

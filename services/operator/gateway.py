@@ -26,7 +26,8 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
-from shared.http import DOCS_ASSETS, PROBLEM_MEDIA_TYPE, PROBLEM_TYPE_BASE
+from shared.edge.contract import DOCS_ASSETS
+from shared.edge.errors import PROBLEM_MEDIA_TYPE, PROBLEM_TYPE_BASE
 
 ROOT = Path(__file__).resolve().parents[2]
 CONTRACT_DIR = ROOT / "openapi"

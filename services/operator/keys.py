@@ -9,9 +9,9 @@ from contextlib import asynccontextmanager
 
 from psycopg import AsyncConnection
 
-from shared import apps
-from shared.db import open_pool
-from shared.settings import Settings
+from shared.edge import apps
+from shared.infra.db import open_pool
+from shared.infra.settings import Settings
 
 DEVELOPMENT_APP = "development"
 DEVELOPMENT_LABEL = "playtable stack"

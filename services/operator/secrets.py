@@ -13,10 +13,10 @@ import asyncio
 import sys
 from datetime import UTC, datetime
 
-from shared.db import open_pool
-from shared.sealed import SEALED_COLUMNS, seal_rows
-from shared.secretbox import MARKER, KeyringError, new_entry
-from shared.settings import Settings
+from shared.infra.db import open_pool
+from shared.infra.sealed import SEALED_COLUMNS, seal_rows
+from shared.infra.secretbox import MARKER, KeyringError, new_entry
+from shared.infra.settings import Settings
 
 _UNSEALED_RECORDS = """
 delete from idempotency where substring(body from 1 for %s) <> %s

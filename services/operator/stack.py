@@ -14,8 +14,8 @@ from pathlib import Path
 
 from services.operator.gateway import local_peer, runtime_dir, start_gateway, write_web_config
 from services.operator.keys import development_keys
-from shared.secretbox import new_entry
-from shared.settings import Settings
+from shared.infra.secretbox import new_entry
+from shared.infra.settings import Settings
 
 SECRET_KEY_LINE = "development secret key (the README tour, your server): X-API-Key: "
 PUBLISHABLE_KEY_LINE = "development publishable key (the web client's): X-API-Key: "

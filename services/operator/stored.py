@@ -14,11 +14,11 @@ import msgspec
 from psycopg import AsyncConnection
 
 from services.match.matches import match_stream
-from shared import commitments
-from shared.commitments import Commitment
-from shared.db import open_pool
-from shared.eventstore import EventStore, StoredEvent
-from shared.settings import Settings
+from shared.domain import commitments
+from shared.domain.commitments import Commitment
+from shared.infra.db import open_pool
+from shared.infra.eventstore import EventStore, StoredEvent
+from shared.infra.settings import Settings
 
 _MATCHES = (
     "select match_id, game, version, state, to_move, status, result, players, options,"

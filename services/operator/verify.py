@@ -17,7 +17,7 @@ import msgspec
 from services.operator.stored import StoredMatch, open_archive
 from services.rules.engine import GameCodec, RulesEngine, UnknownGame
 from services.rules.games.registry import GAMES
-from shared.settings import Settings
+from shared.infra.settings import Settings
 
 
 def differences(

@@ -17,8 +17,8 @@ import msgspec
 
 from services.rules.games.contract import Game, Outcome, Rejection, struct_tags
 from services.rules.games.playout import option_variants, played_events
-from shared import rules_api as api
-from shared.hosting import (
+from shared.domain import rules_api as api
+from shared.domain.hosting import (
     BOTS,
     HOSTING_EVENT_TYPES,
     HOSTING_EVENTS,
@@ -26,8 +26,8 @@ from shared.hosting import (
     MatchForfeited,
     forfeit_result,
 )
-from shared.match_file import FORMAT, MatchFile, MatchFileResult, is_match_file
-from shared.messages import summary
+from shared.domain.match_file import FORMAT, MatchFile, MatchFileResult, is_match_file
+from shared.domain.messages import summary
 
 
 def event_types(game: Game) -> list[str]:
@@ -51,7 +51,7 @@ class GameCodec:
     def __init__(self, game: Game) -> None:
         self.game = game
         self.action_decoder = msgspec.json.Decoder(game.action_type)
-        # A match's log holds its seats' events too (``shared.hosting``): decoded beside the
+        # A match's log holds its seats' events too (``shared.domain.hosting``): decoded beside the
         # game's, skipped by every fold, shown to everyone as they are.
         self.event_decoder = msgspec.json.Decoder(Union[game.event_type, HostingEvent])  # noqa: UP007
         self.state_decoder = msgspec.msgpack.Decoder(game.state_type)

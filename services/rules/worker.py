@@ -12,15 +12,15 @@ from opentelemetry.trace import Span
 
 from services.rules.engine import RulesEngine, UnknownGame
 from services.rules.games.registry import GAMES
-from shared import rpc, tracing
-from shared.bus import Bus
-from shared.collector import tune_collector
-from shared.logs import log_context
-from shared.messages import now_ms
-from shared.metrics import Metrics, serve_metrics, streams_probe
-from shared.rules_api import Rejected, RulesCall
-from shared.settings import Settings
-from shared.streams import RULES_REQUESTS_STREAM
+from shared.domain.messages import now_ms
+from shared.domain.rules_api import Rejected, RulesCall
+from shared.infra import rpc, tracing
+from shared.infra.bus import Bus
+from shared.infra.collector import tune_collector
+from shared.infra.logs import log_context
+from shared.infra.metrics import Metrics, serve_metrics, streams_probe
+from shared.infra.settings import Settings
+from shared.infra.streams import RULES_REQUESTS_STREAM
 
 log = logging.getLogger(__name__)
 

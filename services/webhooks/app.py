@@ -18,26 +18,23 @@ from services.webhooks import schemas as s
 from services.webhooks.delivery import configure, enqueue, in_stream_order
 from services.webhooks.signing import new_secret
 from services.webhooks.targets import TargetRefused, allowed_networks, check_target
-from shared import apps, rules_api, tracing
-from shared.access import access_guard, authenticator, known_caller
-from shared.db import given_fields, iso, open_pool, set_clause
-from shared.http import (
-    PG_BIGINT_MAX,
-    SECRET_KEY,
-    Problem,
-    invalid_request,
-    not_found,
-    problem_responses,
-    service_app,
-)
-from shared.messages import new_id, now_ms
-from shared.metrics import Metrics, pool_probe
-from shared.paging import NumberedCursor, next_cursor_after, start_after
-from shared.rpc import RulesClient
-from shared.runtime import ask_rules, ready_checks, rules_client
-from shared.sealed import WEBHOOK_COLUMNS, WEBHOOK_SECRET, seal_rows
-from shared.secretbox import Keyring
-from shared.settings import Settings
+from shared.domain import rules_api
+from shared.domain.messages import new_id, now_ms
+from shared.edge import apps
+from shared.edge.access import access_guard, authenticator, known_caller
+from shared.edge.app import service_app
+from shared.edge.contract import SECRET_KEY, problem_responses
+from shared.edge.errors import Problem, invalid_request, not_found
+from shared.edge.guard import PG_BIGINT_MAX
+from shared.edge.paging import NumberedCursor, next_cursor_after, start_after
+from shared.edge.runtime import ask_rules, ready_checks, rules_client
+from shared.infra import tracing
+from shared.infra.db import given_fields, iso, open_pool, set_clause
+from shared.infra.metrics import Metrics, pool_probe
+from shared.infra.rpc import RulesClient
+from shared.infra.sealed import WEBHOOK_COLUMNS, WEBHOOK_SECRET, seal_rows
+from shared.infra.secretbox import Keyring
+from shared.infra.settings import Settings
 
 _SUBSCRIPTION_COLUMNS = (
     "id, url, event_types, table_id, match_id, enabled, disabled_reason, created_at,"

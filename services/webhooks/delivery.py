@@ -49,12 +49,12 @@ from services.webhooks.targets import (
     allowed_networks,
     check_target,
 )
-from shared import tracing
-from shared.metrics import WEBHOOK_DELAY, WEBHOOK_DELIVERIES
-from shared.sealed import WEBHOOK_PREVIOUS_SECRET, WEBHOOK_SECRET, opened
-from shared.secretbox import Keyring
-from shared.settings import Settings
-from shared.streams import WEBHOOK_DELIVERIES_QUEUE
+from shared.infra import tracing
+from shared.infra.metrics import WEBHOOK_DELAY, WEBHOOK_DELIVERIES
+from shared.infra.sealed import WEBHOOK_PREVIOUS_SECRET, WEBHOOK_SECRET, opened
+from shared.infra.secretbox import Keyring
+from shared.infra.settings import Settings
+from shared.infra.streams import WEBHOOK_DELIVERIES_QUEUE
 
 log = logging.getLogger(__name__)
 

@@ -36,13 +36,13 @@ import redis.asyncio as redis_async
 from psycopg_pool import AsyncConnectionPool
 
 from services.webhooks.delivery import in_stream_order
-from shared import tracing
-from shared.bus import BACKING_SERVICE_OUTAGES, Bus, Consumer
-from shared.http import Timestamp
-from shared.messages import EventEnvelope
-from shared.metrics import Metrics, pool_probe, serve_metrics, streams_probe
-from shared.settings import Settings
-from shared.streams import LOBBY_EVENTS_STREAM, MATCH_EVENTS_STREAM
+from shared.domain.messages import EventEnvelope
+from shared.edge.contract import Timestamp
+from shared.infra import tracing
+from shared.infra.bus import BACKING_SERVICE_OUTAGES, Bus, Consumer
+from shared.infra.metrics import Metrics, pool_probe, serve_metrics, streams_probe
+from shared.infra.settings import Settings
+from shared.infra.streams import LOBBY_EVENTS_STREAM, MATCH_EVENTS_STREAM
 
 log = logging.getLogger(__name__)
 

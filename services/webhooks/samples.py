@@ -8,7 +8,7 @@ import msgspec
 
 from services.webhooks import schemas as s
 from services.webhooks.dispatcher import webhook_body
-from shared.hosting import (
+from shared.domain.hosting import (
     BotTookOver,
     ClockUpdated,
     MatchForfeited,
@@ -16,7 +16,7 @@ from shared.hosting import (
     PlayerReseated,
     TurnTimedOut,
 )
-from shared.messages import (
+from shared.domain.messages import (
     MATCH_FINISHED,
     EventEnvelope,
     EventMetadata,
@@ -30,7 +30,7 @@ from shared.messages import (
     new_id,
     summary,
 )
-from shared.rules_api import GameSamples
+from shared.domain.rules_api import GameSamples
 
 PING = "WebhookPing"
 """The type of a test ping: sent to a subscription on request, whatever its event types."""

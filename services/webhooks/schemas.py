@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from shared.http import Timestamp, documented_as
+from shared.edge.contract import Timestamp, documented_as
 
 TargetUrl = Annotated[
     str,

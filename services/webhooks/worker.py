@@ -14,10 +14,10 @@ import threading
 
 from services.webhooks.delivery import configure, enqueue
 from services.webhooks.dispatcher import dispatch
-from shared import tracing
-from shared.db import open_pool
-from shared.sealed import WEBHOOK_COLUMNS, seal_rows
-from shared.settings import Settings
+from shared.infra import tracing
+from shared.infra.db import open_pool
+from shared.infra.sealed import WEBHOOK_COLUMNS, seal_rows
+from shared.infra.settings import Settings
 
 log = logging.getLogger(__name__)
 

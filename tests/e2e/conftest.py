@@ -21,7 +21,7 @@ import pytest
 
 from services.operator.gateway import find_nginx, runtime_dir
 from services.operator.stack import PUBLISHABLE_KEY_LINE, SECRET_KEY_LINE
-from shared.apps import API_KEY_HEADER
+from shared.edge.apps import API_KEY_HEADER
 from tests.conftest import fresh_database, new_app_key
 from tests.e2e import web
 

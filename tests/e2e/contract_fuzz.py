@@ -18,8 +18,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from shared.apps import API_KEY_HEADER
-from shared.settings import Settings
+from shared.edge.apps import API_KEY_HEADER
+from shared.infra.settings import Settings
 from tests.e2e.conftest import Gateway
 from tests.e2e.play import auth, open_table
 

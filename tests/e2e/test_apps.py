@@ -11,7 +11,7 @@ import httpx
 import psycopg
 import pytest
 
-from shared.apps import API_KEY_HEADER
+from shared.edge.apps import API_KEY_HEADER
 from tests.conftest import new_app_key
 from tests.e2e.conftest import Stack, wait_healthy
 from tests.e2e.play import auth, open_table

@@ -14,8 +14,8 @@ import httpx
 import pytest
 
 from services.operator.cli import CONTRACT_PATH
-from shared.apps import API_KEY_HEADER
-from shared.http import API_KEY_CHALLENGE, BEARER_CHALLENGE
+from shared.edge.apps import API_KEY_HEADER
+from shared.edge.errors import API_KEY_CHALLENGE, BEARER_CHALLENGE
 from tests.conftest import new_app_key
 from tests.e2e.conftest import Stack
 from tests.e2e.play import auth, open_table

@@ -13,7 +13,7 @@ import psycopg
 import pytest
 
 from services.rules.games.hanabi import standard_deck
-from shared.apps import API_KEY_HEADER
+from shared.edge.apps import API_KEY_HEADER
 from tests.conftest import new_app_key
 from tests.e2e.conftest import Stack, free_port, wait_healthy
 from tests.e2e.play import auth

@@ -35,7 +35,7 @@ from schemathesis.openapi.checks import RejectedPositiveData
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
 from services.operator.cli import CONTRACT_PATH
-from shared.apps import API_KEY_HEADER
+from shared.edge.apps import API_KEY_HEADER
 from tests.e2e.conftest import Gateway
 from tests.e2e.contract_fuzz import (
     LOOPBACK,

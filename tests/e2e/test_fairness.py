@@ -11,7 +11,7 @@ import random
 import pytest
 
 from services.rules.games.hanabi import SUITS, standard_deck
-from shared.commitments import commitment_of
+from shared.domain.commitments import commitment_of
 from tests.e2e.conftest import Stack
 from tests.e2e.play import auth, play_to_end, started_match
 from tests.e2e.test_private_tables import assert_problem, create_private_table

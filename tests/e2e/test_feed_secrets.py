@@ -25,7 +25,7 @@ import httpx
 import pytest
 
 from services.operator.gateway import find_nginx, runtime_dir, start_gateway
-from shared.apps import API_KEY_HEADER
+from shared.edge.apps import API_KEY_HEADER
 from tests.conftest import new_app_key
 from tests.e2e.conftest import Stack, free_port
 from tests.e2e.play import auth, random_move

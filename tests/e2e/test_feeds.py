@@ -16,9 +16,9 @@ import pytest
 import redis
 
 from services.rules.games.hanabi import standard_deck
-from shared.feed import RECHECK_S
-from shared.feed_tickets import TICKET_TTL_S
-from shared.http import hash_token
+from shared.edge.feed import RECHECK_S
+from shared.edge.feed_tickets import TICKET_TTL_S
+from shared.edge.tokens import hash_token
 from tests.e2e.conftest import Stack, free_port, wait_healthy
 from tests.e2e.play import auth, open_table, play_to_end, started_match
 from tests.waiting import wait_until

@@ -12,8 +12,8 @@ from playwright.sync_api import Browser
 
 from services.operator import keys
 from services.operator.cli import CONTRACT_PATH
-from shared.apps import API_KEY_HEADER
-from shared.settings import Settings
+from shared.edge.apps import API_KEY_HEADER
+from shared.infra.settings import Settings
 from tests.e2e.conftest import Gateway
 from tests.e2e.play import auth, open_table, random_move
 from tests.e2e.test_feeds import Follower, play_safely

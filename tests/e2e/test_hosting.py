@@ -11,7 +11,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from shared.hosting import Hosting
+from shared.domain.hosting import Hosting
 from tests.e2e.conftest import Stack, running_stack
 from tests.e2e.play import auth
 from tests.waiting import wait_until

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from shared.apps import API_KEY_HEADER
+from shared.edge.apps import API_KEY_HEADER
 from tests.conftest import new_app_key
 from tests.e2e.conftest import Stack
 from tests.e2e.play import auth, open_table, random_move

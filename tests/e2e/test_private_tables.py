@@ -14,8 +14,8 @@ import psycopg
 import pytest
 import redis
 
-from shared.http import hash_token
-from shared.settings import stream_key
+from shared.edge.tokens import hash_token
+from shared.infra.settings import stream_key
 from tests.e2e.conftest import Stack
 from tests.e2e.play import auth, open_table, started_match
 

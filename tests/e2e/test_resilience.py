@@ -11,8 +11,8 @@ import msgspec
 import pytest
 import redis
 
-from shared.messages import EventEnvelope
-from shared.settings import stream_key
+from shared.domain.messages import EventEnvelope
+from shared.infra.settings import stream_key
 from tests.e2e.conftest import Stack, free_port, wait_healthy
 from tests.e2e.play import auth, open_table, play_to_end
 from tests.waiting import wait_until

@@ -20,11 +20,12 @@ import pytest
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from services.operator.keys import fresh_key
-from shared.hosting import bot_token
-from shared.http import Problem, hash_token
-from shared.idempotency import Idempotent
-from shared.secretbox import Keyring, new_entry
-from shared.settings import Settings
+from shared.domain.hosting import bot_token
+from shared.edge.errors import Problem
+from shared.edge.idempotency import Idempotent
+from shared.edge.tokens import hash_token
+from shared.infra.secretbox import Keyring, new_entry
+from shared.infra.settings import Settings
 from tests.conftest import SECRET_KEYS, TEST_APP, create_database, drop_database, with_database
 from tests.e2e.conftest import Stack, running_stack
 from tests.e2e.test_bot_service import (

@@ -28,9 +28,9 @@ from standardwebhooks import Webhook, WebhookVerificationError
 
 from services.rules.games import load_games
 from services.webhooks.signing import signature
-from shared.apps import API_KEY_HEADER
-from shared.hosting import HOSTING_EVENT_TYPES, HostingEvent
-from shared.messages import MATCH_FINISHED, TABLE_EVENT_TYPES, FinishedMatch, TableEvent
+from shared.domain.hosting import HOSTING_EVENT_TYPES, HostingEvent
+from shared.domain.messages import MATCH_FINISHED, TABLE_EVENT_TYPES, FinishedMatch, TableEvent
+from shared.edge.apps import API_KEY_HEADER
 from tests.conftest import new_app_key
 from tests.e2e.conftest import Stack, free_port, wait_healthy
 from tests.e2e.play import open_table, play_to_end

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from shared.settings import Settings
+from shared.infra.settings import Settings
 from tests.faults.checks import report
 from tests.faults.conftest import SCALE, PostgresCluster, RedisServer, env_float, env_int
 from tools.copies import KILLED, run_copies

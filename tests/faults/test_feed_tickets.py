@@ -10,7 +10,7 @@ from collections.abc import Callable
 import httpx
 import pytest
 
-from shared.apps import API_KEY_HEADER
+from shared.edge.apps import API_KEY_HEADER
 from tests.e2e.play import auth
 from tests.faults.conftest import FaultStack
 

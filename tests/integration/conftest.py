@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from psycopg_pool import AsyncConnectionPool
 
-from shared.eventstore import EventStore
+from shared.infra.eventstore import EventStore
 
 
 @pytest.fixture

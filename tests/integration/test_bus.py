@@ -12,7 +12,7 @@ import redis.asyncio as redis_async
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
-from shared.bus import Bus, Consumer
+from shared.infra.bus import Bus, Consumer
 from tests.waiting import await_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio]
@@ -249,7 +249,7 @@ async def test_an_outage_is_waited_out_not_counted_towards_dead_lettering(
     handler = PostgresDownFor(outages=4)
     member = Consumer(redis, stream, GROUP, "a", handler, block_ms=0, max_deliveries=1)
 
-    with caplog.at_level(logging.INFO, logger="shared.bus"):
+    with caplog.at_level(logging.INFO, logger="shared.infra.bus"):
         assert await member.step() == 1
 
     assert handler.calls == 5
@@ -320,12 +320,12 @@ async def test_run_survives_an_unreachable_redis(caplog: pytest.LogCaptureFixtur
     )
     handler = Recorder()
     member = Consumer(unreachable, "requests", GROUP, "a", handler)
-    caplog.set_level(logging.WARNING, logger="shared.bus")
+    caplog.set_level(logging.WARNING, logger="shared.infra.bus")
     stop = asyncio.Event()
     running = asyncio.create_task(member.run(stop))
 
     await await_until(  # a failed attempt, logged as an outage: and it goes on
-        lambda: any(r.name == "shared.bus" for r in caplog.records), what="the outage logged"
+        lambda: any(r.name == "shared.infra.bus" for r in caplog.records), what="the outage logged"
     )
     assert not running.done()
     stop.set()

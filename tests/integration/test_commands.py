@@ -11,10 +11,10 @@ import redis.asyncio as redis_async
 from psycopg_pool import AsyncConnectionPool
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from shared import commands
-from shared.bus import Bus
-from shared.commands import CommandRedriver, CommandStatus, CommandWatch
-from shared.messages import new_id
+from shared.domain.messages import new_id
+from shared.infra import commands
+from shared.infra.bus import Bus
+from shared.infra.commands import CommandRedriver, CommandStatus, CommandWatch
 from tests.waiting import await_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio]

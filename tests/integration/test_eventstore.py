@@ -13,9 +13,10 @@ import pytest
 import pytest_asyncio
 from psycopg_pool import AsyncConnectionPool
 
-from shared import db
-from shared.db import ensure_database, migrate, migration_files, open_pool
-from shared.eventstore import (
+from shared.domain.messages import Actor, metadata, new_id
+from shared.infra import db
+from shared.infra.db import ensure_database, migrate, migration_files, open_pool
+from shared.infra.eventstore import (
     LOG_START,
     Append,
     Checkpoint,
@@ -27,7 +28,6 @@ from shared.eventstore import (
     StoredEvent,
     append_all,
 )
-from shared.messages import Actor, metadata, new_id
 from tests.conftest import drop_database, with_database
 from tests.waiting import await_until
 

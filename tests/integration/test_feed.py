@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 import redis.asyncio as redis_async
 
-from shared import feed
-from shared.bus import Bus
-from shared.feed import FeedBatch, FeedHub, FeedMessage
+from shared.edge import feed
+from shared.edge.feed import FeedBatch, FeedHub, FeedMessage
+from shared.infra.bus import Bus
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio]
 

@@ -15,8 +15,8 @@ import redis.asyncio as redis_async
 from psycopg_pool import AsyncConnectionPool
 
 from services.match.commit import Committer, PendingMove
-from shared.bus import Bus
-from shared.outbox import OutboxRelay
+from shared.infra.bus import Bus
+from shared.infra.outbox import OutboxRelay
 from tests.waiting import await_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio]

@@ -101,7 +101,7 @@ def test_the_image_file_set_installs_and_runs(postgres_server_url: str, tmp_path
         "import json, services, shared\n"
         "from services.operator.cli import CONTRACT_PATH\n"
         "from services.rules.games import load_games\n"
-        "from shared.db import migration_files\n"
+        "from shared.infra.db import migration_files\n"
         "print(services.__file__, shared.__file__, CONTRACT_PATH, json.dumps(sorted(load_games())),"
         " len(migration_files()), sep='\\n')\n"
     )

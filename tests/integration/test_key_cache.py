@@ -1,4 +1,4 @@
-"""App keys kept in memory by each process (``shared/keycache.py``) against real Postgres: two
+"""App keys kept in memory by each process (``shared/infra/keycache.py``) against real Postgres: two
 processes' caches on two pools, a key revoked through one refused by the other at once, and
 nothing kept while the listening connection is down."""
 
@@ -11,12 +11,13 @@ import pytest
 import pytest_asyncio
 from psycopg_pool import AsyncConnectionPool
 
-from shared import apps
-from shared.db import open_pool
-from shared.http import Problem, hash_token
-from shared.keycache import KEYS_CHANNEL, KeyCache, KeyRow, cache_keys
-from shared.messages import new_id
-from shared.settings import Settings
+from shared.domain.messages import new_id
+from shared.edge import apps
+from shared.edge.errors import Problem
+from shared.edge.tokens import hash_token
+from shared.infra.db import open_pool
+from shared.infra.keycache import KEYS_CHANNEL, KeyCache, KeyRow, cache_keys
+from shared.infra.settings import Settings
 from tests.waiting import await_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio]

@@ -23,13 +23,13 @@ from psycopg_pool import AsyncConnectionPool
 from services.lobby.app import create_app
 from services.operator.keys import fresh_key
 from services.rules.worker import serve as serve_rules
-from shared.apps import API_KEY_HEADER
-from shared.db import open_pool
-from shared.eventstore import EventStore
-from shared.hosting import BOTS, Hosting
-from shared.http import hash_token
-from shared.messages import CreateMatch, decode_command
-from shared.settings import Settings
+from shared.domain.hosting import BOTS, Hosting
+from shared.domain.messages import CreateMatch, decode_command
+from shared.edge.apps import API_KEY_HEADER
+from shared.edge.tokens import hash_token
+from shared.infra.db import open_pool
+from shared.infra.eventstore import EventStore
+from shared.infra.settings import Settings
 from tests.conftest import SECRET_KEYS
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio]

@@ -14,8 +14,8 @@ from psycopg_pool import AsyncConnectionPool
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
-from shared.bus import Bus
-from shared.outbox import OutboxRelay
+from shared.infra.bus import Bus
+from shared.infra.outbox import OutboxRelay
 from tests.waiting import await_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio]

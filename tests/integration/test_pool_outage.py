@@ -17,8 +17,8 @@ from litestar.testing import AsyncTestClient
 from psycopg.conninfo import make_conninfo
 from psycopg_pool import AsyncConnectionPool, pool_async
 
-from shared.db import MAINTENANCE_DATABASE, open_pool
-from shared.http import service_app
+from shared.edge.app import service_app
+from shared.infra.db import MAINTENANCE_DATABASE, open_pool
 
 _BACKENDS_NAMED = "select count(*) from pg_stat_activity where application_name = %s"
 

@@ -1,4 +1,4 @@
-"""Rate limits and live-feed limits (``shared/ratelimit.py``) on a small service, with the real
+"""Rate limits and live-feed limits (``shared/edge/ratelimit.py``) on a small service, with the real
 Redis: floods are refused with a 429 problem and the draft's headers, other clients are not,
 buckets refill, an app key is limited across addresses, and a Redis that is gone or does not
 answer lets every request through at once."""
@@ -25,9 +25,10 @@ from litestar import Litestar, Request, get, post
 from litestar.response.sse import ServerSentEventMessage
 from litestar.testing import AsyncTestClient
 
-from shared.feed import LiveFeed, SendChunk
-from shared.http import PROBLEM_MEDIA_TYPE, PROBLEM_TYPE_BASE, Problem, service_app
-from shared.ratelimit import (
+from shared.edge.app import service_app
+from shared.edge.errors import PROBLEM_MEDIA_TYPE, PROBLEM_TYPE_BASE, Problem
+from shared.edge.feed import LiveFeed, SendChunk
+from shared.edge.ratelimit import (
     PAUSE_AFTER_ERROR_S,
     REDIS_TIMEOUT_S,
     FeedSlot,
@@ -38,7 +39,7 @@ from shared.ratelimit import (
     trusted_networks,
     trusted_proxies,
 )
-from shared.settings import Settings
+from shared.infra.settings import Settings
 from tests.waiting import await_until
 
 pytestmark = pytest.mark.integration
@@ -364,7 +365,7 @@ async def test_requests_pass_at_once_while_redis_is_down(
         rate_limit_write_burst=1,
     )
     attempts = redis_attempts(app.rate_limiter, monkeypatch)
-    caplog.set_level(logging.WARNING, logger="shared.ratelimit")
+    caplog.set_level(logging.WARNING, logger="shared.edge.ratelimit")
     async with client_of(app) as client:
         began = time.monotonic()
         answers = [await timed(client.post("/things")) for _ in range(20)]
@@ -468,7 +469,7 @@ async def test_feed_leases_are_renewed_while_held_and_lapse_when_their_process_d
     key_prefix: str,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr("shared.ratelimit.FEED_LEASE_S", 0.6)  # renewed every 0.2 s
+    monkeypatch.setattr("shared.edge.ratelimit.FEED_LEASE_S", 0.6)  # renewed every 0.2 s
     app = await limited_app(max_feeds_per_client=1)
     leases = f"{key_prefix}{{ratelimit:live-feeds}}:addr:{CLIENT}"
     async with feed_lease(request_from(app, CLIENT)):
@@ -639,7 +640,7 @@ async def test_a_feed_whose_client_left_is_freed_without_the_collector(
     limited_app: AppMaker,
 ) -> None:
     """Thousands of feeds close at once when a client restarts: what they held must go back
-    then, not wait for a full collection (which rarely runs: ``shared/collector.py``)."""
+    then, not wait for a full collection (which rarely runs: ``shared/infra/collector.py``)."""
     app = await limited_app()
     gc.disable()
     try:
@@ -654,7 +655,7 @@ async def test_a_feed_whose_client_left_is_freed_without_the_collector(
         gc.enable()
 
 
-# --- tokens taken a few at a time (shared/ratelimit.py's allowances) ---------------------------
+# --- tokens taken a few at a time (shared/edge/ratelimit.py's allowances) ------------------------
 
 LimiterMaker = Callable[..., Awaitable[RateLimiter]]
 
@@ -862,7 +863,7 @@ async def test_concurrent_requests_of_a_client_wait_for_one_call(
 async def test_unspent_tokens_lapse_and_the_next_call_asks_for_fewer(
     limiters: LimiterMaker, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("shared.ratelimit.ALLOWANCE_S", 0.2)
+    monkeypatch.setattr("shared.edge.ratelimit.ALLOWANCE_S", 0.2)
     limiter = await limiters(rate_limit_write_per_s=0.01, rate_limit_write_burst=1000)
     calls = counting_calls(limiter, monkeypatch)
     for _ in range(8):  # calls of 1, 2, 4, then 8 tokens: one spent, 7 held

@@ -8,8 +8,8 @@ import pytest
 import redis.asyncio as redis_async
 from prometheus_client import REGISTRY
 
-from shared import rpc
-from shared import rules_api as api
+from shared.domain import rules_api as api
+from shared.infra import rpc
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio]
 

@@ -7,8 +7,8 @@ import asyncio
 import pytest
 import redis.asyncio as redis_async
 
-from shared import rpc
-from shared.rpc import StreamWriter
+from shared.infra import rpc
+from shared.infra.rpc import StreamWriter
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio]
 

@@ -19,9 +19,9 @@ from redis.asyncio.connection import Connection, ConnectionPool
 from services.rules.engine import RulesEngine
 from services.rules.games import load_games
 from services.rules.worker import RulesWorker
-from shared import rpc
-from shared import rules_api as api
-from shared.bus import FORGET_IDLE_CONSUMERS, Bus
+from shared.domain import rules_api as api
+from shared.infra import rpc
+from shared.infra.bus import FORGET_IDLE_CONSUMERS, Bus
 from tests.waiting import await_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio]

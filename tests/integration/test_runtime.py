@@ -7,9 +7,9 @@ import logging
 
 import pytest
 
-from shared import runtime as runtime_module
-from shared.runtime import Runtime
-from shared.settings import Settings
+from shared.edge import runtime as runtime_module
+from shared.edge.runtime import Runtime
+from shared.infra.settings import Settings
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio]
 
@@ -39,7 +39,7 @@ async def test_closing_leaves_behind_a_task_that_will_not_stop(
 
     runtime.spawn("stubborn", stubborn())
     await asyncio.sleep(0)
-    with caplog.at_level(logging.WARNING, logger="shared.runtime"):
+    with caplog.at_level(logging.WARNING, logger="shared.edge.runtime"):
         await asyncio.wait_for(runtime.close(), timeout=5)
     assert "1 background tasks did not stop" in caplog.text
     assert runtime.pool.closed

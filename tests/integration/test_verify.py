@@ -13,11 +13,11 @@ from psycopg_pool import AsyncConnectionPool
 from services.operator.verify import verify
 from services.rules.engine import RulesEngine
 from services.rules.games import load_games
-from shared import rules_api as api
-from shared.db import open_pool
-from shared.eventstore import EventStore, NewEvent
-from shared.messages import metadata
-from shared.settings import Settings
+from shared.domain import rules_api as api
+from shared.domain.messages import metadata
+from shared.infra.db import open_pool
+from shared.infra.eventstore import EventStore, NewEvent
+from shared.infra.settings import Settings
 from tests.conftest import create_database, drop_database, with_database
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio]

@@ -23,9 +23,9 @@ from standardwebhooks import Webhook
 from services.webhooks import delivery
 from services.webhooks.dispatcher import Dispatcher
 from services.webhooks.signing import new_secret
-from shared.sealed import WEBHOOK_COLUMNS, seal_rows
-from shared.secretbox import Keyring
-from shared.settings import Settings
+from shared.infra.sealed import WEBHOOK_COLUMNS, seal_rows
+from shared.infra.secretbox import Keyring
+from shared.infra.settings import Settings
 from tests.conftest import SECRET_KEYS
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio]

@@ -13,8 +13,8 @@ import redis.asyncio as redis_async
 from psycopg_pool import AsyncConnectionPool
 
 from services.webhooks.dispatcher import Dispatcher
-from shared.bus import Bus, Consumer
-from shared.messages import EventEnvelope, metadata
+from shared.domain.messages import EventEnvelope, metadata
+from shared.infra.bus import Bus, Consumer
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio]
 

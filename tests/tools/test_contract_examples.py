@@ -18,7 +18,7 @@ from referencing.jsonschema import DRAFT202012
 
 from services.rules.games import load_games
 from services.rules.games.contract import struct_tags
-from shared.messages import TableEvent
+from shared.domain.messages import TableEvent
 from tools.contract import GAME_DATA, build_contract, game_prefix
 from tools.contract_examples import MissingExample, add_examples
 

@@ -22,8 +22,8 @@ from services.bots.policies import Policy, load_policies
 from services.bots.policies.registry import HEURISTICS
 from services.bots.worker import BotPlayer, Turn, Turns, due_turn
 from services.rules.games import load_games
-from shared.hosting import bot_token
-from shared.http import REPLAYED_HEADER
+from shared.domain.hosting import bot_token
+from shared.edge.idempotency import REPLAYED_HEADER
 
 SECRET = b"k" * 32
 BOTS = msgspec.json.encode({"1": "hanabi-heuristic", "2": "hanabi-random"})

@@ -27,7 +27,7 @@ from services.rules.games.breaking_news import (
     VoteForStory,
     VotingOpened,
 )
-from shared import rules_api as api
+from shared.domain import rules_api as api
 from tests.unit.test_breaking_news_rules import (
     EAST,
     MIDDLE,

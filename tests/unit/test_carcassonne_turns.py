@@ -26,7 +26,7 @@ from services.rules.games.carcassonne_tiles import (
     rotation_in,
     spot_reaching,
 )
-from shared import rules_api as api
+from shared.domain import rules_api as api
 
 ENGINE = RulesEngine(load_games())
 CODEC = ENGINE.codec("carcassonne")

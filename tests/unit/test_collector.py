@@ -1,4 +1,4 @@
-"""The collector's settings for service processes (``shared/collector.py``)."""
+"""The collector's settings for service processes (``shared/infra/collector.py``)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from shared import collector
+from shared.infra import collector
 from tests.waiting import await_until
 
 

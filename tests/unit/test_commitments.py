@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from shared.commitments import commit, commitment_of
-from shared.http import Problem
-from shared.idempotency import idempotent
-from shared.secretbox import Keyring, new_entry
+from shared.domain.commitments import commit, commitment_of
+from shared.edge.errors import Problem
+from shared.edge.idempotency import idempotent
+from shared.infra.secretbox import Keyring, new_entry
 
 
 def test_a_commitment_opens_only_with_its_salt_and_value() -> None:

@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from shared.http import CHALLENGES, CREDENTIALS
+from shared.edge.contract import CREDENTIALS
+from shared.edge.errors import CHALLENGES
 from tools.contract import build_contract
 
 

@@ -20,7 +20,7 @@ import yaml
 from services.operator.cli import SEALING
 from services.operator.cli import main as playtable
 from services.operator.gateway import ROOT
-from shared.settings import CONVENTIONAL_NAMES, Settings
+from shared.infra.settings import CONVENTIONAL_NAMES, Settings
 
 DEPLOY = ROOT / "infra" / "deploy"
 KUBERNETES = DEPLOY / "kubernetes"

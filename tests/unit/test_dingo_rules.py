@@ -30,7 +30,7 @@ from services.rules.games.dingo import (
     TurnEnded,
     day_points,
 )
-from shared import rules_api as api
+from shared.domain import rules_api as api
 
 
 def deck_order(

@@ -9,7 +9,7 @@ import httpx
 from litestar.testing import TestClient
 
 from services.lobby.app import create_app
-from shared.settings import Settings
+from shared.infra.settings import Settings
 
 ASSET = re.compile(r"""<(?:script|link)\b[^>]*?\b(?:src|href)=["']([^"']+)["']""")
 ASSET_TYPES = {".js": "javascript", ".css": "text/css", ".png": "image/png"}

@@ -12,9 +12,9 @@ from services.rules.engine import RulesEngine, event_types
 from services.rules.games import load_games
 from services.rules.games.contract import struct_tags
 from services.webhooks.samples import event_types as webhook_event_types
-from shared import rules_api as api
-from shared.hosting import HOSTING_EVENT_TYPES
-from shared.messages import MATCH_FINISHED, TABLE_EVENT_TYPES
+from shared.domain import rules_api as api
+from shared.domain.hosting import HOSTING_EVENT_TYPES
+from shared.domain.messages import MATCH_FINISHED, TABLE_EVENT_TYPES
 
 GAMES = load_games()
 

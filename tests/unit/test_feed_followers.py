@@ -16,9 +16,9 @@ from typing import Any, cast
 
 import pytest
 
-from shared import feed
-from shared.feed import FeedBatch, FeedHub, FeedMessage, Reader, Viewer
-from shared.runtime import Runtime
+from shared.edge import feed
+from shared.edge.feed import FeedBatch, FeedHub, FeedMessage, Reader, Viewer
+from shared.edge.runtime import Runtime
 from tests.waiting import await_until
 
 pytestmark = pytest.mark.asyncio

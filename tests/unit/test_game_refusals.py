@@ -20,7 +20,7 @@ import pytest
 from services.rules import games
 from services.rules.games.contract import COMMON_REFUSALS
 from services.rules.games.registry import GAMES
-from shared.problems import PROBLEM_TYPES
+from shared.edge.problems import PROBLEM_TYPES
 
 GAMES_DIR = Path(games.__file__).parent
 GAME_MODULES = tuple(GAMES)

@@ -12,8 +12,8 @@ import pytest
 from services.rules.engine import RulesEngine
 from services.rules.games import load_games
 from services.rules.games.playout import played_events
-from shared import rules_api as api
-from shared.hosting import (
+from shared.domain import rules_api as api
+from shared.domain.hosting import (
     BotTookOver,
     Clocks,
     ClockUpdated,
@@ -184,7 +184,7 @@ def test_the_ending_a_forfeit_gives_depends_on_the_game(engine: RulesEngine) -> 
 
 def test_a_move_after_its_seats_deadline_is_out_of_time() -> None:
     from services.match.matches import Snapshot, _out_of_time
-    from shared.hosting import Hosting
+    from shared.domain.hosting import Hosting
 
     clocks = start_clocks(PER_MOVE, 2, [0], set(), T0)
     snapshot = Snapshot(

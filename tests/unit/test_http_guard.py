@@ -20,16 +20,10 @@ from litestar.testing import TestClient
 from services.lobby.app import create_app as lobby_app
 from services.match.app import create_app as match_app
 from services.webhooks.app import create_app as webhooks_app
-from shared.http import (
-    EXCEPTION_HANDLERS,
-    MAX_JSON_DEPTH,
-    Problem,
-    _checked_body,
-    _plainly_exact,
-    check_request,
-    service_app,
-)
-from shared.settings import Settings
+from shared.edge.app import service_app
+from shared.edge.errors import EXCEPTION_HANDLERS, Problem
+from shared.edge.guard import MAX_JSON_DEPTH, _checked_body, _plainly_exact, check_request
+from shared.infra.settings import Settings
 
 PROBLEMS = "https://playtable.dev/problems/"
 

@@ -7,8 +7,8 @@ import pytest
 
 from services.lobby.schemas import BotSeat
 from services.lobby.tables import _bot_seats
-from shared.hosting import NO_HOSTING, Hosting, TimeControl
-from shared.http import Problem
+from shared.domain.hosting import NO_HOSTING, Hosting, TimeControl
+from shared.edge.errors import Problem
 
 
 def test_bots_without_a_seat_take_the_first_free_ones_in_order() -> None:

@@ -11,8 +11,8 @@ import pytest
 
 from services.rules.engine import RulesEngine
 from services.rules.games import load_games
-from shared import rules_api as api
-from shared.match_file import MatchFile, json_schema
+from shared.domain import rules_api as api
+from shared.domain.match_file import MatchFile, json_schema
 
 GAMES = load_games()
 ENGINE = RulesEngine(GAMES)

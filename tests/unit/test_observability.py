@@ -24,9 +24,10 @@ from litestar.testing import TestClient
 from prometheus_client import REGISTRY
 from prometheus_client.parser import text_string_to_metric_families
 
-from shared import metrics
-from shared.http import READY_KEPT_S, service_app
-from shared.logs import JsonFormatter, log_context, mask
+from shared.edge.app import service_app
+from shared.edge.health import READY_KEPT_S
+from shared.infra import metrics
+from shared.infra.logs import JsonFormatter, log_context, mask
 
 ROOT = Path(__file__).resolve().parents[2]
 MONITORING = ROOT / "infra" / "monitoring"
@@ -162,7 +163,7 @@ def test_ready_answers_200_then_a_problem_when_a_dependency_is_down(
 
 
 def test_health_ready_and_metrics_are_not_rate_limited() -> None:
-    from shared.ratelimit import EXEMPT_PATHS
+    from shared.edge.ratelimit import EXEMPT_PATHS
 
     assert {"/health", "/ready", "/metrics"} <= EXEMPT_PATHS
 

@@ -12,8 +12,8 @@ from openapi_spec_validator import validate
 from services.operator.cli import CONTRACT_PATH
 from services.rules.engine import RulesEngine
 from services.rules.games import load_games
-from shared.http import NUL_FREE
-from shared.match_file import json_schema
+from shared.domain.match_file import json_schema
+from shared.edge.contract import NUL_FREE
 from tools.contract import (
     GAME_DATA,
     MATCH_FILE_SCHEMA,
@@ -243,7 +243,7 @@ def test_feeds_document_their_events(contract: dict[str, Any]) -> None:
 
 def test_the_shared_table_event_names_are_the_lobbys() -> None:
     from services.rules.games.contract import struct_tags
-    from shared.messages import TABLE_EVENT_TYPES, TableEvent
+    from shared.domain.messages import TABLE_EVENT_TYPES, TableEvent
 
     assert tuple(struct_tags(TableEvent)) == TABLE_EVENT_TYPES
 

@@ -18,7 +18,7 @@ from services.rules.games.carcassonne_tiles import COUNTS, LETTERS
 from services.rules.games.contract import OptionSpec
 from services.rules.games.dingo import CARD_ID
 from services.rules.games.hanabi import standard_deck
-from shared import rules_api as api
+from shared.domain import rules_api as api
 
 GAMES = load_games()
 ENGINE = RulesEngine(GAMES)

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 import redis.asyncio as redis_async
 
-from shared.bus import OutageLog
-from shared.rpc import RulesClient
+from shared.infra.bus import OutageLog
+from shared.infra.rpc import RulesClient
 from tests.waiting import await_until
 
 log = logging.getLogger("tests.outage")

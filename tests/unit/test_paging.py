@@ -7,8 +7,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from shared.http import PG_INT_MAX, Problem
-from shared.paging import next_cursor_after, start_after, table_cursor, table_position
+from shared.edge.errors import Problem
+from shared.edge.guard import PG_INT_MAX
+from shared.edge.paging import next_cursor_after, start_after, table_cursor, table_position
 
 
 def test_a_next_cursor_starts_the_next_page_after_the_last_item() -> None:

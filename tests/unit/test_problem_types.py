@@ -1,4 +1,4 @@
-"""Every problem the code can answer with is documented in ``shared/problems.py`` with the same
+"""Every problem the code can answer with is documented in ``shared/edge/problems.py`` with the same
 status and title (and so listed in the contract), and nothing documented there is stale."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import ast
 from collections.abc import Iterator
 from pathlib import Path
 
-from shared.http import PROBLEM_TYPE_BASE
-from shared.problems import PROBLEM_TYPES
+from shared.edge.errors import PROBLEM_TYPE_BASE
+from shared.edge.problems import PROBLEM_TYPES
 from tools.contract import build_contract
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -55,8 +55,8 @@ def rules_service_refusals(called: str) -> Iterator[tuple[str, str]]:
 
 
 def generic_http_problems() -> dict[str, tuple[int, str]]:
-    """What ``shared/http.py`` answers for Litestar's own HTTP errors, by code."""
-    from shared.http import _OTHER_STATUS, _STATUS_CODES
+    """What ``shared/edge/errors.py`` answers for Litestar's own HTTP errors, by code."""
+    from shared.edge.errors import _OTHER_STATUS, _STATUS_CODES
 
     generic = {code: (status, title) for status, (code, title) in _STATUS_CODES.items()}
     return generic | {_OTHER_STATUS[0]: (PROBLEM_TYPES[_OTHER_STATUS[0]].status, _OTHER_STATUS[1])}
@@ -66,7 +66,7 @@ def test_every_raised_problem_is_documented_with_its_status_and_title() -> None:
     found = list(raised_problems())
     assert len(found) > 30
     for code, status, title, where in found:
-        assert code in PROBLEM_TYPES, f"{where}: {code!r} is not in shared/problems.py"
+        assert code in PROBLEM_TYPES, f"{where}: {code!r} is not in shared/edge/problems.py"
         documented = PROBLEM_TYPES[code]
         assert documented.status == status, f"{where}: {code} is {status}, documented {documented}"
         if title is not None:

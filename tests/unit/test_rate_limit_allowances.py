@@ -1,4 +1,5 @@
-"""How a process spends the tokens it takes from Redis a few at a time (``shared/ratelimit.py``),
+"""How a process spends the tokens it takes from Redis a few at a time
+(``shared/edge/ratelimit.py``),
 against an in-memory stand-in for the token script: requests waiting for a call that is
 cancelled or fails, how many tokens the next call asks for, and a bounded memory of clients.
 With the real Redis: ``tests/integration/test_rate_limits.py``."""
@@ -10,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from shared.http import Problem
-from shared.ratelimit import ALLOWANCE_MAX, Allowance, RateLimiter
-from shared.settings import Settings
+from shared.edge.errors import Problem
+from shared.edge.ratelimit import ALLOWANCE_MAX, Allowance, RateLimiter
+from shared.infra.settings import Settings
 
 
 class Buckets:
@@ -132,8 +133,8 @@ def test_the_next_call_asks_for_what_was_spent_of_tokens_that_lapsed() -> None:
 async def test_a_process_remembers_a_bounded_number_of_clients(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr("shared.ratelimit.REMEMBERED_ALLOWANCES", 3)
-    monkeypatch.setattr("shared.ratelimit.ALLOWANCE_S", 0.05)
+    monkeypatch.setattr("shared.edge.ratelimit.REMEMBERED_ALLOWANCES", 3)
+    monkeypatch.setattr("shared.edge.ratelimit.ALLOWANCE_S", 0.05)
     buckets = Buckets()
     limiter = limiter_on(buckets)
     for client in range(5):

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from redis.crc import key_slot
 
-from shared import streams
-from shared.ratelimit import RateLimiter
-from shared.settings import Settings, stream_key, stream_name
+from shared.edge.ratelimit import RateLimiter
+from shared.infra import streams
+from shared.infra.settings import Settings, stream_key, stream_name
 
 SETTINGS = Settings(stream_prefix="playtable")
 STREAMS = ["match-events", "lobby-events", "commands:match", "rules:requests", "rules:replies:x"]

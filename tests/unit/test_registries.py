@@ -1,5 +1,5 @@
 """One registry of the games and one of the bots' policies, agreeing with the catalogue's light
-list of games and bots (``shared.hosting.BOTS``), which the engine-less services use."""
+list of games and bots (``shared.domain.hosting.BOTS``), which the engine-less services use."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import sys
 from services.bots.policies import random_choice
 from services.bots.policies.registry import HEURISTICS, POLICIES
 from services.rules.games.registry import GAMES
-from shared.hosting import BOTS
+from shared.domain.hosting import BOTS
 
 
 def test_the_registries_and_the_catalogue_list_the_same_games_and_bots() -> None:

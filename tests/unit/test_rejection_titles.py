@@ -8,10 +8,10 @@ import pytest
 
 from services.rules.engine import RulesEngine
 from services.rules.games import load_games
-from shared import rules_api as api
-from shared.http import PROBLEM_TYPE_BASE
-from shared.problems import RULES_REFUSAL
-from shared.runtime import rejection_problem
+from shared.domain import rules_api as api
+from shared.edge.errors import PROBLEM_TYPE_BASE
+from shared.edge.problems import RULES_REFUSAL
+from shared.edge.runtime import rejection_problem
 
 ENGINE = RulesEngine(load_games())
 

@@ -10,7 +10,7 @@ import pytest
 
 from services.rules.engine import GameCodec, RulesEngine
 from services.rules.games import load_games
-from shared import rules_api as api
+from shared.domain import rules_api as api
 
 ENGINE = RulesEngine(load_games())
 CASES = [

@@ -10,7 +10,7 @@ import msgspec
 from services.rules.engine import RulesEngine
 from services.rules.games import load_games
 from services.rules.games.playout import random_playout
-from shared import rules_api as api
+from shared.domain import rules_api as api
 
 ENGINE = RulesEngine(load_games())
 

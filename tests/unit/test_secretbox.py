@@ -1,5 +1,5 @@
-"""The keyring that seals secrets at rest (``shared/secretbox.py``) and the idempotency records
-sealed under it: what opens them, and what does not."""
+"""The keyring that seals secrets at rest (``shared/infra/secretbox.py``) and the idempotency
+records sealed under it: what opens them, and what does not."""
 
 from __future__ import annotations
 
@@ -16,10 +16,10 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from services.operator.cli import SEALING
 from services.operator.cli import main as playtable
 from services.operator.stack import stack_keyring
-from shared.http import Problem
-from shared.idempotency import idempotent
-from shared.secretbox import Keyring, KeyringError, is_sealed, new_entry
-from shared.settings import Settings
+from shared.edge.errors import Problem
+from shared.edge.idempotency import idempotent
+from shared.infra.secretbox import Keyring, KeyringError, is_sealed, new_entry
+from shared.infra.settings import Settings
 
 OLD, NEW = new_entry("old"), new_entry("new")
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from shared.settings import Settings
+from shared.infra.settings import Settings
 
 
 def test_environment_overrides_defaults_with_types() -> None:

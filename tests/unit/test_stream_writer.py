@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from shared import rpc
-from shared import rules_api as api
+from shared.domain import rules_api as api
+from shared.infra import rpc
 
 
 class SilentPipeline:

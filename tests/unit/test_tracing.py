@@ -1,4 +1,4 @@
-"""Traces (``shared/tracing.py``): off unless an endpoint is set, and then the trace context
+"""Traces (``shared/infra/tracing.py``): off unless an endpoint is set, and then the trace context
 crosses every message envelope, so each hop's span continues the one before."""
 
 from __future__ import annotations
@@ -17,10 +17,8 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcess
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
 
-from shared import rpc, tracing
-from shared import rules_api as api
-from shared.http import service_app
-from shared.messages import (
+from shared.domain import rules_api as api
+from shared.domain.messages import (
     CommandEnvelope,
     EventEnvelope,
     EventMetadata,
@@ -28,7 +26,9 @@ from shared.messages import (
     decode_command,
     metadata,
 )
-from shared.settings import Settings
+from shared.edge.app import service_app
+from shared.infra import rpc, tracing
+from shared.infra.settings import Settings
 
 CALLER = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
 """A caller's ``traceparent`` header (the W3C specification's example)."""

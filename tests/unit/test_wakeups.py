@@ -13,9 +13,9 @@ import msgspec
 
 from services.clocks.worker import ClockWatch
 from services.match.matches import Matches
-from shared import rules_api as api
-from shared.messages import BotTurnDue, ClockSet
-from shared.settings import Settings
+from shared.domain import rules_api as api
+from shared.domain.messages import BotTurnDue, ClockSet
+from shared.infra.settings import Settings
 
 SETTINGS = Settings(stream_prefix="wake")
 BOT_TURNS, CLOCKS = "wake:{bot-turns}", "wake:{clocks}"

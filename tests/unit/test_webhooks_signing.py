@@ -27,7 +27,7 @@ from services.webhooks.targets import (
     check_target,
     reachable,
 )
-from shared.settings import Settings
+from shared.infra.settings import Settings
 
 
 def test_signatures_verify_with_every_signing_secret_and_not_others() -> None:

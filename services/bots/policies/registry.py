@@ -1,5 +1,5 @@
 """The one registry of the bots' policies: every game's bots by name (``<game>-random``,
-``<game>-heuristic``), as ``shared.hosting.BOTS`` lists them in the catalogue."""
+``<game>-heuristic``), as ``shared.domain.hosting.BOTS`` lists them in the catalogue."""
 
 from __future__ import annotations
 

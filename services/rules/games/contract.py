@@ -29,7 +29,7 @@ from typing import Any
 
 import msgspec
 
-from shared.rules_api import OptionType
+from shared.domain.rules_api import OptionType
 
 SEEDS_DIR = Path(__file__).resolve().parents[3] / "seeds"
 """Where authored game data lives (tile lists, card lists)."""
@@ -76,7 +76,7 @@ COMMON_REFUSALS: Mapping[str, str] = {
 }
 """The refusals of play of the code every game shares (``decide_in_turn``), documented once; a
 game may answer them from its own rules too, with the same meaning. Those of
-``Game.resolve_options`` are not rules of play: ``shared/problems.py`` documents them."""
+``Game.resolve_options`` are not rules of play: ``shared/edge/problems.py`` documents them."""
 
 
 class Outcome(msgspec.Struct, frozen=True):

@@ -2,7 +2,7 @@
 
 Each game's module is imported here by name, so readers and tools see every one; a new game is
 a line here, its bots a line in ``services.bots.policies.registry`` and its entry in
-``shared.hosting.BOTS`` (the light list of games and bots the lobby and match services use:
+``shared.domain.hosting.BOTS`` (the light list of games and bots the lobby and match services use:
 they run no engine, and never import this).
 """
 

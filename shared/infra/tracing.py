@@ -23,7 +23,7 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from opentelemetry.trace import INVALID_SPAN, Link, Span, SpanKind, StatusCode
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
-from shared.settings import Settings
+from shared.infra.settings import Settings
 
 Attributes = Mapping[str, str | int | bool]
 Send = Callable[[Any], Awaitable[None]]

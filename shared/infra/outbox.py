@@ -1,8 +1,8 @@
 """The transactional outbox: messages are written with the business change, published after.
 
 A service writes the messages it must publish into ``outbox`` in the same statement as the
-events they announce (``shared.eventstore.append_all``), so a crash can never commit one without
-the other. The relay then moves rows to Redis and deletes them in one transaction: a crash
+events they announce (``shared.infra.eventstore.append_all``), so a crash can never commit one
+without the other. The relay then moves rows to Redis and deletes them in one transaction: a crash
 before that commit only republishes (at least once), never loses a row.
 
 Relays in several processes take turns under an advisory lock rather than splitting rows with
@@ -20,7 +20,7 @@ import logging
 import psycopg
 from psycopg_pool import AsyncConnectionPool
 
-from shared.bus import TRANSIENT_ERRORS, Bus, OutageLog
+from shared.infra.bus import TRANSIENT_ERRORS, Bus, OutageLog
 
 log = logging.getLogger(__name__)
 

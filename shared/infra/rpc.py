@@ -21,9 +21,10 @@ import redis.asyncio as redis_async
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 
-from shared import rules_api as api
-from shared import tracing
-from shared.bus import (
+from shared.domain import rules_api as api
+from shared.domain.messages import new_id, now_ms
+from shared.infra import tracing
+from shared.infra.bus import (
     FORGET_IDLE_CONSUMERS,
     PAYLOAD_FIELD,
     TRANSIENT_ERRORS,
@@ -31,9 +32,8 @@ from shared.bus import (
     OutageLog,
     read_entries,
 )
-from shared.logs import correlation_id
-from shared.messages import new_id, now_ms
-from shared.metrics import RULES_DURATION, RULES_TIMEOUTS
+from shared.infra.logs import correlation_id
+from shared.infra.metrics import RULES_DURATION, RULES_TIMEOUTS
 
 log = logging.getLogger(__name__)
 ReplyT = TypeVar("ReplyT")

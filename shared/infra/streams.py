@@ -1,6 +1,6 @@
 """The name of every Redis stream (and the other Redis keys) the services share, in one place.
 
-A name is not yet a key: ``Settings.stream(name)`` (``shared.settings.stream_key``) makes the
+A name is not yet a key: ``Settings.stream(name)`` (``shared.infra.settings.stream_key``) makes the
 key under the deployment's prefix, ``<prefix>:{<name>}``, the name a Redis Cluster hash tag.
 Running deployments hold these keys, their consumer groups and their entries: a name here never
 changes, byte for byte (``tests/unit/test_redis_keys.py`` pins them).
@@ -18,7 +18,7 @@ lobby's feeds and the webhooks dispatcher."""
 
 MATCH_COMMANDS_STREAM = "commands:match"
 """Commands to the match service (``CreateMatch``, ``TimeOut``...), written by the lobby and the
-clocks service (their pending commands, ``shared.commands``); read by the match service."""
+clocks service (their pending commands, ``shared.infra.commands``); read by the match service."""
 
 RULES_REQUESTS_STREAM = "rules:requests"
 """Requests to the rules engines, written by every process's ``RulesClient`` (lobby, match);
@@ -43,5 +43,5 @@ prefix): the webhooks dispatcher enqueues, the webhooks Celery workers send."""
 
 def feed_ticket_key(digest: str) -> str:
     """The key of one feed ticket (a plain Redis string, by the ticket's SHA-256 ``digest``):
-    the lobby and match services give it and redeem it (``shared.feed_tickets``)."""
+    the lobby and match services give it and redeem it (``shared.edge.feed_tickets``)."""
     return f"feed-ticket:{digest}"

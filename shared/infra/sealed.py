@@ -1,4 +1,4 @@
-"""The columns that hold secrets sealed under the keyring (``shared/secretbox.py``), and how
+"""The columns that hold secrets sealed under the keyring (``shared/infra/secretbox.py``), and how
 their rows are sealed: at start by the service that owns them (rows written in plaintext before
 secrets were sealed) and by ``playtable secrets rotate`` (every row, under the first key).
 
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from psycopg import AsyncConnection
 
-from shared.secretbox import MARKER, Keyring, is_sealed
+from shared.infra.secretbox import MARKER, Keyring, is_sealed
 
 
 @dataclass(frozen=True)

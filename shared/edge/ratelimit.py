@@ -61,10 +61,11 @@ from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.commands.core import AsyncScript
 
-from shared.apps import PUBLISHABLE_PREFIX
-from shared.bus import TRANSIENT_ERRORS, OutageLog
-from shared.http import DOCS_ASSETS, Problem
-from shared.settings import Settings
+from shared.edge.apps import PUBLISHABLE_PREFIX
+from shared.edge.contract import DOCS_ASSETS
+from shared.edge.errors import Problem
+from shared.infra.bus import TRANSIENT_ERRORS, OutageLog
+from shared.infra.settings import Settings
 
 log = logging.getLogger(__name__)
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import msgspec
 
-from shared.messages import new_id
+from shared.domain.messages import new_id
 
 _fields: contextvars.ContextVar[Mapping[str, str]] = contextvars.ContextVar(
     "log_fields", default=MappingProxyType({})

@@ -16,8 +16,8 @@ from typing import Annotated, Any, Literal
 import msgspec
 from psycopg import AsyncConnection
 
-from shared.sealed import HOSTING_SECRET, seal_rows
-from shared.secretbox import Keyring
+from shared.infra.sealed import HOSTING_SECRET, seal_rows
+from shared.infra.secretbox import Keyring
 
 # --- what a table asks for ---------------------------------------------------------------------
 

@@ -28,7 +28,7 @@ from psycopg import AsyncConnection, errors
 from psycopg.pq import TransactionStatus
 from psycopg_pool import AsyncConnectionPool
 
-from shared.messages import EventMetadata
+from shared.domain.messages import EventMetadata
 
 _COLUMNS = (
     "global_position, transaction_id::text::bigint, stream_id, version, type, data, metadata,"

@@ -13,9 +13,9 @@ from typing import Any, Literal
 
 import msgspec
 
-from shared import tracing
-from shared.commitments import Commitment
-from shared.hosting import NO_HOSTING, Hosting
+from shared.domain.commitments import Commitment
+from shared.domain.hosting import NO_HOSTING, Hosting
+from shared.infra import tracing
 
 SCHEMA_VERSION = 1
 
@@ -180,7 +180,7 @@ class CreateMatch(msgspec.Struct, frozen=True):
     """The table's commitments to its secret options, revealed by the match's export."""
     bots: dict[int, str] = {}
     """The seats bots play, by seat: the match gives each the token the bots service derives
-    (``shared.hosting.bot_token``) instead of the lobby's hash."""
+    (``shared.domain.hosting.bot_token``) instead of the lobby's hash."""
     hosting: Hosting = NO_HOSTING
 
 

@@ -25,11 +25,13 @@ import msgspec
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
-from shared.db import given_fields, iso, set_clause
-from shared.http import Problem, Timestamp, hash_token, new_token, not_found
-from shared.keycache import KeyRow, key_cache
-from shared.messages import new_id
-from shared.settings import Settings
+from shared.domain.messages import new_id
+from shared.edge.contract import Timestamp
+from shared.edge.errors import Problem, not_found
+from shared.edge.tokens import hash_token, new_token
+from shared.infra.db import given_fields, iso, set_clause
+from shared.infra.keycache import KeyRow, key_cache
+from shared.infra.settings import Settings
 
 API_KEY_HEADER = "X-API-Key"
 AppScope = Literal["tables", "webhooks"]
@@ -57,7 +59,7 @@ def is_publishable(raw_key: str) -> bool:
 
 class Caller(msgspec.Struct, frozen=True):
     """An authenticated request's sender. ``credential`` is the raw key: never stored, it seals
-    the sender's idempotency records (``shared/idempotency.py``)."""
+    the sender's idempotency records (``shared/edge/idempotency.py``)."""
 
     key_id: str
     app_id: str | None
@@ -144,8 +146,8 @@ async def authenticate(
     """The sender of a request with its ``X-API-Key``, if that key holds ``scope``: a 401 for a
     missing, unknown or revoked key, a 403 for one without the scope (or, with ``secret_for``,
     what the route does, a publishable key: 403 ``secret-key-required``). A process that caches
-    keys (``shared/keycache.py``) asks Postgres only about a key it has not read since the last
-    change of any key."""
+    keys (``shared/infra/keycache.py``) asks Postgres only about a key it has not read since the
+    last change of any key."""
     raw = headers.get(API_KEY_HEADER)
     if not raw:
         raise Problem(
@@ -199,7 +201,7 @@ async def _key_row(pool: AsyncConnectionPool, key_hash: str) -> KeyRow | None:
 async def changing_keys(pool: AsyncConnectionPool) -> AsyncIterator[None]:
     """Around a transaction (on ``pool``) that changes keys: once it committed, this process
     forgets the keys it knew at once and answers after it heard of the change, as every other
-    process does (``shared/keycache.py``)."""
+    process does (``shared/infra/keycache.py``)."""
     cache = key_cache(pool)
     mark = cache.heard if cache is not None else 0
     yield

@@ -11,7 +11,7 @@ from typing import Annotated
 
 from litestar.params import Parameter
 
-from shared.http import Problem
+from shared.edge.errors import Problem
 
 CURSOR_DESCRIPTION = "`next_cursor` of the previous page; without it, the first page"
 NUMBERED = r"^[0-9]{1,18}$"

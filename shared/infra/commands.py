@@ -24,9 +24,9 @@ import psycopg
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
-from shared.bus import Bus, OutageLog
-from shared.db import listening_connection
-from shared.outbox import Pump
+from shared.infra.bus import Bus, OutageLog
+from shared.infra.db import listening_connection
+from shared.infra.outbox import Pump
 
 log = logging.getLogger(__name__)
 

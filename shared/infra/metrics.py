@@ -36,7 +36,7 @@ from prometheus_client import (
 from prometheus_client.core import GaugeMetricFamily, Metric
 from psycopg_pool import AsyncConnectionPool
 
-from shared.settings import stream_key
+from shared.infra.settings import stream_key
 
 log = logging.getLogger(__name__)
 

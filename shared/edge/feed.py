@@ -18,7 +18,7 @@ The SSE ``id`` of each event is its version in the stream, so a client that drop
 ``Last-Event-ID`` (which browsers' EventSource sends by itself when it reconnects).
 
 A caller is known by its token's hash: the bearer token's, or the one a feed ticket stands for
-(``shared.feed_tickets``: a browser's EventSource sends no header, and no token goes in a URL).
+(``shared.edge.feed_tickets``: a browser's EventSource sends no header, and no token goes in a URL).
 """
 
 from __future__ import annotations
@@ -40,23 +40,17 @@ from litestar.response import Stream
 from litestar.response.base import ASGIResponse
 from litestar.response.sse import ServerSentEventMessage
 
-from shared.bus import PAYLOAD_FIELD, TRANSIENT_ERRORS, OutageLog
-from shared.collector import MemoryReturn
-from shared.feed_tickets import TICKET_TTL_S, FeedTicket, FeedTickets
-from shared.http import (
-    OPTIONAL_SEAT_TOKEN,
-    PG_INT_MAX,
-    STREAM_AFTER_LITESTAR,
-    Problem,
-    bearer_token,
-    hash_token,
-    invalid_request,
-    problem_responses,
-    required_bearer_token,
-)
-from shared.metrics import OPEN_FEEDS
-from shared.ratelimit import FeedSlot, take_feed_slot
-from shared.runtime import Runtime
+from shared.edge.app import STREAM_AFTER_LITESTAR
+from shared.edge.contract import OPTIONAL_SEAT_TOKEN, problem_responses
+from shared.edge.errors import Problem, invalid_request
+from shared.edge.feed_tickets import TICKET_TTL_S, FeedTicket, FeedTickets
+from shared.edge.guard import PG_INT_MAX
+from shared.edge.ratelimit import FeedSlot, take_feed_slot
+from shared.edge.runtime import Runtime
+from shared.edge.tokens import bearer_token, hash_token, required_bearer_token
+from shared.infra.bus import PAYLOAD_FIELD, TRANSIENT_ERRORS, OutageLog
+from shared.infra.collector import MemoryReturn
+from shared.infra.metrics import OPEN_FEEDS
 
 log = logging.getLogger(__name__)
 

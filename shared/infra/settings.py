@@ -9,7 +9,7 @@ from collections.abc import Mapping
 
 import msgspec
 
-from shared.secretbox import Keyring, KeyringError
+from shared.infra.secretbox import Keyring, KeyringError
 
 CONVENTIONAL_NAMES = {
     "database_url": "DATABASE_URL",
@@ -60,7 +60,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     """The client app key the operator's client commands (``playtable import``, ``bench``)
     send; empty: they make a key of their own app in Postgres."""
     secret_keys: str = ""
-    """The keyring that seals secrets at rest (``shared/secretbox.py``): comma-separated
+    """The keyring that seals secrets at rest (``shared/infra/secretbox.py``): comma-separated
     ``id:base64key`` entries of 32-byte keys, the first sealing, every one opening. Webhook
     signing secrets, the bots' key and idempotency records are sealed under it, so every copy
     of the lobby, match, webhooks and bots services must have the same; they refuse to start

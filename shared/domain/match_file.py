@@ -12,8 +12,8 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
-from shared.commitments import Commitment
-from shared.eventstore import StoredEvent
+from shared.domain.commitments import Commitment
+from shared.infra.eventstore import StoredEvent
 
 ExportFormat = Literal["playtable", "hanab.live", "carcassonne-turns"]
 """``playtable``: a playtable match file (any game, see ``playtable-match.schema.json``);

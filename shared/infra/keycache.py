@@ -30,8 +30,8 @@ from collections.abc import Awaitable, Callable
 import psycopg
 from psycopg_pool import AsyncConnectionPool
 
-from shared.bus import OutageLog
-from shared.db import listening_connection
+from shared.infra.bus import OutageLog
+from shared.infra.db import listening_connection
 
 log = logging.getLogger(__name__)
 

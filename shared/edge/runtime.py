@@ -11,19 +11,20 @@ from typing import Any
 import redis.asyncio as redis_async
 from psycopg_pool import AsyncConnectionPool
 
-from shared.bus import Bus, Consumer
-from shared.db import open_pool
-from shared.eventstore import EventStore
-from shared.http import READY_TIMEOUT_S, Problem, ReadyCheck
-from shared.keycache import cache_keys
-from shared.metrics import Metrics, outbox_probe, pool_probe, streams_probe
-from shared.outbox import OutboxRelay
-from shared.problems import PROBLEM_TYPES, RULES_REFUSAL
-from shared.rpc import RulesClient, RulesUnavailable
-from shared.rules_api import Ping, Rejected, RulesRequest
-from shared.secretbox import Keyring
-from shared.settings import Settings, stream_name
-from shared.streams import RULES_REQUESTS_STREAM, rules_replies_stream
+from shared.domain.rules_api import Ping, Rejected, RulesRequest
+from shared.edge.errors import Problem
+from shared.edge.health import READY_TIMEOUT_S, ReadyCheck
+from shared.edge.problems import PROBLEM_TYPES, RULES_REFUSAL
+from shared.infra.bus import Bus, Consumer
+from shared.infra.db import open_pool
+from shared.infra.eventstore import EventStore
+from shared.infra.keycache import cache_keys
+from shared.infra.metrics import Metrics, outbox_probe, pool_probe, streams_probe
+from shared.infra.outbox import OutboxRelay
+from shared.infra.rpc import RulesClient, RulesUnavailable
+from shared.infra.secretbox import Keyring
+from shared.infra.settings import Settings, stream_name
+from shared.infra.streams import RULES_REQUESTS_STREAM, rules_replies_stream
 
 STOP_GRACE_S = 3.0
 """How long closing waits for the background tasks to end by themselves (the longest blocking

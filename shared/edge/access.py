@@ -8,8 +8,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from shared.apps import API_KEY_HEADER, OPERATOR, Caller, authenticate
-from shared.http import not_found, required_bearer_token
+from shared.edge.apps import API_KEY_HEADER, OPERATOR, Caller, authenticate
+from shared.edge.errors import not_found
+from shared.edge.tokens import required_bearer_token
 
 if TYPE_CHECKING:
     from litestar.connection import ASGIConnection
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
     from litestar.types import Guard
     from psycopg_pool import AsyncConnectionPool
 
-    from shared.settings import Settings
+    from shared.infra.settings import Settings
 
 Authenticate = Callable[[Any, str, str | None], Awaitable[Caller]]
 """``apps.authenticate`` of a service's pool and settings: (headers, scope, secret_for) -> the

@@ -3,7 +3,7 @@
 A record belongs to the caller who made it: its scope carries a hash of the caller's credential
 (an app's API key, a seat's token or an invitation), so the same key under other credentials
 is another request, never answered the first caller's reply. The reply is stored sealed
-(AES-GCM, ``shared/secretbox.py``) under a key derived from the server's keyring and from that
+(AES-GCM, ``shared/infra/secretbox.py``) under a key derived from the server's keyring and from that
 credential and the Idempotency-Key: a row read from the database opens with neither alone, so
 the seat tokens and invitations some replies carry are never stored readable, even where the
 credential is no secret (a publishable key, which every browser holds; an app's id).
@@ -13,12 +13,54 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+from typing import Annotated, Any
 
 import msgspec
+from litestar import Response
+from litestar.datastructures import ResponseHeader
+from litestar.params import HeaderParameter
 from psycopg import AsyncConnection
 
-from shared.http import Problem, hash_token
-from shared.secretbox import Keyring, KeyringError
+from shared.edge.errors import Problem
+from shared.edge.tokens import hash_token
+from shared.infra.secretbox import Keyring, KeyringError
+
+IDEMPOTENCY_KEY_MAX = 255
+IdempotencyKey = Annotated[
+    str | None,
+    HeaderParameter(
+        name="Idempotency-Key",
+        required=False,
+        min_length=1,
+        max_length=IDEMPOTENCY_KEY_MAX,
+        description=(
+            "Retrying with the same key returns the first answer and changes nothing twice;"
+            " the repeated answer says `Idempotent-Replayed: true`"
+        ),
+    ),
+]
+"""The header every state-changing POST accepts."""
+REPLAYED_HEADER = "Idempotent-Replayed"
+IDEMPOTENT_ANSWER_HEADERS = [
+    ResponseHeader(
+        name=REPLAYED_HEADER,
+        description=(
+            "`true` on an answer that repeats the first one to the same Idempotency-Key (nothing"
+            " was done this time); absent on a first answer"
+        ),
+        documentation_only=True,
+    )
+]
+"""Route arguments documenting ``json_answer``'s header on the operations that take an
+Idempotency-Key."""
+
+
+def json_answer(body: bytes, status: int, *, replayed: bool) -> Response[Any]:
+    """A JSON answer (already encoded) to a request that may have been a retry."""
+    headers = {REPLAYED_HEADER: "true"} if replayed else None
+    return Response(
+        content=body, status_code=status, media_type="application/json", headers=headers
+    )
 
 
 class Recorded(msgspec.Struct, frozen=True):

@@ -18,9 +18,10 @@ from datetime import UTC, datetime, timedelta
 
 import msgspec
 
-from shared.http import Problem, Timestamp
-from shared.runtime import Runtime
-from shared.streams import feed_ticket_key
+from shared.edge.contract import Timestamp
+from shared.edge.errors import Problem
+from shared.edge.runtime import Runtime
+from shared.infra.streams import feed_ticket_key
 
 TICKET_TTL_S = 60
 """How long a ticket waits for its connection: a browser opens the feed at once."""
