@@ -43,9 +43,9 @@ from litestar.response.sse import ServerSentEventMessage
 from shared.edge.app import STREAM_AFTER_LITESTAR
 from shared.edge.contract import OPTIONAL_SEAT_TOKEN, problem_responses
 from shared.edge.errors import Problem, invalid_request
+from shared.edge.feed_slots import FeedSlot, take_feed_slot
 from shared.edge.feed_tickets import TICKET_TTL_S, FeedTicket, FeedTickets
 from shared.edge.guard import PG_INT_MAX
-from shared.edge.ratelimit import FeedSlot, take_feed_slot
 from shared.edge.runtime import Runtime
 from shared.edge.tokens import bearer_token, hash_token, required_bearer_token
 from shared.infra.bus import PAYLOAD_FIELD, TRANSIENT_ERRORS, OutageLog

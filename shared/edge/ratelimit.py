@@ -41,41 +41,40 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
-import hashlib
-import ipaddress
 import logging
-import math
-import re
-import socket
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, Generic, NamedTuple, TypeVar
+from typing import Any
 
-import anyio
 import redis.asyncio as redis_async
-from litestar.connection import ASGIConnection
 from litestar.types import Scope
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.commands.core import AsyncScript
 
-from shared.edge.apps import PUBLISHABLE_PREFIX
+from shared.edge.addresses import (
+    app_key_bucket,
+    client_address,
+    resolved,
+    trusted_proxies,
+)
+from shared.edge.buckets import (
+    ALLOWANCE_MAX,
+    TAKE_TOKENS,
+    Allowance,
+    Policy,
+    Refusal,
+    policies,
+    route_class,
+)
 from shared.edge.contract import DOCS_ASSETS
 from shared.edge.errors import Problem
+from shared.edge.feed_slots import RENEW_FEED_SLOTS, TAKE_FEED_SLOT, FeedSlot, Together
 from shared.infra.bus import TRANSIENT_ERRORS, OutageLog
 from shared.infra.settings import Settings
 
 log = logging.getLogger(__name__)
 
-Item = TypeVar("Item")
-Answer = TypeVar("Answer")
-
-Network = ipaddress.IPv4Network | ipaddress.IPv6Network
-
-READ, WRITE, FEED = "read", "write", "feed"
-"""The classes of route, each with its own limits: a flood of reads does not stop writes."""
 EXEMPT_PATHS = frozenset({"/health", "/ready", "/metrics"})
 """Never limited: load balancers, orchestrators and Prometheus poll them."""
 REDIS_TIMEOUT_S = 0.25
@@ -97,10 +96,6 @@ REMEMBERED_REFUSALS = 10_000
 """Clients refused lately that are refused again without asking Redis until a token is back
 in their buckets (nothing brings it sooner): a flood costs Redis about twice the rate it is
 allowed, not its own."""
-ALLOWANCE_MAX = 32
-"""Most tokens one script call takes from a client's buckets for a process to spend: a client
-far from its limits costs Redis one call per this many requests, and may pass its limits by
-this many less one per process (see the module's docstring)."""
 TRUSTED_NAMES_EVERY_S = 10.0
 """How often the host names in ``trusted_proxies`` are looked up again."""
 ALLOWANCE_S = 1.0
@@ -108,273 +103,6 @@ ALLOWANCE_S = 1.0
 REMEMBERED_ALLOWANCES = 10_000
 """Clients (and classes of route) whose tokens a process holds: beyond, a new client's
 requests are counted by Redis one at a time until the lapsed ones are forgotten."""
-
-_TAKE_TOKENS = """
-local rate, burst = tonumber(ARGV[1]), tonumber(ARGV[2])
-local need, ask = tonumber(ARGV[3]), tonumber(ARGV[4])
-local clock = redis.call('TIME')
-local now_ms = tonumber(clock[1]) * 1000 + tonumber(clock[2]) / 1000
-local levels, lowest = {}, burst
-for i, key in ipairs(KEYS) do
-    local saved = redis.call('HMGET', key, 'tokens', 'at')
-    local level = burst
-    if saved[1] then
-        local elapsed_ms = math.max(0, now_ms - tonumber(saved[2]))
-        level = math.min(burst, tonumber(saved[1]) + elapsed_ms * rate / 1000)
-    end
-    levels[i] = level
-    lowest = math.min(lowest, level)
-end
-if lowest < 1 then
-    return {0, 0, math.ceil((1 - lowest) * 1000 / rate), math.ceil((burst - lowest) * 1000 / rate)}
-end
-local taken = math.min(need, math.floor(lowest))
-local spare = math.min(ask - taken, math.floor(lowest - taken - burst / 2))
-if spare > 0 then
-    taken = taken + spare
-end
-for i, key in ipairs(KEYS) do
-    local level = levels[i] - taken
-    redis.call('HSET', key, 'tokens', level, 'at', now_ms)
-    redis.call('PEXPIRE', key, math.ceil((burst - level) * 1000 / rate))
-end
-lowest = lowest - taken
-return {taken, math.floor(lowest), 0, math.ceil((burst - lowest) * 1000 / rate)}
-"""
-"""Take ``ARGV[3]`` tokens (or as many as there are) from every bucket (``KEYS``) or none, and
-up to ``ARGV[4]`` in all while that leaves the emptiest bucket more than half full: ``{tokens
-taken, tokens left in the emptiest bucket, ms until a token is back in all (when none was
-taken), ms until all are full}``. A bucket expires once it would be full again: a missing
-bucket is a full one."""
-
-_TAKE_FEED_SLOT = """
-local limit, lease_ms, lease = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
-local clock = redis.call('TIME')
-local now_ms = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
-for _, key in ipairs(KEYS) do
-    redis.call('ZREMRANGEBYSCORE', key, '-inf', now_ms)
-    if redis.call('ZCARD', key) >= limit then
-        return 0
-    end
-end
-for _, key in ipairs(KEYS) do
-    redis.call('ZADD', key, now_ms + lease_ms, lease)
-    redis.call('PEXPIRE', key, lease_ms)
-end
-return 1
-"""
-"""Lease a slot (``ARGV[3]``) in every set of live feeds (``KEYS``) or in none: 1 if taken. A
-slot's score is when it lapses; lapsed ones are dropped first."""
-
-_RENEW_FEED_SLOTS = """
-local lease_ms = tonumber(ARGV[1])
-local clock = redis.call('TIME')
-local now_ms = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
-for i, key in ipairs(KEYS) do
-    redis.call('ZADD', key, 'XX', now_ms + lease_ms, ARGV[i + 1])
-    redis.call('PEXPIRE', key, lease_ms)
-end
-"""
-"""Extend the leases ``ARGV[i + 1]`` in the sets ``KEYS[i]``; one released meanwhile stays
-released (``XX``)."""
-
-
-class Refusal(NamedTuple):
-    """A client's empty buckets (``time.monotonic`` times): no request passes before ``until``,
-    and they are full again at ``full_at``."""
-
-    until: float
-    full_at: float
-
-
-class Allowance:
-    """The tokens this process took from one client's buckets (of one class of route) and has
-    not spent yet, and how many it takes next time."""
-
-    __slots__ = ("tokens", "taken", "left", "full_in_s", "until", "want", "waiting", "taking")
-
-    def __init__(self) -> None:
-        self.tokens = 0
-        """Taken and not spent yet: they lapse at ``until`` (``time.monotonic``)."""
-        self.taken = 0
-        """Taken by the last call."""
-        self.left = 0
-        """Tokens the emptiest bucket had left after the last call."""
-        self.full_in_s = 0.0
-        """How long the buckets took to be full again after the last call."""
-        self.until = 0.0
-        self.want = 1
-        """Tokens the next call asks for (when the bucket has them to spare)."""
-        self.waiting = 0
-        """Requests waiting for the call in flight."""
-        self.taking: asyncio.Future[None] | None = None
-        """The call in flight: done once its tokens are here (or it failed)."""
-
-    def spend(self, policy: Policy) -> list[tuple[bytes, bytes]]:
-        """Spend a token: the answer's ``RateLimit-Policy`` and ``RateLimit``, counting the
-        tokens this process holds as still in the buckets."""
-        self.tokens -= 1
-        full_in_s = self.full_in_s - self.tokens / policy.rate_per_s
-        return policy.encoded(self.left + self.tokens, full_in_s)
-
-    def plan(self, now: float) -> None:
-        """Before a call, size ``want`` on the last one: twice as many when the client spent
-        them all in time (up to ``ALLOWANCE_MAX``), what it spent of them when some lapsed."""
-        if not self.taken:
-            return
-        if self.tokens == 0 and now < self.until:
-            self.want = min(ALLOWANCE_MAX, 2 * self.taken)
-        else:
-            self.want = max(1, self.taken - self.tokens)
-
-
-class Policy(NamedTuple):
-    """The limits of one class of route, per client address and per app key."""
-
-    name: str
-    rate_per_s: float
-    burst: int
-
-    @property
-    def window_s(self) -> int:
-        """How long an empty bucket takes to fill again: the ``w`` of ``RateLimit-Policy``."""
-        return max(1, math.ceil(self.burst / self.rate_per_s))
-
-    @property
-    def header(self) -> str:
-        """``RateLimit-Policy`` (draft-ietf-httpapi-ratelimit-headers): the bucket's size."""
-        return f'"{self.name}";q={self.burst};w={self.window_s}'
-
-    def state(self, remaining: int, full_in_s: float) -> dict[str, str]:
-        """``RateLimit-Policy`` and ``RateLimit``: the tokens left, the seconds until full."""
-        return {
-            "RateLimit-Policy": self.header,
-            "RateLimit": f'"{self.name}";r={remaining};t={math.ceil(full_in_s)}',
-        }
-
-    def encoded(self, remaining: int, full_in_s: float) -> list[tuple[bytes, bytes]]:
-        """``state`` as an answer's headers."""
-        return [
-            (b"ratelimit-policy", self.header.encode()),
-            (b"ratelimit", f'"{self.name}";r={remaining};t={math.ceil(full_in_s)}'.encode()),
-        ]
-
-    def refused(self, refusal: Refusal) -> Problem:
-        now = time.monotonic()
-        retry_after_s = max(1, math.ceil(refusal.until - now))
-        return Problem(
-            429,
-            "rate-limited",
-            "Rate limited",
-            f"over the {self.name} limit of {self.rate_per_s:g} requests a second (bursts of"
-            f" {self.burst}) for this client: retry after {retry_after_s} s",
-            headers={**self.state(0, refusal.full_at - now), "Retry-After": str(retry_after_s)},
-        )
-
-
-def policies(settings: Settings) -> dict[str, Policy]:
-    return {
-        READ: Policy(READ, settings.rate_limit_read_per_s, settings.rate_limit_read_burst),
-        WRITE: Policy(WRITE, settings.rate_limit_write_per_s, settings.rate_limit_write_burst),
-        FEED: Policy(FEED, settings.rate_limit_feed_per_s, settings.rate_limit_feed_burst),
-    }
-
-
-def route_class(method: str, path: str) -> str:
-    if method in ("GET", "HEAD", "OPTIONS"):
-        return FEED if path.rstrip("/").endswith("/feed") else READ
-    return WRITE
-
-
-def trusted_networks(setting: str) -> list[Network]:
-    """The networks and addresses ``trusted_proxies`` names (its host names aside)."""
-    return trusted_proxies(setting)[0]
-
-
-def trusted_proxies(setting: str) -> tuple[list[Network], list[str]]:
-    """``trusted_proxies``: its networks, and its host names (a Compose service, a Kubernetes
-    headless Service of the gateway's pods), whose addresses the limiter looks up."""
-    networks: list[Network] = []
-    names: list[str] = []
-    for item in (item.strip() for item in setting.split(",")):
-        if not item:
-            continue
-        try:
-            networks.append(ipaddress.ip_network(item))
-        except ValueError as error:
-            if not _HOST_NAME.fullmatch(item):
-                raise SystemExit(f"bad setting trusted_proxies: {error}") from None
-            names.append(item)
-    return networks, names
-
-
-_LABEL = r"[a-z0-9]([a-z0-9-]*[a-z0-9])?"
-_HOST_NAME = re.compile(rf"(?=.*[a-z]){_LABEL}(\.{_LABEL})*\.?", re.IGNORECASE)
-
-
-async def resolved(names: list[str]) -> list[Network]:
-    """The addresses ``names`` have now, each as a one-address network."""
-    loop = asyncio.get_running_loop()
-    found = set()
-    for name in names:
-        for *_, sockaddr in await loop.getaddrinfo(name, None, type=socket.SOCK_STREAM):
-            found.add(ipaddress.ip_network(sockaddr[0].partition("%")[0]))
-    return sorted(found, key=str)
-
-
-def client_address(scope: Scope, trusted: list[Network]) -> str:
-    """Who sent the request: the peer, unless the peer is a trusted proxy, then the right-most
-    address of ``X-Forwarded-For`` that is not a trusted proxy's (the left ones are whatever
-    the client chose to send). IPv6 clients count per /64, the least a host is given."""
-    peer = (scope.get("client") or ("unknown", 0))[0]
-    if not _is_trusted(peer, trusted):
-        return _bucket_of(peer)
-    forwarded = b",".join(v for k, v in scope["headers"] if k == b"x-forwarded-for").decode(
-        "latin-1"
-    )
-    hops = [hop.strip() for hop in forwarded.split(",") if hop.strip()]
-    for hop in reversed(hops):
-        if not _is_trusted(hop, trusted):
-            return _bucket_of(hop)
-    return _bucket_of(hops[0] if hops else peer)
-
-
-@functools.lru_cache(maxsize=4096)  # parsing is a third of refusing a flooder's request
-def _address(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
-    try:
-        address = ipaddress.ip_address(text)
-    except ValueError:
-        return None
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
-        return address.ipv4_mapped
-    return address
-
-
-def _is_trusted(text: str, trusted: list[Network]) -> bool:
-    address = _address(text)
-    return address is not None and any(address in network for network in trusted)
-
-
-def _bucket_of(text: str) -> str:
-    address = _address(text)
-    if address is None:
-        return text[:64]  # not an address (a test client's name): as it is, bounded
-    if isinstance(address, ipaddress.IPv6Address):
-        return str(ipaddress.IPv6Network((address, 64), strict=False))
-    return str(address)
-
-
-def app_key_bucket(scope: Scope, address: str) -> str | None:
-    """The bucket name of the request's ``X-API-Key``, if any: never the key itself. A
-    publishable key is in every browser of its app, so its bucket is per client address too:
-    one browser cannot spend the whole app's budget."""
-    for name, value in scope["headers"]:
-        if name == b"x-api-key":
-            digest = hashlib.sha256(value).hexdigest()[:32]
-            if value.startswith(PUBLISHABLE_PREFIX.encode()):
-                return f"{digest}@{address}"
-            return digest
-    return None
 
 
 class RateLimiter:
@@ -416,9 +144,9 @@ class RateLimiter:
             socket_timeout=REDIS_TIMEOUT_S,
         )
         self._redis = redis_async.Redis(connection_pool=connections, retry=Retry(NoBackoff(), 0))
-        self._take_tokens = self._redis.register_script(_TAKE_TOKENS)
-        self._take_feed_slot = self._redis.register_script(_TAKE_FEED_SLOT)
-        self._renew_feed_slots = self._redis.register_script(_RENEW_FEED_SLOTS)
+        self._take_tokens = self._redis.register_script(TAKE_TOKENS)
+        self._take_feed_slot = self._redis.register_script(TAKE_FEED_SLOT)
+        self._renew_feed_slots = self._redis.register_script(RENEW_FEED_SLOTS)
         self._stopping = asyncio.Event()
         self._renewing = asyncio.create_task(self._renew_leases())
         if self._trusted_names:
@@ -662,70 +390,3 @@ class RateLimiter:
 
 ScriptCall = tuple[tuple[str, ...], tuple[Any, ...]]
 """A script call's keys and arguments."""
-
-
-class Together(Generic[Item, Answer]):
-    """Calls made while others are on their way go together, next, in one batch: the first
-    caller sends batch after batch until none is left, the others wait for theirs."""
-
-    def __init__(self, send: Callable[[list[Item]], Awaitable[list[Answer]]]) -> None:
-        self._send = send
-        self._queued: list[tuple[Item, asyncio.Future[Answer]]] = []
-        self._sending = False
-
-    async def __call__(self, item: Item) -> Answer:
-        answer: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
-        self._queued.append((item, answer))
-        with anyio.CancelScope(shield=True):  # the calls waiting on this one are answered
-            if not self._sending:
-                self._sending = True
-                try:
-                    while self._queued:
-                        batch, self._queued = self._queued, []
-                        try:
-                            answers = await self._send([each for each, _ in batch])
-                        except Exception as error:  # each call hears of it: none waits forever
-                            for _, waiting in batch:
-                                waiting.set_exception(error)
-                            continue
-                        for (_, waiting), each_answer in zip(batch, answers, strict=True):
-                            waiting.set_result(each_answer)
-                finally:
-                    self._sending = False
-            return await answer
-
-
-class FeedSlot:
-    """One of a client's live-feed slots, held until ``release`` (which frees it once). Small
-    on purpose: every open feed holds one."""
-
-    __slots__ = ("_lease", "_limiter")
-
-    def __init__(self, limiter: RateLimiter | None = None, lease: str = "") -> None:
-        self._limiter = limiter
-        self._lease = lease
-
-    async def release(self) -> None:
-        limiter, self._limiter = self._limiter, None
-        if limiter is not None:
-            await limiter.free_feed_slot(self._lease)
-
-
-async def take_feed_slot(connection: ASGIConnection[Any, Any, Any, Any]) -> FeedSlot:
-    """One of the caller's live-feed slots (429 when all are taken), to release when the feed
-    ends, fails to open, or its client leaves; nothing is counted when the service has no
-    limiter."""
-    limiter: RateLimiter | None = getattr(connection.app, "rate_limiter", None)
-    if limiter is None:
-        return FeedSlot()
-    return await limiter.take_feed_slot(connection.scope)
-
-
-@contextlib.asynccontextmanager
-async def feed_lease(connection: ASGIConnection[Any, Any, Any, Any]) -> AsyncIterator[None]:
-    """Hold one of the caller's live-feed slots while open (429 when all are taken)."""
-    slot = await take_feed_slot(connection)
-    try:
-        yield
-    finally:
-        await slot.release()

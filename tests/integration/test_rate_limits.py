@@ -25,20 +25,12 @@ from litestar import Litestar, Request, get, post
 from litestar.response.sse import ServerSentEventMessage
 from litestar.testing import AsyncTestClient
 
+from shared.edge.addresses import client_address, trusted_networks, trusted_proxies
 from shared.edge.app import service_app
 from shared.edge.errors import PROBLEM_MEDIA_TYPE, PROBLEM_TYPE_BASE, Problem
 from shared.edge.feed import LiveFeed, SendChunk
-from shared.edge.ratelimit import (
-    PAUSE_AFTER_ERROR_S,
-    REDIS_TIMEOUT_S,
-    FeedSlot,
-    RateLimiter,
-    client_address,
-    feed_lease,
-    take_feed_slot,
-    trusted_networks,
-    trusted_proxies,
-)
+from shared.edge.feed_slots import FeedSlot, feed_lease, take_feed_slot
+from shared.edge.ratelimit import PAUSE_AFTER_ERROR_S, REDIS_TIMEOUT_S, RateLimiter
 from shared.infra.settings import Settings
 from tests.waiting import await_until
 

@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 
+from shared.edge.buckets import ALLOWANCE_MAX, Allowance
 from shared.edge.errors import Problem
-from shared.edge.ratelimit import ALLOWANCE_MAX, Allowance, RateLimiter
+from shared.edge.ratelimit import RateLimiter
 from shared.infra.settings import Settings
 
 
