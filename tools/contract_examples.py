@@ -42,7 +42,8 @@ from shared.edge.errors import (
     invalid_request,
     not_found,
 )
-from shared.edge.feed import RETRY_MS, check_resume_point, resume_point
+from shared.edge.feed import RETRY_MS, check_resume_point
+from shared.edge.feed_http import resume_point
 from shared.edge.feed_tickets import TICKET_PREFIX, TICKET_TTL_S, FeedTicket, ticket_refused
 from shared.edge.runtime import rejection_problem
 from shared.infra.commands import REFUSED

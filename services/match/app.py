@@ -39,11 +39,11 @@ from shared.edge.contract import (
     problem_responses,
 )
 from shared.edge.errors import Problem
-from shared.edge.feed import (
+from shared.edge.feed import FeedHub
+from shared.edge.feed_http import (
     FEED_ROUTE,
     FEED_TICKET_ROUTE,
     FeedAfter,
-    FeedHub,
     FeedTicketQuery,
     LastEventId,
     LiveFeed,

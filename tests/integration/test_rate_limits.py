@@ -28,7 +28,8 @@ from litestar.testing import AsyncTestClient
 from shared.edge.addresses import client_address, trusted_networks, trusted_proxies
 from shared.edge.app import service_app
 from shared.edge.errors import PROBLEM_MEDIA_TYPE, PROBLEM_TYPE_BASE, Problem
-from shared.edge.feed import LiveFeed, SendChunk
+from shared.edge.feed import SendChunk
+from shared.edge.feed_http import LiveFeed
 from shared.edge.feed_slots import FeedSlot, feed_lease, take_feed_slot
 from shared.edge.ratelimit import PAUSE_AFTER_ERROR_S, REDIS_TIMEOUT_S, RateLimiter
 from shared.infra.settings import Settings
