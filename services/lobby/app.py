@@ -14,8 +14,10 @@ from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
 
 from services.lobby import schemas as s
+from services.lobby.checks import not_private
+from services.lobby.closing import IdleSweep
 from services.lobby.feed import TableFeeds
-from services.lobby.tables import IdleSweep, Tables, not_private
+from services.lobby.tables import Tables
 from shared.domain import rules_api
 from shared.domain.messages import Actor
 from shared.edge import apps
@@ -88,7 +90,7 @@ class Lobby:
         self.runtime.spawn("command-watch", self.done.run(self.runtime.stop))
         idle_s = self.runtime.settings.open_table_idle_s
         if idle_s > 0:
-            sweep = IdleSweep(self.tables, idle_s)
+            sweep = IdleSweep(self.tables.steps, idle_s)
             self.runtime.spawn("idle-table-sweep", sweep.run(self.runtime.stop))
 
     async def catalogue(self) -> dict[str, s.GameInfo]:

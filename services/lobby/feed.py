@@ -7,7 +7,8 @@ from functools import partial
 import msgspec
 
 from services.lobby import schemas as s
-from services.lobby.tables import Tables, public_event, table_stream
+from services.lobby.rows import public_event, table_stream
+from services.lobby.tables import Tables
 from shared.edge.feed import Feed, FeedBatch, FeedHub, FeedMessage, Reader, check_resume_point
 from shared.edge.feed_tickets import FeedTickets
 from shared.infra.eventstore import StoredEvent

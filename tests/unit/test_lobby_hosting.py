@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from services.lobby.checks import bot_seats
 from services.lobby.schemas import BotSeat
-from services.lobby.tables import _bot_seats
 from shared.domain.hosting import NO_HOSTING, Hosting, TimeControl
 from shared.edge.errors import Problem
 
@@ -18,13 +18,13 @@ def test_bots_without_a_seat_take_the_first_free_ones_in_order() -> None:
         BotSeat("dingo-heuristic"),
         BotSeat("dingo-random", seat=2),
     ]
-    assert _bot_seats("dingo", 5, bots, NO_HOSTING) == {
+    assert bot_seats("dingo", 5, bots, NO_HOSTING) == {
         0: "dingo-heuristic",
         1: "dingo-random",
         2: "dingo-random",
         3: "dingo-heuristic",
     }
-    assert _bot_seats("dingo", 2, [], NO_HOSTING) == {}
+    assert bot_seats("dingo", 2, [], NO_HOSTING) == {}
 
 
 @pytest.mark.parametrize(
@@ -48,7 +48,7 @@ def test_bots_and_hosting_not_for_the_table_are_422(
     bots: list[BotSeat], hosting: Hosting, code: str
 ) -> None:
     with pytest.raises(Problem) as refused:
-        _bot_seats("dingo", 2, bots, hosting)
+        bot_seats("dingo", 2, bots, hosting)
     assert refused.value.status == 422 and refused.value.code == code
 
 
@@ -59,4 +59,4 @@ def test_every_policy_and_the_games_bots_are_taken() -> None:
         on_leave="bot",
         bot="dingo-heuristic",
     )
-    assert _bot_seats("dingo", 2, [BotSeat("dingo-random")], hosting) == {0: "dingo-random"}
+    assert bot_seats("dingo", 2, [BotSeat("dingo-random")], hosting) == {0: "dingo-random"}
