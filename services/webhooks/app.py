@@ -15,7 +15,8 @@ from psycopg_pool import AsyncConnectionPool
 
 from services.webhooks import samples
 from services.webhooks import schemas as s
-from services.webhooks.delivery import configure, enqueue, in_stream_order
+from services.webhooks.celery_app import configure
+from services.webhooks.delivery import enqueue, in_stream_order
 from services.webhooks.signing import new_secret
 from services.webhooks.targets import TargetRefused, allowed_networks, check_target
 from shared.domain import rules_api

@@ -25,48 +25,21 @@ enabled again (which redelivers them).
 
 from __future__ import annotations
 
-import asyncio
-import email.utils
 import logging
-import ssl
-import threading
 import time
-from collections.abc import Coroutine, Iterable
-from dataclasses import dataclass
-from typing import Any, NamedTuple, TypeVar
+from collections.abc import Iterable
+from typing import Any
 
-import aiohttp
-import yarl
-from celery import Celery
 from psycopg import Connection
-from psycopg_pool import ConnectionPool
 
-from services.webhooks.signing import signed_headers
-from services.webhooks.targets import (
-    Network,
-    Target,
-    TargetRefused,
-    allowed_networks,
-    check_target,
-)
-from shared.infra import tracing
+from services.webhooks.attempts import OUTCOMES, Attempt, Delivery, send_chains
+from services.webhooks.celery_app import Context, celery_app, shared_context
+from services.webhooks.targets import Target, TargetRefused, check_target
 from shared.infra.metrics import WEBHOOK_DELAY, WEBHOOK_DELIVERIES
 from shared.infra.sealed import WEBHOOK_PREVIOUS_SECRET, WEBHOOK_SECRET, opened
-from shared.infra.secretbox import Keyring
 from shared.infra.settings import Settings
-from shared.infra.streams import WEBHOOK_DELIVERIES_QUEUE
 
 log = logging.getLogger(__name__)
-
-celery_app = Celery("playtable.webhooks")
-celery_app.conf.update(
-    task_acks_late=True,
-    task_reject_on_worker_lost=True,
-    task_ignore_result=True,
-    worker_prefetch_multiplier=4,
-    worker_hijack_root_logger=False,
-    broker_connection_retry_on_startup=True,
-)
 
 DELIVERY_BATCH = 100
 """Deliveries per task: one event's to a hundred subscribers go out together."""
@@ -75,7 +48,6 @@ WAKE_BATCH = 50
 NOT_DUE_SLACK_S = 1.0
 """A task may run this much before its delivery's ``due_at`` (the broker's and Postgres's clocks
 may differ); later than that it is a stale retry, superseded by a newer schedule."""
-RETRYABLE_STATUSES = frozenset({408, 425, 429})
 
 _LOAD = """
 SELECT d.id, d.event_key, d.body, d.attempts, d.subscription_id, d.stream_id, s.url, s.enabled,
@@ -201,119 +173,9 @@ RETURNING id, subscription_id, stream_id
 back, so they go now (a stale retry task finds them not due and does nothing)."""
 
 
-BROKER_POLL_S = 5
-"""How long the worker's wait for a task (BRPOP) lasts before it asks again: a task wakes it at
-once, so this only sets what an idle worker costs."""
-
-
-def restore_interval_s(visibility_timeout_s: int) -> int:
-    """How often the worker looks for tasks whose worker died (unacknowledged for the
-    visibility timeout), in whole seconds: a few times per timeout, at most once a minute (the
-    default an hour: once a second would cost an idle worker three round trips a second)."""
-    return max(1, min(60, visibility_timeout_s // 4))
-
-
-def configure(settings: Settings) -> Celery:
-    """Point the app at this deployment's Redis, under its key prefix, with its timeouts."""
-    global _settings
-    _settings = settings
-    celery_app.conf.update(
-        broker_url=settings.redis_url,
-        task_default_queue=settings.stream(WEBHOOK_DELIVERIES_QUEUE),
-        broker_transport_options={
-            "global_keyprefix": f"{settings.stream_prefix}:celery:",
-            "visibility_timeout": settings.webhook_visibility_timeout_s,
-            "unacked_restore_interval": restore_interval_s(settings.webhook_visibility_timeout_s),
-            "unacked_restore_throttle": 1,
-            "polling_interval": BROKER_POLL_S,
-        },
-    )
-    return celery_app
-
-
-_settings: Settings | None = None
-_lock = threading.Lock()
-_T = TypeVar("_T")
-
-
-class Sender:
-    """The worker process's event loop, in a thread of its own, with one HTTP client session:
-    the task threads hand it their batches, whose POSTs then go out concurrently over
-    kept-alive connections instead of one synchronous POST per task thread."""
-
-    def __init__(self, settings: Settings) -> None:
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(
-            target=self._loop.run_forever, name="webhook-sender", daemon=True
-        )
-        self._thread.start()
-        self.http = self.run(self._session(settings))
-
-    @staticmethod
-    async def _session(settings: Settings) -> aiohttp.ClientSession:
-        return aiohttp.ClientSession(
-            connector=aiohttp.TCPConnector(limit=settings.webhook_max_connections),
-            timeout=aiohttp.ClientTimeout(total=settings.webhook_timeout_s),
-            cookie_jar=aiohttp.DummyCookieJar(),  # no receiver's cookie reaches another
-            auto_decompress=False,
-        )
-
-    def run(self, coroutine: Coroutine[Any, Any, _T]) -> _T:
-        """Run on the loop and wait for the result (called from a task's thread)."""
-        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
-
-    def close(self) -> None:
-        self.run(self.http.close())
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(timeout=5)
-
-
-@dataclass
-class Context:
-    settings: Settings
-    pool: ConnectionPool
-    sender: Sender
-    allowed: list[Network]
-    keyring: Keyring
-
-    @classmethod
-    def open(cls, settings: Settings) -> Context:
-        size = settings.webhook_worker_concurrency + 2
-        keyring = settings.keyring()  # first: without one, nothing is opened
-        return cls(
-            settings=settings,
-            pool=ConnectionPool(
-                settings.database_url,
-                min_size=1,
-                max_size=size,
-                kwargs={"autocommit": True},
-                open=True,
-            ),
-            sender=Sender(settings),
-            allowed=allowed_networks(settings.webhook_allowed_networks),
-            keyring=keyring,
-        )
-
-    def close(self) -> None:
-        self.sender.close()
-        self.pool.close()
-
-
-_context: Context | None = None
-
-
-def _shared_context() -> Context:
-    """Opened on the first task of the worker process and kept for its life."""
-    global _context
-    with _lock:
-        if _context is None:
-            _context = Context.open(_settings or Settings.from_env())
-        return _context
-
-
 @celery_app.task(name="webhooks.deliver")
 def deliver(delivery_ids: list[int]) -> None:
-    deliver_batch(_shared_context(), delivery_ids)
+    deliver_batch(shared_context(), delivery_ids)
 
 
 def enqueue(delivery_ids: Iterable[int], countdown_s: float | None = None) -> None:
@@ -328,60 +190,6 @@ def in_stream_order(rows: list[tuple[int, str, str]]) -> list[int]:
     side and in order, so that a task sends them as one chain (rather than each waiting for
     the one before it in another task)."""
     return [row[0] for row in sorted(rows, key=lambda row: (row[1], row[2], row[0]))]
-
-
-def retry_after_s(header: str | None) -> float | None:
-    """Seconds asked for by a Retry-After header (delta-seconds or an HTTP date)."""
-    if not header:
-        return None
-    if header.strip().isdigit():
-        return float(header.strip())
-    try:
-        when = email.utils.parsedate_to_datetime(header)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
-
-
-def backoff_s(settings: Settings, attempts: int, asked_s: float | None) -> float:
-    """Exponential wait before attempt ``attempts + 1``, or longer if the target asked so."""
-    wait = settings.webhook_retry_base_s * 2 ** (attempts - 1)
-    return min(max(wait, asked_s or 0.0), settings.webhook_retry_max_s)
-
-
-class Delivery(NamedTuple):
-    id: int
-    key: str
-    body: bytes
-    attempts: int
-    subscription_id: str
-    stream_id: str
-    url: str
-    enabled: bool
-    secret: str
-    previous_secret: str | None
-    previous_valid: bool
-    pending_before: int | None
-    """The pending delivery before this one in its stream (None: this one is first)."""
-    occurred_at_ms: int
-    traceparent: str | None
-    """The trace of the move that recorded the event, which each attempt's span continues."""
-
-    @property
-    def signing(self) -> list[str]:
-        if self.previous_valid and self.previous_secret:
-            return [self.secret, self.previous_secret]
-        return [self.secret]
-
-
-class Attempt(NamedTuple):
-    delivery: Delivery
-    status_code: int | None
-    duration_ms: float | None
-    error: str | None
-    status: str
-    """The delivery's status after it: delivered, failed (for good) or pending."""
-    wait_s: float
 
 
 def deliver_batch(ctx: Context, delivery_ids: list[int]) -> None:
@@ -411,15 +219,11 @@ def deliver_batch(ctx: Context, delivery_ids: list[int]) -> None:
     enqueue(in_stream_order(woken))
 
 
-_OUTCOMES = {"delivered": "delivered", "pending": "retry", "failed": "failed"}
-"""A delivery's status after an attempt, as the metrics name the attempt's outcome."""
-
-
 def _count(attempts: list[Attempt], missed: list[Delivery]) -> None:
     """Count the committed attempts by outcome, and how long each delivered event took."""
     now_s = time.time()
     for attempt in attempts:
-        WEBHOOK_DELIVERIES.labels(_OUTCOMES[attempt.status]).inc()
+        WEBHOOK_DELIVERIES.labels(OUTCOMES[attempt.status]).inc()
         if attempt.status == "delivered":
             WEBHOOK_DELAY.observe(max(now_s - attempt.delivery.occurred_at_ms / 1000, 0.0))
     if missed:
@@ -452,7 +256,7 @@ def _attempt_batch(
             conn.execute(_MISS, ([d.id for d in missed],))
         chains = _chains(d for d in loaded if d.enabled)
         targets = _targets(ctx, chains)
-        attempted = ctx.sender.run(_send_chains(ctx, chains, targets))
+        attempted = ctx.sender.run(send_chains(ctx, chains, targets))
         if attempted:
             _record(conn, [attempt for chain in attempted for attempt in chain])
     return attempted, missed
@@ -488,45 +292,6 @@ def _targets(ctx: Context, chains: list[list[Delivery]]) -> dict[str, Target | T
             except TargetRefused as refused:
                 targets[delivery.url] = refused
     return targets
-
-
-async def _send_chains(
-    ctx: Context, chains: list[list[Delivery]], targets: dict[str, Target | TargetRefused]
-) -> list[list[Attempt]]:
-    """Every chain at once; within a chain, the next only once the one before has ended."""
-
-    async def send(chain: list[Delivery]) -> list[Attempt]:
-        attempts = []
-        for delivery in chain:
-            attempt = await _attempt(ctx, delivery, targets[delivery.url])
-            attempts.append(attempt)
-            if attempt.status == "pending":
-                break
-        return attempts
-
-    return list(await asyncio.gather(*(send(chain) for chain in chains)))
-
-
-async def _attempt(ctx: Context, delivery: Delivery, target: Target | TargetRefused) -> Attempt:
-    """POST the delivery once, in a span of the event's trace (the target's URL is left out
-    of it: a receiver may keep a secret in its path)."""
-    traced = {
-        "playtable.delivery_id": delivery.id,
-        "playtable.subscription_id": delivery.subscription_id,
-        "playtable.webhook_id": delivery.key,
-        "playtable.webhook.attempt": delivery.attempts + 1,
-    }
-    with tracing.span(
-        "webhook POST", tracing.CLIENT, parent=delivery.traceparent, attributes=traced
-    ) as span:
-        status_code, duration_ms, error, asked_s = await _post(ctx, delivery, target)
-        status, wait_s = _outcome(ctx.settings, status_code, error, delivery.attempts + 1, asked_s)
-        span.set_attribute("playtable.webhook.outcome", _OUTCOMES[status])
-        if status_code is not None:
-            span.set_attribute("http.response.status_code", status_code)
-        if error is not None:
-            tracing.failed(span, error)
-    return Attempt(delivery, status_code, duration_ms, error, status, wait_s)
 
 
 def _record(conn: Connection[Any], attempts: list[Attempt]) -> None:
@@ -570,84 +335,3 @@ def _tally(conn: Connection[Any], settings: Settings, attempts: list[Attempt]) -
     if disabled:
         conn.execute(_MISS_PENDING, (disabled,))
     return [subscription for subscription, recovered, _ in changed if recovered]
-
-
-def _outcome(
-    settings: Settings,
-    status_code: int | None,
-    error: str | None,
-    attempts: int,
-    asked_s: float | None,
-) -> tuple[str, float]:
-    """The delivery's status after this attempt, and the wait before the next one."""
-    if status_code is not None and 200 <= status_code < 300:
-        return "delivered", 0.0
-    retryable = status_code is None or status_code >= 500 or status_code in RETRYABLE_STATUSES
-    refused = error == TARGET_REFUSED
-    if not retryable or refused or attempts >= settings.webhook_max_attempts:
-        return "failed", 0.0  # 410 among them: the subscription is disabled as well
-    return "pending", backoff_s(settings, attempts, asked_s)
-
-
-async def _post(
-    ctx: Context, delivery: Delivery, target: Target | TargetRefused
-) -> tuple[int | None, float | None, str | None, float | None]:
-    """POST once: status code (None without an answer), duration (None without an answer:
-    timings of failures would measure the network for whoever reads the log), a coarse
-    error, Retry-After."""
-    if isinstance(target, TargetRefused):
-        return None, None, TARGET_REFUSED, None
-    started = time.perf_counter()
-    headers = signed_headers(delivery.signing, delivery.key, int(time.time()), delivery.body)
-    post = pinned_post(target, headers)
-    try:
-        async with ctx.sender.http.post(
-            post.url,
-            data=delivery.body,
-            headers=post.headers,
-            server_hostname=post.server_hostname,
-            allow_redirects=False,
-        ) as response:
-            # what the receiver says is not kept; a short answer read to its end leaves the
-            # connection to be reused, a long one closes it
-            await response.content.read(ANSWER_READ_BYTES)
-    except (aiohttp.ClientError, TimeoutError) as error:
-        return None, None, coarse_error(error), None
-    elapsed = (time.perf_counter() - started) * 1000
-    error = None if 200 <= response.status < 300 else f"HTTP {response.status}"
-    return response.status, elapsed, error, retry_after_s(response.headers.get("retry-after"))
-
-
-TARGET_REFUSED = "refused: the target's address is not one webhooks may reach"
-ANSWER_READ_BYTES = 65_536
-
-
-class PinnedPost(NamedTuple):
-    url: yarl.URL
-    headers: dict[str, str]
-    server_hostname: str | None
-
-
-def pinned_post(target: Target, headers: dict[str, str]) -> PinnedPost:
-    """The POST to the address that was checked, naming the host as the URL does (``Host``,
-    and TLS's SNI and certificate check), so no second DNS answer can redirect it."""
-    url = yarl.URL(target.url)
-    return PinnedPost(
-        url=url.with_host(str(target.address)),
-        headers={**headers, "Host": url.host_port_subcomponent or target.host},
-        server_hostname=target.host if url.scheme == "https" else None,
-    )
-
-
-def coarse_error(error: BaseException) -> str:
-    """What went wrong, in a word: raw error text (addresses, resolver and TLS messages)
-    would make the delivery log an oracle for probing networks."""
-    if isinstance(error, TimeoutError):
-        return "timeout"
-    if isinstance(error, aiohttp.ClientSSLError | ssl.SSLError):
-        return "TLS error"
-    if isinstance(error, aiohttp.ClientConnectorError):
-        return "could not connect"
-    if isinstance(error, aiohttp.ServerDisconnectedError | aiohttp.ClientOSError):
-        return "connection dropped"
-    return "network error"

@@ -12,7 +12,8 @@ import asyncio
 import logging
 import threading
 
-from services.webhooks.delivery import configure, enqueue
+from services.webhooks.celery_app import configure
+from services.webhooks.delivery import enqueue
 from services.webhooks.dispatcher import dispatch
 from shared.infra import tracing
 from shared.infra.db import open_pool

@@ -21,6 +21,7 @@ from psycopg_pool import AsyncConnectionPool
 from standardwebhooks import Webhook
 
 from services.webhooks import delivery
+from services.webhooks.celery_app import Context
 from services.webhooks.dispatcher import Dispatcher
 from services.webhooks.signing import new_secret
 from shared.infra.sealed import WEBHOOK_COLUMNS, seal_rows
@@ -95,7 +96,7 @@ def loopback(database_url: str, **overrides: float) -> Settings:
 
 async def deliver_batch(database_url: str, ids: list[int]) -> None:
     """Run one batch of deliveries as a worker on loopback does, in its own context."""
-    context = delivery.Context.open(loopback(database_url))
+    context = Context.open(loopback(database_url))
     try:
         await asyncio.to_thread(delivery.deliver_batch, context, ids)
     finally:
@@ -106,7 +107,7 @@ class Scheduler:
     """Celery's part: runs each enqueued task (a batch of deliveries) when due, one at a time,
     counting the runs."""
 
-    def __init__(self, context: delivery.Context) -> None:
+    def __init__(self, context: Context) -> None:
         self.context = context
         self.due: list[tuple[float, int, list[int]]] = []
         self.runs = 0
@@ -144,7 +145,7 @@ async def test_deliveries_behind_a_failing_one_wait_without_runs_and_keep_their_
     )
     streams = {"match-a": 10, "match-b": 3}
     subscription, delivery_ids = await subscribe(pool, receiver.url, streams)
-    context = delivery.Context.open(settings)
+    context = Context.open(settings)
     try:
         scheduler = Scheduler(context)
         monkeypatch.setattr(delivery, "enqueue", scheduler.enqueue)
@@ -299,7 +300,7 @@ async def test_a_receiver_that_answers_again_gets_its_backlog_at_once_and_in_ord
         webhook_retry_base_s=60.0,
     )
     subscription, backlog = await subscribe(pool, receiver.url, {"match-a": 5, "match-b": 5})
-    context = delivery.Context.open(settings)
+    context = Context.open(settings)
     try:
         scheduler = Scheduler(context)
         monkeypatch.setattr(delivery, "enqueue", scheduler.enqueue)
@@ -348,7 +349,7 @@ async def test_a_long_failure_streak_disables_the_subscription_and_the_rest_is_m
         webhook_disable_after_s=0.0,
     )
     subscription, ids = await subscribe(pool, receiver.url, {"match-a": 6})
-    context = delivery.Context.open(settings)
+    context = Context.open(settings)
     try:
         scheduler = Scheduler(context)
         monkeypatch.setattr(delivery, "enqueue", scheduler.enqueue)
@@ -398,7 +399,7 @@ async def test_a_probe_finds_the_receiver_back_without_using_up_an_attempt(
         webhook_retry_base_s=60.0,
     )
     subscription, backlog = await subscribe(pool, receiver.url, {"match-a": 3, "match-b": 3})
-    context = delivery.Context.open(settings)
+    context = Context.open(settings)
     try:
         scheduler = Scheduler(context)
         monkeypatch.setattr(delivery, "enqueue", scheduler.enqueue)
@@ -444,7 +445,7 @@ async def test_tasks_running_side_by_side_deliver_everything_in_order_without_de
     streams = {f"match-{n}": 25 for n in range(16)}
     subscription, ids = await subscribe(pool, receiver.url, streams, interleaved=True)
     settings = loopback(database_url)
-    context = delivery.Context.open(settings)
+    context = Context.open(settings)
     tasks: queue.Queue[list[int]] = queue.Queue()
     failures: list[BaseException] = []
 

@@ -13,7 +13,7 @@ import aiohttp
 import pytest
 from standardwebhooks import Webhook, WebhookVerificationError
 
-from services.webhooks.delivery import (
+from services.webhooks.attempts import (
     backoff_s,
     coarse_error,
     pinned_post,

@@ -1,0 +1,138 @@
+"""The Celery app of webhook deliveries on this deployment's Redis, and what its tasks share in
+a worker process: the Postgres pool, the keyring and the event loop that sends the POSTs."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Coroutine
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import aiohttp
+from celery import Celery
+from psycopg_pool import ConnectionPool
+
+from services.webhooks.targets import Network, allowed_networks
+from shared.infra.secretbox import Keyring
+from shared.infra.settings import Settings
+from shared.infra.streams import WEBHOOK_DELIVERIES_QUEUE
+
+celery_app = Celery("playtable.webhooks")
+celery_app.conf.update(
+    task_acks_late=True,
+    task_reject_on_worker_lost=True,
+    task_ignore_result=True,
+    worker_prefetch_multiplier=4,
+    worker_hijack_root_logger=False,
+    broker_connection_retry_on_startup=True,
+)
+
+BROKER_POLL_S = 5
+"""How long the worker's wait for a task (BRPOP) lasts before it asks again: a task wakes it at
+once, so this only sets what an idle worker costs."""
+
+
+def restore_interval_s(visibility_timeout_s: int) -> int:
+    """How often the worker looks for tasks whose worker died (unacknowledged for the
+    visibility timeout), in whole seconds: a few times per timeout, at most once a minute (the
+    default an hour: once a second would cost an idle worker three round trips a second)."""
+    return max(1, min(60, visibility_timeout_s // 4))
+
+
+def configure(settings: Settings) -> Celery:
+    """Point the app at this deployment's Redis, under its key prefix, with its timeouts."""
+    global _settings
+    _settings = settings
+    celery_app.conf.update(
+        broker_url=settings.redis_url,
+        task_default_queue=settings.stream(WEBHOOK_DELIVERIES_QUEUE),
+        broker_transport_options={
+            "global_keyprefix": f"{settings.stream_prefix}:celery:",
+            "visibility_timeout": settings.webhook_visibility_timeout_s,
+            "unacked_restore_interval": restore_interval_s(settings.webhook_visibility_timeout_s),
+            "unacked_restore_throttle": 1,
+            "polling_interval": BROKER_POLL_S,
+        },
+    )
+    return celery_app
+
+
+_settings: Settings | None = None
+_lock = threading.Lock()
+_T = TypeVar("_T")
+
+
+class Sender:
+    """The worker process's event loop, in a thread of its own, with one HTTP client session:
+    the task threads hand it their batches, whose POSTs then go out concurrently over
+    kept-alive connections instead of one synchronous POST per task thread."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(
+            target=self._loop.run_forever, name="webhook-sender", daemon=True
+        )
+        self._thread.start()
+        self.http = self.run(self._session(settings))
+
+    @staticmethod
+    async def _session(settings: Settings) -> aiohttp.ClientSession:
+        return aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(limit=settings.webhook_max_connections),
+            timeout=aiohttp.ClientTimeout(total=settings.webhook_timeout_s),
+            cookie_jar=aiohttp.DummyCookieJar(),  # no receiver's cookie reaches another
+            auto_decompress=False,
+        )
+
+    def run(self, coroutine: Coroutine[Any, Any, _T]) -> _T:
+        """Run on the loop and wait for the result (called from a task's thread)."""
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
+
+    def close(self) -> None:
+        self.run(self.http.close())
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=5)
+
+
+@dataclass
+class Context:
+    settings: Settings
+    pool: ConnectionPool
+    sender: Sender
+    allowed: list[Network]
+    keyring: Keyring
+
+    @classmethod
+    def open(cls, settings: Settings) -> Context:
+        size = settings.webhook_worker_concurrency + 2
+        keyring = settings.keyring()  # first: without one, nothing is opened
+        return cls(
+            settings=settings,
+            pool=ConnectionPool(
+                settings.database_url,
+                min_size=1,
+                max_size=size,
+                kwargs={"autocommit": True},
+                open=True,
+            ),
+            sender=Sender(settings),
+            allowed=allowed_networks(settings.webhook_allowed_networks),
+            keyring=keyring,
+        )
+
+    def close(self) -> None:
+        self.sender.close()
+        self.pool.close()
+
+
+_context: Context | None = None
+
+
+def shared_context() -> Context:
+    """Opened on the first task of the worker process and kept for its life."""
+    global _context
+    with _lock:
+        if _context is None:
+            _context = Context.open(_settings or Settings.from_env())
+        return _context
