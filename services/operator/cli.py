@@ -53,7 +53,7 @@ def _report_breaking() -> int:
     import json
 
     build_contract = _tools("contract", "openapi --breaking").build_contract
-    contract_diff = _tools("contract_diff", "openapi --breaking")
+    contract_diff = _tools("contract.diff", "openapi --breaking")
     newest, release_verdict = contract_diff.newest, contract_diff.release_verdict
 
     released = newest([path.stem for path in RELEASED_DIR.glob("*.json")])

@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 from services.operator.cli import CONTRACT_PATH, RELEASED_DIR
-from tools.contract_diff import breaking_changes, newest, release_verdict
+from tools.contract.diff import breaking_changes, newest, release_verdict
 
 OBJECT = {"type": "object", "additionalProperties": False}
 
