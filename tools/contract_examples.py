@@ -27,9 +27,9 @@ from services.rules.games.hanabi import DiscardCard, GiveRankClue, PlayCard
 from services.rules.games.registry import GAMES
 from services.webhooks import samples as webhook_samples
 from services.webhooks import schemas as webhooks_api
-from services.webhooks.app import subscription_disabled
 from services.webhooks.dispatcher import event_key
 from services.webhooks.signing import SECRET_PREFIX
+from services.webhooks.subscriptions import subscription_disabled
 from services.webhooks.targets import TargetRefused, allowed_networks, check_target
 from shared.domain import messages, rules_api
 from shared.domain.hosting import NO_HOSTING
