@@ -18,7 +18,7 @@ import redis
 from services.bots.policies import load_policies
 from tests.e2e.conftest import Stack, free_port, running_stack
 from tests.e2e.play import auth
-from tools.bench import bot_outcomes
+from tools.bench.bot_service import bot_outcomes
 
 pytestmark = pytest.mark.e2e
 

@@ -5,7 +5,7 @@ import os
 import subprocess
 import sys
 
-from tools.bench import backend_database, cpu_per_move_table, stack_cpu_seconds
+from tools.bench.cpu import backend_database, cpu_per_move_table, stack_cpu_seconds
 
 SPIN = """
 import os, sys, time
