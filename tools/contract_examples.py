@@ -21,9 +21,10 @@ from litestar.response.sse import ServerSentEventMessage
 from services.lobby import schemas as lobby_api
 from services.lobby.tables import not_private, public_event
 from services.match import schemas as match_api
-from services.match.matches import MatchCreating, not_former_holder
+from services.match.answers import not_former_holder
+from services.match.snapshot import MatchCreating
 from services.rules.engine import RulesEngine
-from services.rules.games.hanabi import DiscardCard, GiveRankClue, PlayCard
+from services.rules.games.hanabi.state import DiscardCard, GiveRankClue, PlayCard
 from services.rules.games.registry import GAMES
 from services.webhooks import samples as webhook_samples
 from services.webhooks import schemas as webhooks_api

@@ -6,17 +6,17 @@ pure and the other services stay free of game code.
 
 from __future__ import annotations
 
-import importlib
 import random
 import time
 from collections.abc import Iterator, Sequence
 from functools import cached_property
-from typing import Any, NamedTuple, Union
+from typing import Any, Union
 
 import msgspec
 
 from services.rules.games.contract import Game, Outcome, Rejection, struct_tags
 from services.rules.games.playout import option_variants, played_events
+from services.rules.games.registry import EXCHANGE_FORMATS
 from shared.domain import rules_api as api
 from shared.domain.hosting import (
     BOTS,
@@ -481,29 +481,3 @@ def _stamp_server_time(action: Any) -> Any:
     if hasattr(action, "server_time_ms"):
         return msgspec.structs.replace(action, server_time_ms=time.time_ns() // 1_000_000)
     return action
-
-
-class ExchangeFormat(NamedTuple):
-    """A game's community file format: its name, and the module that reads and writes it.
-
-    Such a module offers ``export_events(events, players) -> dict`` and
-    ``import_game(document) -> (players, options, actions)`` raising ``ValueError`` when the
-    document is not one it reads (its result may add ``actors``: the seat of each action, None
-    for the seat to move, for actions any seat may take); and, if the format declares outcomes
-    (points, scores) beside the actions, ``disagreement(document, events) -> str | None``: the
-    first one its replay contradicts.
-    """
-
-    name: str
-    module_name: str
-
-    @property
-    def module(self) -> Any:
-        return importlib.import_module(self.module_name)
-
-
-EXCHANGE_FORMATS = {
-    "hanabi": ExchangeFormat("hanab.live", "services.rules.games.hanabi_live"),
-    "carcassonne": ExchangeFormat("carcassonne-turns", "services.rules.games.carcassonne_turns"),
-}
-"""The games that have a community file format."""

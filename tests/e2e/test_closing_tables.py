@@ -12,7 +12,7 @@ import httpx
 import psycopg
 import pytest
 
-from services.rules.games.hanabi import standard_deck
+from services.rules.games.hanabi.options import standard_deck
 from shared.edge.apps import API_KEY_HEADER
 from tests.conftest import new_app_key
 from tests.e2e.conftest import Stack, free_port, wait_healthy

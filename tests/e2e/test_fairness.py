@@ -10,7 +10,8 @@ import random
 
 import pytest
 
-from services.rules.games.hanabi import SUITS, standard_deck
+from services.rules.games.hanabi.cards import SUITS
+from services.rules.games.hanabi.options import standard_deck
 from shared.domain.commitments import commitment_of
 from tests.e2e.conftest import Stack
 from tests.e2e.play import auth, play_to_end, started_match

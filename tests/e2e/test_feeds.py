@@ -15,7 +15,7 @@ import httpx
 import pytest
 import redis
 
-from services.rules.games.hanabi import standard_deck
+from services.rules.games.hanabi.options import standard_deck
 from shared.edge.feed import RECHECK_S
 from shared.edge.feed_tickets import TICKET_TTL_S
 from shared.edge.tokens import hash_token

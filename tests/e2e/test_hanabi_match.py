@@ -11,7 +11,7 @@ import psycopg
 import pytest
 
 from services.rules.games.hanabi import GAME as HANABI
-from services.rules.games.hanabi import final_score
+from services.rules.games.hanabi.rules import final_score
 from tests.e2e.conftest import Stack
 from tests.e2e.play import auth, open_table, play_to_end
 

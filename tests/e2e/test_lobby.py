@@ -8,7 +8,7 @@ from functools import partial
 import httpx
 import pytest
 
-from services.rules.games.hanabi import standard_deck
+from services.rules.games.hanabi.options import standard_deck
 from tests.e2e.conftest import Stack
 from tests.e2e.play import auth, started_match
 

@@ -15,7 +15,7 @@ import pytest
 from playwright.sync_api import Locator, Page, Route, expect
 
 from services.operator.gateway import runtime_dir
-from services.rules.games.hanabi import standard_deck
+from services.rules.games.hanabi.options import standard_deck
 from tests.e2e.conftest import Gateway
 from tests.e2e.web import PHONE, Player, screenshot
 

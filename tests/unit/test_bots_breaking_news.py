@@ -13,8 +13,21 @@ from services.bots.arena import play_match
 from services.bots.policies import breaking_news as bot
 from services.bots.policies import load_policies, random_choice
 from services.bots.policies.breaking_news import TEMPLATES, heuristic, normalise_text
-from services.rules.games import breaking_news as bn
 from services.rules.games.breaking_news import GAME
+from services.rules.games.breaking_news.cards import (
+    ELEMENT_COUNT,
+    LANGUAGES,
+    MAX_STORY_CHARS,
+    NEWS,
+    OBJECT_POINTS,
+    PLAY,
+    STORY,
+    WORDS,
+)
+from services.rules.games.breaking_news.events import CallBreakingNews, CompleteObject, PlaceCard
+from services.rules.games.breaking_news.news import missing_word
+from services.rules.games.breaking_news.rules import _copy
+from services.rules.games.breaking_news.state import ELEMENT_CARDS, BreakingNewsState
 from tests.unit.test_breaking_news_playout import HOME_LANGUAGES, VARIANTS
 
 GAMES_PER_VARIANT = 30
@@ -81,20 +94,20 @@ def test_registered_under_its_name() -> None:
 # --- Stories --------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("language", [*bn.LANGUAGES, None])
+@pytest.mark.parametrize("language", [*LANGUAGES, None])
 def test_every_story_holds_the_three_words_as_the_rules_check_them(language) -> None:
     rng = random.Random(4)
-    cards = [msgspec.to_builtins(card) for card in bn.ELEMENT_CARDS]
-    for triple in itertools.combinations(range(bn.ELEMENT_COUNT), 3):
+    cards = [msgspec.to_builtins(card) for card in ELEMENT_CARDS]
+    for triple in itertools.combinations(range(ELEMENT_COUNT), 3):
         chain = [cards[card] for card in triple]
         story = bot.tell_story(chain, language or "en", rng)
-        assert bn.missing_word(story, list(triple), language) is None, story
-        assert len(story) <= bn.MAX_STORY_CHARS
+        assert missing_word(story, list(triple), language) is None, story
+        assert len(story) <= MAX_STORY_CHARS
         assert bot.story_has_words(story, chain, language)
 
 
 def test_templates_name_no_card_beyond_the_three() -> None:
-    folded = [normalise_text(word) for words in bn.WORDS for word in words.values()]
+    folded = [normalise_text(word) for words in WORDS for word in words.values()]
     for templates in TEMPLATES.values():
         for template in templates:
             text = normalise_text(template.format(a="", b="", c=""))
@@ -107,20 +120,20 @@ def test_templates_name_no_card_beyond_the_three() -> None:
 def completions_worth(state, seat: int) -> dict[int, int]:
     """The legal completions of the news phase: object -> points."""
     return {
-        action.object: bn.OBJECT_POINTS[action.object]
+        action.object: OBJECT_POINTS[action.object]
         for action in GAME.legal_actions(state, seat)
-        if isinstance(action, bn.CompleteObject | bn.CallBreakingNews)
+        if isinstance(action, CompleteObject | CallBreakingNews)
     }
 
 
-def news_after(state, seat: int, place: bn.PlaceCard) -> dict[int, int]:
-    after = GAME.fold(GAME.decide(state, seat, place), bn._copy(state))
-    if after.phase != bn.NEWS:
+def news_after(state, seat: int, place: PlaceCard) -> dict[int, int]:
+    after = GAME.fold(GAME.decide(state, seat, place), _copy(state))
+    if after.phase != NEWS:
         return {}
     return completions_worth(after, seat)
 
 
-def bot_game(seed: int, seats: int, options: dict, check) -> bn.BreakingNewsState:
+def bot_game(seed: int, seats: int, options: dict, check) -> BreakingNewsState:
     """A game of heuristic bots in every seat, ``check(state, seat, chosen)`` at every move."""
     state = GAME.fold(GAME.setup(GAME.resolve_options(options, seats), seats, random.Random(seed)))
     rng = random.Random(seed)
@@ -141,10 +154,10 @@ def test_places_for_news_and_completes_the_best_object() -> None:
     counts = {"placed for news": 0, "completed": 0}
 
     def check(state, seat, chosen):
-        if state.phase == bn.PLAY and chosen["type"] == "PlaceCard":
+        if state.phase == PLAY and chosen["type"] == "PlaceCard":
             best = {}
             for action in GAME.legal_actions(state, seat):
-                if isinstance(action, bn.PlaceCard):
+                if isinstance(action, PlaceCard):
                     best[(action.card, action.x, action.y)] = max(
                         news_after(state, seat, action).values(), default=0
                     )
@@ -152,7 +165,7 @@ def test_places_for_news_and_completes_the_best_object() -> None:
             if top:
                 counts["placed for news"] += 1
                 assert best[(chosen["card"], chosen["x"], chosen["y"])] == top
-        if state.phase == bn.NEWS:
+        if state.phase == NEWS:
             worth = completions_worth(state, seat)
             if worth:
                 counts["completed"] += 1
@@ -170,16 +183,16 @@ def test_foreign_language_bonus_is_earned() -> None:
     state = bot_game(11, 3, options, lambda *_: None)
     assert state.stories
     for story in state.stories:
-        assert story.language in bn.LANGUAGES and story.language != homes[story.seat]
-        assert story.points == bn.OBJECT_POINTS[story.object] + 1
-        assert bn.missing_word(story.story, story.cards, story.language) is None
+        assert story.language in LANGUAGES and story.language != homes[story.seat]
+        assert story.points == OBJECT_POINTS[story.object] + 1
+        assert missing_word(story.story, story.cards, story.language) is None
 
 
 def test_stopwatch_news_is_told_by_the_teller_and_silence_only_when_alone() -> None:
     told = []
 
     def check(state, seat, chosen):
-        if state.phase == bn.STORY:
+        if state.phase == STORY:
             told.append(chosen)
             assert chosen["type"] == "TellStory"
             others = (seat + 1) % state.seats

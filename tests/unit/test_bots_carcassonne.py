@@ -12,7 +12,8 @@ import pytest
 from services.bots.arena import play_match
 from services.bots.policies import load_policies, random_choice
 from services.bots.policies.carcassonne import heuristic
-from services.rules.games.carcassonne import GAME, PlaceTile, TilePlaced
+from services.rules.games.carcassonne import GAME
+from services.rules.games.carcassonne.state import PlaceTile, TilePlaced
 
 DECODER = msgspec.json.Decoder(GAME.action_type)
 

@@ -11,8 +11,10 @@ import pytest
 from services.bots.arena import play_match
 from services.bots.policies import load_policies, random_choice
 from services.bots.policies.dingo import heuristic
-from services.rules.games import dingo
-from services.rules.games.dingo import GAME, DayEnded, DingoState
+from services.rules.games.dingo import GAME
+from services.rules.games.dingo.cards import CARD_CODE, CARD_ID
+from services.rules.games.dingo.scoring import ranch_value
+from services.rules.games.dingo.state import DayEnded, DingoState
 
 GAMES_PER_COUNT = 30
 PURITY_EVERY = 10
@@ -75,9 +77,9 @@ def scene(
 ) -> DingoState:
     """A day in progress, seat 0 to move (seat 0 red, 1 yellow, 2 green)."""
     seats = len(ranches)
-    code = dingo.CARD_CODE
+    code = CARD_CODE
     used = {*sum(ranches, []), *sum(hands, []), *discards}
-    pile = [code[card] for card in dingo.CARD_ID if card not in used]
+    pile = [code[card] for card in CARD_ID if card not in used]
     return DingoState(
         seats=seats,
         first_player=0,
@@ -117,7 +119,7 @@ def values_after(state: DingoState, events: list) -> list[int]:
         if isinstance(event, DayEnded):
             return event.values
     after = GAME.fold(events, msgspec.structs.replace(state))
-    return [dingo.ranch_value(ranch) for ranch in after.ranches]
+    return [ranch_value(ranch) for ranch in after.ranches]
 
 
 OTHERS_HANDS = [["yellow-baby-2", "purple-moon-1"], ["green-dingo-3", "green-baby-2"]]

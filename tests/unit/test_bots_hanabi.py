@@ -13,7 +13,10 @@ import pytest
 from services.bots.arena import play_match
 from services.bots.policies import load_policies
 from services.bots.policies.hanabi import heuristic
-from services.rules.games.hanabi import GAME, SUITS, HanabiState, standard_deck
+from services.rules.games.hanabi import GAME
+from services.rules.games.hanabi.cards import SUITS
+from services.rules.games.hanabi.options import standard_deck
+from services.rules.games.hanabi.state import HanabiState
 
 VARIANTS = {
     "default": {},

@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 
-from services.rules.games import breaking_news as bn
+from services.rules.games.breaking_news.cards import ELEMENT_COUNT, OBJECT_COUNT, normalise_text
 from services.rules.games.contract import SEEDS_DIR
 
 DATA = json.loads((SEEDS_DIR / "breaking_news" / "cards.json").read_text(encoding="utf-8"))
@@ -37,8 +37,8 @@ def chain_layouts(symbols: tuple[str, ...]) -> int:
 
 def test_deck_sizes_ids_and_fields():
     elements, objects = DATA["elements"], DATA["objects"]
-    assert len(elements) == bn.ELEMENT_COUNT == 35
-    assert len(objects) == bn.OBJECT_COUNT == 20
+    assert len(elements) == ELEMENT_COUNT == 35
+    assert len(objects) == OBJECT_COUNT == 20
     assert [card["id"] for card in elements] == list(range(35))
     assert [card["id"] for card in objects] == list(range(20))
     assert DATA["languages"] == ["de", "it", "en"]
@@ -73,7 +73,7 @@ def test_symbols_and_edge_colours_are_balanced():
 def test_no_word_stands_for_two_cards():
     """A story word never counts for another card: no word contains another card's word."""
     words = [
-        (card["id"], bn.normalise_text(word))
+        (card["id"], normalise_text(word))
         for card in DATA["elements"]
         for word in card["words"].values()
     ]

@@ -5,9 +5,9 @@ from __future__ import annotations
 import msgspec
 
 from services.rules.engine import RulesEngine
-from services.rules.games import breaking_news as bn
-from services.rules.games.breaking_news import (
-    GAME,
+from services.rules.games.breaking_news import GAME
+from services.rules.games.breaking_news.cards import NEWS, OBJECT_POINTS, PLAY, STORY
+from services.rules.games.breaking_news.events import (
     BreakingNewsCalled,
     CallBreakingNews,
     CompleteObject,
@@ -27,6 +27,7 @@ from services.rules.games.breaking_news import (
     VoteForStory,
     VotingOpened,
 )
+from services.rules.games.breaking_news.state import ELEMENT_CARDS
 from shared.domain import rules_api as api
 from tests.unit.test_breaking_news_rules import (
     EAST,
@@ -43,7 +44,7 @@ from tests.unit.test_breaking_news_rules import (
 )
 
 CHAIN = [EAST, MIDDLE, WEST]
-VALUE = bn.OBJECT_POINTS[OBJECT]
+VALUE = OBJECT_POINTS[OBJECT]
 
 
 def past_completion(seat: int, obj: int, points: int) -> ObjectCompleted:
@@ -82,7 +83,7 @@ def quiet_turn(state) -> list:
     actions = GAME.legal_actions(state, seat)
     place = next((a for a in actions if isinstance(a, PlaceCard)), PassTurn())
     events = act(state, seat, place)
-    if state.phase == bn.NEWS:
+    if state.phase == NEWS:
         events += act(state, seat, EndTurn())
     return events
 
@@ -156,7 +157,7 @@ def tied_at_the_end(seats: int, object_hands: list[list[int]], **options):
     """Seats 0 and 1 each completed a 2-point object; the deck is empty; play to the end."""
     history = (past_completion(0, 10, 2), past_completion(1, 11, 2))
     state, events = row_deal(seats, object_hands, history, element_deck=[], **options)
-    while state.phase == bn.PLAY:
+    while state.phase == PLAY:
         events += quiet_turn(state)
     return state, events
 
@@ -226,12 +227,12 @@ def called(at_ms: int = 1_000):
 def test_stopwatch_times_the_story_from_the_call_by_the_server_clock():
     for seconds, points in ((14.999, VALUE - 1), (15, VALUE), (30, VALUE), (30.001, VALUE + 1)):
         state = called(1_000)
-        assert state.phase == bn.STORY and GAME.to_move(state) == [0, 1]
+        assert state.phase == STORY and GAME.to_move(state) == [0, 1]
         assert GAME.view(state, 1).called_news.cards == CHAIN
         told_at = 1_000 + round(seconds * 1000)
         events = act(state, 0, TellStory(story_for(CHAIN), server_time_ms=told_at))
         assert events[0].points == points and events[0].duration_ms == told_at - 1_000
-        assert state.scores[0] == points and state.phase == bn.PLAY
+        assert state.scores[0] == points and state.phase == PLAY
 
 
 def test_stopwatch_story_rules_and_silence():
@@ -239,7 +240,7 @@ def test_stopwatch_story_rules_and_silence():
     assert GAME.legal_actions(state, 1) == [ReportSilence()]
     assert refused(state, 1, TellStory(story_for(CHAIN))).code == "not_your_story"
     assert refused(state, 0, TellStory("nothing", server_time_ms=9_000)).code == "word_missing"
-    assert state.phase == bn.STORY  # the teller may go on
+    assert state.phase == STORY  # the teller may go on
     events = act(state, 1, ReportSilence())
     assert events[0] == StoryInterrupted(0, 1)
     assert kinds(events[1:]) == ["ElementDrawn", "TurnEnded"]
@@ -277,7 +278,7 @@ def test_views_and_redacted_events_never_show_other_hands_or_the_decks():
         assert len(drawn) == 3 and all(e.card is None for e in drawn)
         view = GAME.view(state, seat)
         assert view.hand == (
-            None if seat is None else [bn.ELEMENT_CARDS[c] for c in state.hands[seat]]
+            None if seat is None else [ELEMENT_CARDS[c] for c in state.hands[seat]]
         )
         assert view.hand_sizes == [3, 3, 3] and view.object_hand_sizes == [1, 1, 1]
         assert 'element_deck"' not in msgspec.json.encode(view).decode()

@@ -7,10 +7,20 @@ import random
 import msgspec
 import pytest
 
-from services.rules.games import breaking_news as bn
-from services.rules.games.breaking_news import (
-    GAME,
-    BreakingNewsState,
+from services.rules.games.breaking_news import GAME
+from services.rules.games.breaking_news.cards import (
+    EDGES,
+    ELEMENT_COUNT,
+    NEWS,
+    OBJECT_COUNT,
+    OBJECT_HAND_LIMIT,
+    PLAY,
+    STORY,
+    cell_of,
+    completions_to_end,
+    xy_of,
+)
+from services.rules.games.breaking_news.events import (
     CardPlaced,
     ElementDrawn,
     FinalRoundStarted,
@@ -21,6 +31,8 @@ from services.rules.games.breaking_news import (
     PlaceCard,
     TurnEnded,
 )
+from services.rules.games.breaking_news.news import missing_word
+from services.rules.games.breaking_news.state import BreakingNewsState
 from services.rules.games.playout import random_playout
 
 GAMES_PER_COUNT = 2000
@@ -67,7 +79,7 @@ STEPS = ((0, 1), (1, 0), (0, -1), (-1, 0))
 
 
 def layout_of(state: BreakingNewsState) -> dict[tuple[int, int], int]:
-    return {bn.xy_of(cell): card for cell, card in state.grid.items()}
+    return {xy_of(cell): card for cell, card in state.grid.items()}
 
 
 def adjacent_pairs(layout: dict[tuple[int, int], int]):
@@ -104,7 +116,7 @@ def placements_from_scratch(state: BreakingNewsState, seat: int) -> set[PlaceCar
         ]
         for card in state.hands[seat]:
             if all(
-                other in state.face_down or bn.EDGES[card][side] == bn.EDGES[other][(side + 2) % 4]
+                other in state.face_down or EDGES[card][side] == EDGES[other][(side + 2) % 4]
                 for side, other in touching
             ):
                 placements.add(PlaceCard(card, x, y))
@@ -117,7 +129,7 @@ class InvariantCheck:
     def __init__(self, seats: int, thorough: bool):
         self.seats = seats
         self.thorough = thorough
-        self.target = bn.completions_to_end(seats)
+        self.target = completions_to_end(seats)
         self.turns_after_final: int | None = None
         self.moves = 0
 
@@ -125,15 +137,15 @@ class InvariantCheck:
         self.moves += 1
         assert type(events[0]).__name__ in FIRST_EVENT[type(action).__name__]
         elements = state.element_deck + [c for hand in state.hands for c in hand]
-        assert sorted(elements + list(state.grid.values())) == list(range(bn.ELEMENT_COUNT))
+        assert sorted(elements + list(state.grid.values())) == list(range(ELEMENT_COUNT))
         objects = state.object_deck + state.open_objects + [s.object for s in state.stories]
         objects += [obj for hand in state.object_hands for obj in hand]
-        assert sorted(objects) == list(range(bn.OBJECT_COUNT))
-        mid_turn = state.phase in (bn.NEWS, bn.STORY)
+        assert sorted(objects) == list(range(OBJECT_COUNT))
+        mid_turn = state.phase in (NEWS, STORY)
         for holder, hand in enumerate(state.hands):
             full = 3 - (mid_turn and holder == state.seat_to_move)
             assert len(hand) == full or (not state.element_deck and len(hand) < full)
-        assert all(len(hand) <= bn.OBJECT_HAND_LIMIT for hand in state.object_hands)
+        assert all(len(hand) <= OBJECT_HAND_LIMIT for hand in state.object_hands)
         assert len(state.open_objects) == 2 or not state.object_deck
         assert not state.face_down or state.advanced
         assert sum(state.completed) == len(state.stories)
@@ -152,16 +164,16 @@ class InvariantCheck:
         """The new card touches a card, and every face-up card it touches matches its edge."""
         touching = 0
         for side, (dx, dy) in enumerate(STEPS):
-            other = state.grid.get(bn.cell_of(event.x + dx, event.y + dy))
+            other = state.grid.get(cell_of(event.x + dx, event.y + dy))
             if other is not None:
                 touching += 1
                 if other not in state.face_down:
-                    assert bn.EDGES[event.card][side] == bn.EDGES[other][(side + 2) % 4]
+                    assert EDGES[event.card][side] == EDGES[other][(side + 2) % 4]
         assert touching
 
     def check_completed(self, state: BreakingNewsState, event: ObjectCompleted) -> None:
         """The story holds its words; the chain was face up; the middle turns in advanced mode."""
-        assert bn.missing_word(event.story, event.cards, event.language) is None
+        assert missing_word(event.story, event.cards, event.language) is None
         first, middle, last = event.cards
         assert first not in state.face_down and last not in state.face_down
         assert (middle in state.face_down) == state.advanced
@@ -198,8 +210,8 @@ class InvariantCheck:
         assert connected(layout)
         for card, side, other in adjacent_pairs(layout):
             if card not in state.face_down and other not in state.face_down:
-                assert bn.EDGES[card][side] == bn.EDGES[other][side + 2]
-        if state.phase == bn.PLAY:
+                assert EDGES[card][side] == EDGES[other][side + 2]
+        if state.phase == PLAY:
             seat = state.seat_to_move
             listed = [a for a in GAME.legal_actions(state, seat) if isinstance(a, PlaceCard)]
             assert len(set(listed)) == len(listed)

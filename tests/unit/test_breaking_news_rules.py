@@ -10,9 +10,22 @@ from __future__ import annotations
 import itertools
 import random
 
-from services.rules.games import breaking_news as bn
-from services.rules.games.breaking_news import (
-    GAME,
+from services.rules.games.breaking_news import GAME
+from services.rules.games.breaking_news.cards import (
+    EDGES,
+    ELEMENT_COUNT,
+    NEWS,
+    OBJECT_COUNT,
+    OBJECT_MASK,
+    OBJECT_POINTS,
+    OBJECT_SYMBOLS,
+    PLAY,
+    SYMBOL_OF,
+    WORDS,
+    cell_of,
+    xy_of,
+)
+from services.rules.games.breaking_news.events import (
     CardTurnedFaceDown,
     CompleteObject,
     ElementDrawn,
@@ -28,19 +41,20 @@ from services.rules.games.breaking_news import (
     StartingCardSetAside,
     TurnEnded,
 )
+from services.rules.games.breaking_news.news import canonical_story
 from services.rules.games.contract import Rejection
 
 SIDE = {"north": 0, "east": 1, "south": 2, "west": 3}
 STEP = {"north": (0, 1), "east": (1, 0), "south": (0, -1), "west": (-1, 0)}
 OPPOSITE = {"north": "south", "east": "west", "south": "north", "west": "east"}
-ALL_CARDS = range(bn.ELEMENT_COUNT)
+ALL_CARDS = range(ELEMENT_COUNT)
 
 
 # --- Building tables ------------------------------------------------------------------------
 
 
 def colour(card: int, side: str) -> int:
-    return bn.EDGES[card][SIDE[side]]
+    return EDGES[card][SIDE[side]]
 
 
 def cards_with(symbol: int | None = None, exclude=(), **edges: int) -> list[int]:
@@ -49,7 +63,7 @@ def cards_with(symbol: int | None = None, exclude=(), **edges: int) -> list[int]
         card
         for card in ALL_CARDS
         if card not in exclude
-        and (symbol is None or bn.SYMBOL_OF[card] == symbol)
+        and (symbol is None or SYMBOL_OF[card] == symbol)
         and all(colour(card, side) == wanted for side, wanted in edges.items())
     ]
 
@@ -95,7 +109,7 @@ def deal(
             stopwatch=resolved["stopwatch"],
             home_languages=resolved["home_languages"],
             element_deck=dealt + element_deck,
-            object_deck=objects + [obj for obj in range(bn.OBJECT_COUNT) if obj not in objects],
+            object_deck=objects + [obj for obj in range(OBJECT_COUNT) if obj not in objects],
         )
     ]
     events += [StartingCardPlaced(0, card, x, y) for (x, y), card in layout.items()]
@@ -127,7 +141,7 @@ def kinds(events: list) -> list[str]:
 
 def row_for(obj: int, exclude=()) -> tuple[int, int, int]:
     """Three cards bearing the object's symbols that lie west to east with matching edges."""
-    for first, second, third in itertools.permutations(bn.OBJECT_SYMBOLS[obj]):
+    for first, second, third in itertools.permutations(OBJECT_SYMBOLS[obj]):
         for west in cards_with(first, exclude):
             for middle in cards_with(second, exclude, west=colour(west, "east")):
                 for east in cards_with(third, exclude, west=colour(middle, "east")):
@@ -136,7 +150,7 @@ def row_for(obj: int, exclude=()) -> tuple[int, int, int]:
 
 
 def word(card: int, language: str = "en") -> str:
-    return bn.WORDS[card][language]
+    return WORDS[card][language]
 
 
 OBJECT = 9  # animal, place, vehicle: 3 points
@@ -178,7 +192,7 @@ def test_setup_lays_out_one_card_per_seat_and_deals_hands_and_objects():
         events = GAME.setup(GAME.resolve_options({}, seats), seats, random.Random(seats))
         state = GAME.fold(events)
         assert len(state.grid) == seats
-        layout = {bn.xy_of(cell): card for cell, card in state.grid.items()}
+        layout = {xy_of(cell): card for cell, card in state.grid.items()}
         check_layout(layout)
         assert (0, 0) in layout and all(
             any((x + dx, y + dy) in layout for dx, dy in STEP.values()) for x, y in layout
@@ -188,7 +202,7 @@ def test_setup_lays_out_one_card_per_seat_and_deals_hands_and_objects():
         assert len(state.open_objects) == 2
         assert len(state.element_deck) == 35 - 4 * seats
         assert len(state.object_deck) == 20 - 2 - seats
-        assert GAME.to_move(state) == [0] and state.phase == bn.PLAY
+        assert GAME.to_move(state) == [0] and state.phase == PLAY
 
 
 def test_explicit_deck_orders_deal_in_order_and_replay_identically():
@@ -200,7 +214,7 @@ def test_explicit_deck_orders_deal_in_order_and_replay_identically():
     state = GAME.fold(first)
     placed = [event.card for event in first if isinstance(event, StartingCardPlaced)]
     aside = [event.card for event in first if isinstance(event, StartingCardSetAside)]
-    assert placed[0] == 34 and state.grid[bn.cell_of(0, 0)] == 34
+    assert placed[0] == 34 and state.grid[cell_of(0, 0)] == 34
     assert placed + aside == elements[: len(placed) + len(aside)]
     rest = elements[len(placed) + len(aside) :] + aside
     assert state.hands == [rest[0:3], rest[3:6], rest[6:9]]
@@ -265,7 +279,7 @@ def test_placement_needs_a_neighbour_and_every_touching_edge_matching():
     assert mismatch.detail.startswith(f"the east edge of card {misfit} is ")
     assert PlaceCard(misfit, -2, 0) not in GAME.legal_actions(state, 0)
     act(state, 0, PlaceCard(EAST, 1, 0))
-    assert state.grid[bn.cell_of(1, 0)] == EAST and EAST not in state.hands[0]
+    assert state.grid[cell_of(1, 0)] == EAST and EAST not in state.hands[0]
 
 
 def test_a_cell_between_two_cards_must_match_both():
@@ -281,7 +295,7 @@ def test_a_cell_between_two_cards_must_match_both():
     state, _ = deal(layout, [hand, fillers(3, (left, right, *hand))], [0, 1], [[2], [3]])
     assert refused(state, 0, PlaceCard(one[0], 0, 0)).code == "edges_mismatch"
     act(state, 0, PlaceCard(both[0], 0, 0))
-    assert state.grid[bn.cell_of(0, 0)] == both[0]
+    assert state.grid[cell_of(0, 0)] == both[0]
 
 
 def test_legal_placements_are_exactly_the_accepted_ones():
@@ -291,14 +305,14 @@ def test_legal_placements_are_exactly_the_accepted_ones():
         for _ in range(rng.randrange(12)):  # a few random turns on
             seat = GAME.to_move(state)[0]
             act(state, seat, rng.choice(GAME.legal_actions(state, seat)))
-            if state.phase != bn.PLAY:
+            if state.phase != PLAY:
                 break
-        if state.phase != bn.PLAY:
+        if state.phase != PLAY:
             continue
         seat = state.seat_to_move
         listed = {a for a in GAME.legal_actions(state, seat) if isinstance(a, PlaceCard)}
-        xs = [bn.xy_of(cell)[0] for cell in state.grid]
-        ys = [bn.xy_of(cell)[1] for cell in state.grid]
+        xs = [xy_of(cell)[0] for cell in state.grid]
+        ys = [xy_of(cell)[1] for cell in state.grid]
         for card in state.hands[seat]:
             for x in range(min(xs) - 2, max(xs) + 3):
                 for y in range(min(ys) - 2, max(ys) + 3):
@@ -313,8 +327,8 @@ def test_legal_placements_are_exactly_the_accepted_ones():
 def test_completing_an_open_object_with_a_chain_whose_middle_was_not_played():
     state, place = row_table("east")
     assert kinds(act(state, 0, place)) == ["CardPlaced"]
-    assert state.phase == bn.NEWS and GAME.to_move(state) == [0]
-    canonical = CompleteObject(OBJECT, [EAST, MIDDLE, WEST], bn.canonical_story(ROW[::-1], "en"))
+    assert state.phase == NEWS and GAME.to_move(state) == [0]
+    canonical = CompleteObject(OBJECT, [EAST, MIDDLE, WEST], canonical_story(ROW[::-1], "en"))
     assert canonical in GAME.legal_actions(state, 0)
     story = (
         f"Gestern: {word(WEST, 'de').upper()}s! A {word(MIDDLE, 'it')} "
@@ -323,13 +337,13 @@ def test_completing_an_open_object_with_a_chain_whose_middle_was_not_played():
     top_object = state.object_deck[0]
     events = act(state, 0, CompleteObject(OBJECT, [WEST, EAST, MIDDLE], story))
     assert events[0] == ObjectCompleted(
-        0, OBJECT, [EAST, MIDDLE, WEST], story, None, bn.OBJECT_POINTS[OBJECT], True
+        0, OBJECT, [EAST, MIDDLE, WEST], story, None, OBJECT_POINTS[OBJECT], True
     )
     assert events[1:] == [ObjectOpened(top_object), ElementDrawn(0, events[2].card), TurnEnded(0)]
     assert state.open_objects == [0, top_object]
     assert state.scores == [3, 0] and state.completed == [1, 0]
     assert state.stories[0].story == story and state.stories[0].cards == [EAST, MIDDLE, WEST]
-    assert state.phase == bn.PLAY and GAME.to_move(state) == [1]
+    assert state.phase == PLAY and GAME.to_move(state) == [1]
     assert not state.face_down  # beginner mode keeps the middle card face up
 
 
@@ -349,7 +363,7 @@ def test_completing_an_own_object_with_the_played_card_in_the_middle_draws_a_new
 
 def test_an_l_shaped_chain_completes_too():
     obj = 0  # person, animal, vehicle
-    symbols = bn.OBJECT_SYMBOLS[obj]
+    symbols = OBJECT_SYMBOLS[obj]
     for corner_symbol, north_symbol, east_symbol in itertools.permutations(symbols):
         for corner in cards_with(corner_symbol):
             north = cards_with(north_symbol, south=colour(corner, "north"))
@@ -415,7 +429,7 @@ def test_declining_the_news_ends_the_turn():
 
 
 def test_no_pause_for_news_when_no_uncompleted_object_fits_the_chain():
-    symbol = bn.SYMBOL_OF[WEST]
+    symbol = SYMBOL_OF[WEST]
     pair = next(
         (a, b)
         for a, b in itertools.permutations(cards_with(symbol), 2)
@@ -431,7 +445,7 @@ def test_no_pause_for_news_when_no_uncompleted_object_fits_the_chain():
 
 def between_two_cards(object_hand: list[int]):
     """Seat 0 plays a card touching two table cards whose chain makes no object."""
-    symbol = bn.SYMBOL_OF[0]
+    symbol = SYMBOL_OF[0]
     left = 0
     right = next(
         card
@@ -497,12 +511,12 @@ def advanced_cards() -> tuple[int, int, int, int]:
     above = cards_with(exclude=used, south=colour(MIDDLE, "north"))[0]
     below = cards_with(exclude=used | {above}, north=colour(WEST, "south"))[0]
     used |= {above, below}
-    pair = 1 << bn.SYMBOL_OF[MIDDLE] | 1 << bn.SYMBOL_OF[EAST]
+    pair = 1 << SYMBOL_OF[MIDDLE] | 1 << SYMBOL_OF[EAST]
     far_east, other_object = next(
         (card, obj)
         for card in cards_with(exclude=used, west=colour(EAST, "east"))
-        for obj, mask in enumerate(bn.OBJECT_MASK)
-        if obj != OBJECT and mask == pair | 1 << bn.SYMBOL_OF[card]
+        for obj, mask in enumerate(OBJECT_MASK)
+        if obj != OBJECT and mask == pair | 1 << SYMBOL_OF[card]
     )
     return above, below, far_east, other_object
 
@@ -518,7 +532,7 @@ def advanced_row(hand: tuple[int, ...] = ()):
     cards = [EAST, *hand]
     cards += fillers(3 - len(cards), used | set(cards))
     other = fillers(3, used | set(cards))
-    spare = [obj for obj in range(bn.OBJECT_COUNT) if obj not in (OBJECT, OTHER_OBJECT)]
+    spare = [obj for obj in range(OBJECT_COUNT) if obj not in (OBJECT, OTHER_OBJECT)]
     state, _ = deal(
         layout,
         [cards, other],
@@ -533,7 +547,7 @@ def advanced_row(hand: tuple[int, ...] = ()):
 def test_advanced_a_chain_may_have_only_one_card_next_to_a_face_down_card():
     state = advanced_row()
     act(state, 0, PlaceCard(EAST, 1, 0))
-    assert state.phase == bn.NEWS
+    assert state.phase == NEWS
     row = [WEST, MIDDLE, EAST]  # west and middle both lie next to a face-down card
     offered = [a for a in GAME.legal_actions(state, 0) if isinstance(a, CompleteObject)]
     assert [set(a.cards) for a in offered] == [{MIDDLE, EAST, FAR_EAST}]

@@ -12,9 +12,8 @@ import random
 import msgspec
 import pytest
 
-from services.rules.games import carcassonne as game
-from services.rules.games.carcassonne import GAME, FeatureScored, GameOver, PlaceTile, TileDrawn
-from services.rules.games.carcassonne_messengers import (
+from services.rules.games.carcassonne import GAME
+from services.rules.games.carcassonne.messengers import (
     MESSAGES,
     CarryOutMessage,
     ChooseFigure,
@@ -28,7 +27,15 @@ from services.rules.games.carcassonne_messengers import (
     Spot,
     TakeMessagePoints,
 )
-from services.rules.games.carcassonne_tiles import CITY, CLOISTER, ROAD
+from services.rules.games.carcassonne.scoring import _own_followers
+from services.rules.games.carcassonne.state import (
+    CarcassonneState,
+    FeatureScored,
+    GameOver,
+    PlaceTile,
+    TileDrawn,
+)
+from services.rules.games.carcassonne.tiles import CITY, CLOISTER, ROAD
 from services.rules.games.contract import Rejection
 
 IN_ORDER = [1, 2, 3, 4, 5, 6, 7, 8]
@@ -416,7 +423,7 @@ def test_message_3_takes_the_cloister_with_fewest_neighbours():
         PlaceTile(2, 0, 1, None),
     ]
     state, _ = play(start(order, [3, 1, 2, 4, 5, 6, 7, 8]), *moves)
-    own = {f.spot: f.points for f in game._own_followers(state, 0) if f.kind == CLOISTER}
+    own = {f.spot: f.points for f in _own_followers(state, 0) if f.kind == CLOISTER}
     assert own == {Spot(0, -1, 0): 1 + 3, Spot(-1, -1, 0): 1 + 2}
     state, _ = draw_message(state, CLOSE_START_CITY)
     state, events = act(state, CarryOutMessage(1))
@@ -616,8 +623,8 @@ def test_legal_actions_are_exactly_what_decide_accepts_and_decide_is_pure(phase)
             outcome = GAME.decide(state, seat, action)
             assert isinstance(outcome, list) == (action in legal), (seat, action, outcome)
     assert msgspec.msgpack.encode(state) == encoded
-    decoded = msgspec.msgpack.decode(encoded, type=game.CarcassonneState)
+    decoded = msgspec.msgpack.decode(encoded, type=CarcassonneState)
     assert (
         decoded == state
-        and msgspec.json.decode(msgspec.json.encode(state), type=game.CarcassonneState) == state
+        and msgspec.json.decode(msgspec.json.encode(state), type=CarcassonneState) == state
     )

@@ -14,16 +14,9 @@ from collections import Counter
 import msgspec
 import pytest
 
-from services.rules.games import carcassonne as game
-from services.rules.games import carcassonne_turns
-from services.rules.games.carcassonne import (
-    FOLLOWERS_PER_PLAYER,
-    GAME,
-    FeatureScored,
-    GameOver,
-    TilePlaced,
-)
-from services.rules.games.carcassonne_messengers import (
+from services.rules.games.carcassonne import GAME
+from services.rules.games.carcassonne import turns as carcassonne_turns
+from services.rules.games.carcassonne.messengers import (
     MESSAGES,
     CarryOutMessage,
     ChooseFigure,
@@ -35,6 +28,14 @@ from services.rules.games.carcassonne_messengers import (
     PreferenceSet,
     SetScoringPreference,
     TakeMessagePoints,
+)
+from services.rules.games.carcassonne.rules import legal_actions
+from services.rules.games.carcassonne.state import (
+    FOLLOWERS_PER_PLAYER,
+    CarcassonneState,
+    FeatureScored,
+    GameOver,
+    TilePlaced,
 )
 from services.rules.games.playout import random_playout
 
@@ -130,7 +131,7 @@ class TrackInvariants:
             assert self.summed and figures[1::2] == [0] * self.seats
             assert not expansion.pending and not expansion.message
         else:
-            assert game.legal_actions(state, state.seat), "the active player can always act"
+            assert legal_actions(state, state.seat), "the active player can always act"
 
 
 def play_eagerly(seats: int, rng: random.Random, check: TrackInvariants):
@@ -206,7 +207,7 @@ def test_state_and_events_survive_encoding_and_redaction(seats):
     assert [decoder.decode(msgspec.json.encode(event)) for event in events] == events
     assert GAME.fold(events) == state
     for codec in (msgspec.msgpack, msgspec.json):
-        assert codec.decode(codec.encode(state), type=game.CarcassonneState) == state
+        assert codec.decode(codec.encode(state), type=CarcassonneState) == state
     shuffled = next(event for event in events if isinstance(event, MessagesShuffled))
     for seat in (None, *range(seats)):
         redacted = [GAME.redact(event, seat) for event in events]

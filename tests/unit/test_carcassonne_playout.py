@@ -12,9 +12,9 @@ from collections import Counter
 
 import pytest
 
-from services.rules.games.carcassonne import (
+from services.rules.games.carcassonne import GAME
+from services.rules.games.carcassonne.state import (
     FOLLOWERS_PER_PLAYER,
-    GAME,
     FeatureScored,
     GameOver,
     TilePlaced,

@@ -7,17 +7,19 @@ import random
 import msgspec
 import pytest
 
-from services.rules.games import carcassonne as game
-from services.rules.games.carcassonne import (
-    GAME,
+from services.rules.games.carcassonne import GAME
+from services.rules.games.carcassonne.state import (
+    CarcassonneState,
     FeatureScored,
     GameOver,
+    PlacedTile,
     PlaceTile,
     StackShuffled,
     TileDiscarded,
     TileDrawn,
     TilePlaced,
 )
+from services.rules.games.carcassonne.tiles import COUNTS, LETTERS, TILE_INDEX
 from services.rules.games.contract import Rejection
 from services.rules.games.playout import random_playout
 
@@ -175,7 +177,7 @@ def test_placed_tile_whose_two_cities_join_one_city_closes_it():
 def test_tile_that_fits_nowhere_is_discarded_at_setup_and_after_a_move():
     state, events = start(["C", "U", "E"])
     assert [type(event) for event in events] == [StackShuffled, TileDiscarded, TileDrawn]
-    assert events[1].tile == "U" and events[2].tile == "E" and state.tile == game.TILE_INDEX["E"]
+    assert events[1].tile == "U" and events[2].tile == "E" and state.tile == TILE_INDEX["E"]
     state, events = play(["C", "F", "X", "E"], [PlaceTile(1, 0, 0, None)])
     assert [type(event) for event in events[-3:]] == [TilePlaced, TileDiscarded, TileDrawn]
     assert events[-2] == TileDiscarded(1, "X") and events[-1] == TileDrawn(1, "E")
@@ -263,9 +265,7 @@ def test_default_setup_shuffles_the_71_tiles_with_the_given_rng():
     started = events[0]
     assert started.start_tile == "D" and started.stack_size == 71
     assert sorted(started.stack + ["D"]) == sorted(
-        letter
-        for letter, count in zip(game.LETTERS, game.COUNTS, strict=True)
-        for _ in range(count)
+        letter for letter, count in zip(LETTERS, COUNTS, strict=True) for _ in range(count)
     )
     again = GAME.setup({"tile_order": None}, 3, random.Random(4))
     assert again == events
@@ -287,7 +287,7 @@ def test_stack_order_is_hidden_from_every_seat_and_views_are_public():
     encoded = msgspec.json.encode(views[0])
     assert b"stack" not in encoded
     assert views[0].tiles_left == 70 and views[0].tile == events[1].tile
-    assert views[0].board == [game.PlacedTile("D", 0, 0, 0)]
+    assert views[0].board == [PlacedTile("D", 0, 0, 0)]
 
 
 def test_view_lists_followers_and_scores():
@@ -305,5 +305,5 @@ def test_view_lists_followers_and_scores():
 def test_state_survives_encoding(seats):
     state, _, _ = random_playout(GAME, seats, random.Random(seats))
     for codec in (msgspec.msgpack, msgspec.json):
-        decoded = codec.decode(codec.encode(state), type=game.CarcassonneState)
+        decoded = codec.decode(codec.encode(state), type=CarcassonneState)
         assert decoded == state

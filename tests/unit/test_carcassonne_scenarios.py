@@ -15,16 +15,8 @@ import json
 
 import pytest
 
-from services.rules.games.carcassonne import (
-    GAME,
-    FeatureScored,
-    GameOver,
-    PlaceTile,
-    TileDiscarded,
-    TileDrawn,
-    TilePlaced,
-)
-from services.rules.games.carcassonne_messengers import (
+from services.rules.games.carcassonne import GAME
+from services.rules.games.carcassonne.messengers import (
     CarryOutMessage,
     ChooseFigure,
     FigureAdvanced,
@@ -32,6 +24,14 @@ from services.rules.games.carcassonne_messengers import (
     MessageResolved,
     Spot,
     TakeMessagePoints,
+)
+from services.rules.games.carcassonne.state import (
+    FeatureScored,
+    GameOver,
+    PlaceTile,
+    TileDiscarded,
+    TileDrawn,
+    TilePlaced,
 )
 from services.rules.games.contract import SEEDS_DIR
 from tests.unit.test_carcassonne_messengers import (

@@ -13,7 +13,8 @@ import time
 
 import pytest
 
-from services.rules.games.carcassonne import GAME, CarcassonneState
+from services.rules.games.carcassonne import GAME
+from services.rules.games.carcassonne.state import CarcassonneState
 from services.rules.games.playout import play_until, random_playout
 
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from services.rules.games import carcassonne_tiles as tiles
+from services.rules.games.carcassonne import tiles
 from services.rules.games.contract import SEEDS_DIR
 
 DATA = json.loads((SEEDS_DIR / "carcassonne" / "tiles.json").read_text(encoding="utf-8"))

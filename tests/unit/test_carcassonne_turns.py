@@ -13,12 +13,17 @@ import msgspec
 import pytest
 
 from services.rules.engine import RulesEngine
-from services.rules.games import carcassonne as game
-from services.rules.games import carcassonne_turns as turn_list
 from services.rules.games import load_games
-from services.rules.games.carcassonne import GAME, PlaceTile, StackShuffled, TilePlaced
-from services.rules.games.carcassonne_messengers import MessageDrawn, MessageResolved
-from services.rules.games.carcassonne_tiles import (
+from services.rules.games.carcassonne import GAME
+from services.rules.games.carcassonne import turns as turn_list
+from services.rules.games.carcassonne.messengers import MessageDrawn, MessageResolved
+from services.rules.games.carcassonne.state import (
+    CarcassonneState,
+    PlaceTile,
+    StackShuffled,
+    TilePlaced,
+)
+from services.rules.games.carcassonne.tiles import (
     PICTURES,
     TILE_INDEX,
     current_rotation,
@@ -318,7 +323,7 @@ def test_a_state_stored_before_pictures_had_versions_reads_as_todays():
     del stored["pictures"], stored["codes_pictures"]
     stored["codes"] = [(code & ~3) + rotation_in(code >> 2, code & 3, 1) for code in state.codes]
     assert stored["codes"] != state.codes
-    decoded = msgspec.msgpack.decode(msgspec.msgpack.encode(stored), type=game.CarcassonneState)
+    decoded = msgspec.msgpack.decode(msgspec.msgpack.encode(stored), type=CarcassonneState)
     assert decoded.codes == state.codes and decoded.codes_pictures == PICTURES
     assert current_rotation(TILE_INDEX["H"], 0, 1) == 1 and current_rotation(0, 2, 1) == 2
     with pytest.raises(ValueError, match="pictures version 7"):

@@ -7,14 +7,7 @@ from collections import Counter
 
 import pytest
 
-from services.rules.games.dingo import (
-    CARD_FILE,
-    CARDS,
-    COLOURS,
-    KEYWORDS,
-    KINDS,
-    load_cards,
-)
+from services.rules.games.dingo.cards import CARD_FILE, CARDS, COLOURS, KEYWORDS, KINDS, load_cards
 
 
 def test_sixty_cards_twelve_per_colour_with_unique_ids():

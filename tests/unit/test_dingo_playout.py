@@ -9,12 +9,10 @@ import msgspec
 import pytest
 
 from services.rules.games.contract import Rejection
-from services.rules.games.dingo import (
-    CARD_CODE,
-    CARD_ID,
-    CARDS,
-    DECK_SIZE,
-    GAME,
+from services.rules.games.dingo import GAME
+from services.rules.games.dingo.cards import CARD_CODE, CARD_ID, CARDS, DECK_SIZE
+from services.rules.games.dingo.scoring import day_points, ranch_value
+from services.rules.games.dingo.state import (
     CardDiscarded,
     CardPlayed,
     CardRemoved,
@@ -28,8 +26,6 @@ from services.rules.games.dingo import (
     PlayCard,
     ProtectedCardDestroyed,
     TurnEnded,
-    day_points,
-    ranch_value,
 )
 from services.rules.games.playout import random_playout
 

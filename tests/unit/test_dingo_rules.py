@@ -9,11 +9,10 @@ import pytest
 
 from services.rules.engine import RulesEngine
 from services.rules.games.contract import Rejection
-from services.rules.games.dingo import (
-    CARD_CODE,
-    CARD_ID,
-    CARDS,
-    GAME,
+from services.rules.games.dingo import GAME
+from services.rules.games.dingo.cards import CARD_CODE, CARD_ID, CARDS
+from services.rules.games.dingo.scoring import day_points
+from services.rules.games.dingo.state import (
     CardDiscarded,
     CardPlayed,
     CardRemoved,
@@ -28,7 +27,6 @@ from services.rules.games.dingo import (
     PlayCard,
     ProtectedCardDestroyed,
     TurnEnded,
-    day_points,
 )
 from shared.domain import rules_api as api
 

@@ -3,8 +3,9 @@ a problem type (``.../problems/<code>``), so an undocumented code would send cli
 nobody described, and a stale entry would describe a refusal that never happens.
 
 The codes are read from the source (every ``Rejection(...)`` call), not from playing, so a
-refusal no test reaches is still checked. A game's helper modules (``carcassonne_messengers``)
-count as the game's; the codes of ``contract.py`` are the ones every game shares."""
+refusal no test reaches is still checked. Every module of a game's package
+(``carcassonne/messengers.py``) counts as the game's; the codes of ``contract.py`` are the ones
+every game shares."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from shared.edge.problems import PROBLEM_TYPES
 
 GAMES_DIR = Path(games.__file__).parent
 GAME_MODULES = tuple(GAMES)
-"""Each game's module is named as the game (its other modules start with that name)."""
+"""Each game's package is named as the game."""
 SHARED = "contract"
 """The module whose refusals every game shares (``COMMON_REFUSALS``)."""
 NOT_RULES_OF_PLAY = frozenset(code.replace("-", "_") for code in PROBLEM_TYPES)
@@ -40,14 +41,12 @@ def documented(module: str) -> Mapping[str, str]:
     return importlib.import_module(f"{games.__name__}.{module}").GAME.refusals
 
 
-def owner(module: str) -> str | None:
-    """The game module (or ``contract``) a module's refusals belong to, by name: a game's
-    helper modules start with the game's module name."""
-    if module == SHARED:
-        return SHARED
-    return next(
-        (game for game in GAME_MODULES if module == game or module.startswith(f"{game}_")), None
-    )
+def owner(path: Path) -> str | None:
+    """The game (or ``contract``) a module's refusals belong to: every module of a game's
+    package counts as the game's."""
+    if path.parent == GAMES_DIR:
+        return SHARED if path.stem == SHARED else None
+    return path.parent.name if path.parent.name in GAME_MODULES else None
 
 
 def rejection_codes(path: Path) -> set[str]:
@@ -73,9 +72,9 @@ def rejection_codes(path: Path) -> set[str]:
 def returned_codes() -> dict[str, frozenset[str]]:
     """Every refusal code in the source, by the game module (or ``contract``) it belongs to."""
     found: dict[str, set[str]] = {module: set() for module in (*GAME_MODULES, SHARED)}
-    for path in sorted(GAMES_DIR.glob("*.py")):
+    for path in sorted(GAMES_DIR.rglob("*.py")):
         codes = rejection_codes(path)
-        module = owner(path.stem)
+        module = owner(path)
         assert module or not codes, f"{path.name} refuses with {sorted(codes)} for no game"
         if module:
             found[module] |= codes

@@ -8,21 +8,21 @@ import random
 import pytest
 
 from services.rules.games.contract import Rejection
-from services.rules.games.hanabi import (
-    GAME,
-    DiscardCard,
-    GiveColourClue,
-    GiveRankClue,
-    HanabiState,
-    PlayCard,
-)
-from services.rules.games.hanabi_live import (
+from services.rules.games.hanabi import GAME
+from services.rules.games.hanabi.live import (
     ImportedGame,
     LiveFormatError,
     export_events,
     export_game,
     import_game,
     variant_name,
+)
+from services.rules.games.hanabi.state import (
+    DiscardCard,
+    GiveColourClue,
+    GiveRankClue,
+    HanabiState,
+    PlayCard,
 )
 
 # A two-player "No Variant" game written the way hanab.live stores it. Alice holds orders 0-4

@@ -7,11 +7,9 @@ import random
 import msgspec
 import pytest
 
-from services.rules.games.hanabi import (
-    GAME,
-    HAND_SIZES,
-    MAX_CLUE_TOKENS,
-    MAX_FUSES,
+from services.rules.games.hanabi import GAME
+from services.rules.games.hanabi.cards import HAND_SIZES, MAX_CLUE_TOKENS, MAX_FUSES
+from services.rules.games.hanabi.state import (
     CardDrawn,
     CardsDealt,
     DiscardCard,

@@ -8,9 +8,10 @@ import msgspec
 import pytest
 
 from services.rules.games.contract import Rejection
-from services.rules.games.hanabi import (
-    GAME,
-    SUITS,
+from services.rules.games.hanabi import GAME
+from services.rules.games.hanabi.cards import SUITS
+from services.rules.games.hanabi.options import standard_deck
+from services.rules.games.hanabi.state import (
     CardDrawn,
     CardsDealt,
     ClueGiven,
@@ -21,7 +22,6 @@ from services.rules.games.hanabi import (
     GiveRankClue,
     HanabiState,
     PlayCard,
-    standard_deck,
 )
 
 R, Y, G, B, W, M = 0, 10, 20, 30, 40, 50  # suit offsets: R + 3 is the red 3

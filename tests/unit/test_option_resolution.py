@@ -12,12 +12,12 @@ import pytest
 
 from services.rules.engine import RulesEngine
 from services.rules.games import load_games
-from services.rules.games.breaking_news import ELEMENT_COUNT, OBJECT_COUNT
-from services.rules.games.carcassonne_messengers import MESSAGE_NUMBERS
-from services.rules.games.carcassonne_tiles import COUNTS, LETTERS
+from services.rules.games.breaking_news.cards import ELEMENT_COUNT, OBJECT_COUNT
+from services.rules.games.carcassonne.messengers import MESSAGE_NUMBERS
+from services.rules.games.carcassonne.tiles import COUNTS, LETTERS
 from services.rules.games.contract import OptionSpec
-from services.rules.games.dingo import CARD_ID
-from services.rules.games.hanabi import standard_deck
+from services.rules.games.dingo.cards import CARD_ID
+from services.rules.games.hanabi.options import standard_deck
 from shared.domain import rules_api as api
 
 GAMES = load_games()

@@ -126,7 +126,7 @@ def test_random_playout_driver_reaches_the_end() -> None:
 
 def test_timed_actions_carry_the_server_clock_not_the_clients() -> None:
     from services.rules.engine import _stamp_server_time
-    from services.rules.games.breaking_news import TellStory
+    from services.rules.games.breaking_news.events import TellStory
 
     told = TellStory(story="a", language="en", server_time_ms=1)
     stamped = _stamp_server_time(told)

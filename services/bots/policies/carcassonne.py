@@ -31,7 +31,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from services.rules.games.carcassonne_tiles import (
+from services.rules.games.carcassonne.tiles import (
     CITY,
     CLOISTER,
     COUNTS,

@@ -1,5 +1,6 @@
-"""The games the rules service can run: each a module of this package, listed by
-``services.rules.games.registry`` (``GAMES``, by catalogue name)."""
+"""The games the rules service can run: each a package of this one (``hanabi``, ``carcassonne``,
+``dingo``, ``breaking_news``), listed by ``services.rules.games.registry`` (``GAMES``, by
+catalogue name). Each game's ``public`` module is its published view for other services."""
 
 from __future__ import annotations
 

@@ -3,8 +3,8 @@
 This module holds what does not touch the board: the message data
 (``seeds/carcassonne/messages.json``), the expansion's actions, events, state and view, and
 the scoring-track rules (dark spaces, the default figure, when a message is drawn). The
-engine in ``carcassonne.py`` applies them to the board; see ``seeds/carcassonne/README.md``
-("The Messengers") for the turn flow and every settled reading.
+engine (``evolve``, ``rules``, ``scoring``) applies them to the board; see
+``seeds/carcassonne/README.md`` ("The Messengers") for the turn flow and every settled reading.
 
 A figure's points are its running total; its space on the 50-space track is ``points % 50``
 (each lap is a 50-point tile). Dark spaces are the multiples of 5, and since 50 is one, a
@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 
 import msgspec
 
-from services.rules.games.carcassonne_tiles import CITY, KIND_NAMES
+from services.rules.games.carcassonne.tiles import CITY, KIND_NAMES
 from services.rules.games.contract import SEEDS_DIR, Rejection
 
 SCORING_FIGURE, MESSENGER = 0, 1

@@ -18,15 +18,7 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
-from services.rules.games.carcassonne import (
-    FeatureScored,
-    GameOver,
-    PlaceTile,
-    StackShuffled,
-    TileDiscarded,
-    TilePlaced,
-)
-from services.rules.games.carcassonne_messengers import (
+from services.rules.games.carcassonne.messengers import (
     EXTRA_TURN,
     MESSAGES,
     CarryOutMessage,
@@ -40,7 +32,15 @@ from services.rules.games.carcassonne_messengers import (
     Spot,
     TakeMessagePoints,
 )
-from services.rules.games.carcassonne_tiles import (
+from services.rules.games.carcassonne.state import (
+    FeatureScored,
+    GameOver,
+    PlaceTile,
+    StackShuffled,
+    TileDiscarded,
+    TilePlaced,
+)
+from services.rules.games.carcassonne.tiles import (
     KIND_NAMES,
     PICTURES,
     SEG_KIND,

@@ -38,8 +38,10 @@ from typing import Any
 
 import msgspec
 
-from services.rules.games import hanabi
-from services.rules.games.hanabi import (
+from services.rules.games.hanabi.cards import SUITS
+from services.rules.games.hanabi.game import GAME
+from services.rules.games.hanabi.options import deck_problem, normalise_options
+from services.rules.games.hanabi.state import (
     CardDiscarded,
     CardMisplayed,
     CardPlayed,
@@ -127,7 +129,7 @@ class ImportedGame(msgspec.Struct, frozen=True):
 
 def variant_name(options: Mapping[str, Any]) -> str:
     """The hanab.live variant that has exactly our variant's suits and clue rules."""
-    resolved = hanabi.normalise_options(dict(options))
+    resolved = normalise_options(dict(options))
     return VARIANTS[resolved["suits"], resolved["rainbow"], resolved["rainbow_short"]]
 
 
@@ -137,7 +139,7 @@ def _live_action(action: HanabiAction) -> dict[str, int]:
     if isinstance(action, DiscardCard):
         return {"type": DISCARD, "target": action.card}
     if isinstance(action, GiveColourClue):
-        colour = hanabi.SUITS.index(action.colour)
+        colour = SUITS.index(action.colour)
         return {"type": COLOUR_CLUE, "target": action.target, "value": colour}
     return {"type": RANK_CLUE, "target": action.target, "value": action.rank}
 
@@ -216,13 +218,13 @@ def _options_of(game: LiveGame) -> dict[str, Any]:
         changed.append("starting_player")
     if changed:
         raise LiveFormatError(f"unsupported hanab.live option(s): {', '.join(changed)}")
-    if not hanabi.GAME.min_players <= len(game.players) <= hanabi.GAME.max_players:
+    if not GAME.min_players <= len(game.players) <= GAME.max_players:
         raise LiveFormatError(f"{len(game.players)} players: only 2-5 are supported")
     suits, rainbow, rainbow_short = _VARIANT_OPTIONS[live.variant]
     deck = [card.suit_index * 10 + card.rank for card in game.deck]
     if any(not 0 <= card.suit_index < suits or not 1 <= card.rank <= 5 for card in game.deck):
         raise LiveFormatError(f"deck holds a card outside the suits of {live.variant!r}")
-    problem = hanabi.deck_problem(deck, suits, rainbow_short)
+    problem = deck_problem(deck, suits, rainbow_short)
     if problem:
         raise LiveFormatError(problem)
     return {
@@ -242,7 +244,7 @@ def _our_action(action: LiveAction, clue_colours: int) -> HanabiAction:
     if action.type == COLOUR_CLUE:
         if action.value is None or not 0 <= action.value < clue_colours:
             raise LiveFormatError(f"colour clue value {action.value!r} is not a clue colour")
-        return GiveColourClue(action.target, hanabi.SUITS[action.value])
+        return GiveColourClue(action.target, SUITS[action.value])
     if action.type == RANK_CLUE:
         if action.value is None:
             raise LiveFormatError("rank clue without a value")

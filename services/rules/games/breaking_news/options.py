@@ -1,0 +1,184 @@
+"""Breaking News' per-match options and its setup: the shuffles and the starting layout."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from services.rules.games.breaking_news.cards import (
+    _LANGUAGE_CODE,
+    ELEMENT_COUNT,
+    MODES,
+    OBJECT_COUNT,
+    OPEN_OBJECTS,
+    START_HAND,
+    TIEBREAKS,
+    cell_of,
+    xy_of,
+)
+from services.rules.games.breaking_news.events import (
+    ElementDrawn,
+    Event,
+    GameStarted,
+    ObjectDrawn,
+    ObjectOpened,
+    StartingCardPlaced,
+    StartingCardSetAside,
+)
+from services.rules.games.breaking_news.evolve import _fits, evolve
+from services.rules.games.breaking_news.state import BreakingNewsState
+from services.rules.games.contract import (
+    OptionSpec,
+    Rejection,
+)
+
+# --- Options --------------------------------------------------------------------------------
+
+OPTIONS = (
+    OptionSpec(
+        "mode",
+        "enum",
+        "beginner",
+        "advanced: the middle card of a completed chain is turned face down, and a later chain "
+        "may have only one of its cards next to a face-down card.",
+        list(MODES),
+    ),
+    OptionSpec(
+        "tiebreak",
+        "enum",
+        "vote",
+        "vote: the other players choose the most interesting story of the tied players (German "
+        "rules); objects_in_hand: most object cards in hand (Italian rules).",
+        list(TIEBREAKS),
+    ),
+    OptionSpec(
+        "foreign_language_bonus",
+        "bool",
+        False,
+        "+1 point for a story declared as told in a language other than the teller's own "
+        "(needs home_languages).",
+    ),
+    OptionSpec(
+        "home_languages",
+        "list[str]",
+        None,
+        "Each seat's own language as an ISO 639 code (e.g. de, it, lld), seat by seat.",
+    ),
+    OptionSpec(
+        "stopwatch",
+        "bool",
+        False,
+        "The server times each story: under 15 s costs a point, over 30 s earns one; a story "
+        "reported interrupted by more than 3 s of silence completes nothing.",
+    ),
+    OptionSpec(
+        "element_order",
+        "list[int]",
+        None,
+        f"Explicit element deck in draw order: every element card id 0-{ELEMENT_COUNT - 1} once.",
+        secret=True,
+    ),
+    OptionSpec(
+        "object_order",
+        "list[int]",
+        None,
+        f"Explicit object deck in draw order: every object card id 0-{OBJECT_COUNT - 1} once.",
+        secret=True,
+    ),
+)
+
+
+def _order_problem(name: str, order: list[int] | None, size: int) -> str | None:
+    if order is None or sorted(order) == list(range(size)):
+        return None
+    return f"option {name!r} must list every id 0-{size - 1} exactly once"
+
+
+def validate_options(options: dict[str, Any], seats: int) -> dict[str, Any] | Rejection:
+    """Check the deck orders and the home languages the language bonus needs."""
+    for name, size in (("element_order", ELEMENT_COUNT), ("object_order", OBJECT_COUNT)):
+        problem = _order_problem(name, options[name], size)
+        if problem:
+            return Rejection("bad_option", problem)
+    languages = options["home_languages"]
+    if languages is not None:
+        if len(languages) != seats:
+            return Rejection(
+                "bad_option", f"option 'home_languages' needs one language per seat ({seats})"
+            )
+        if not all(_LANGUAGE_CODE.fullmatch(code) for code in languages):
+            return Rejection(
+                "bad_option", "option 'home_languages': codes are 2-3 lowercase letters"
+            )
+    elif options["foreign_language_bonus"]:
+        return Rejection(
+            "bad_option",
+            "the foreign-language bonus needs each seat's own language: "
+            "set option 'home_languages'",
+        )
+    return options
+
+
+# --- Setup ----------------------------------------------------------------------------------
+
+
+def setup(options: dict[str, Any], seats: int, rng: random.Random) -> list[Event]:
+    """Shuffle both decks (or take the explicit orders), then lay out and deal as the seed says."""
+    elements = options["element_order"]
+    objects = options["object_order"]
+    if elements is None:
+        elements = list(range(ELEMENT_COUNT))
+        rng.shuffle(elements)
+    if objects is None:
+        objects = list(range(OBJECT_COUNT))
+        rng.shuffle(objects)
+    started = GameStarted(
+        seats=seats,
+        mode=options["mode"],
+        tiebreak=options["tiebreak"],
+        foreign_language_bonus=options["foreign_language_bonus"],
+        stopwatch=options["stopwatch"],
+        home_languages=options["home_languages"],
+        element_deck=list(elements),
+        object_deck=list(objects),
+    )
+    state = evolve(None, started)
+    events: list[Event] = [started]
+
+    def record(event: Event) -> None:
+        events.append(event)
+        evolve(state, event)
+
+    for seat in range(seats):
+        for _ in range(len(state.element_deck)):
+            card = state.element_deck[0]
+            cell = _starting_cell(state, card)
+            if cell is not None:
+                record(StartingCardPlaced(seat, card, *xy_of(cell)))
+                break
+            record(StartingCardSetAside(card))
+        else:
+            raise ValueError("no element card fits the starting layout")
+    for seat in range(seats):
+        for _ in range(START_HAND):
+            record(ElementDrawn(seat, state.element_deck[0]))
+    for _ in range(OPEN_OBJECTS):
+        record(ObjectOpened(state.object_deck[0]))
+    for seat in range(seats):
+        record(ObjectDrawn(seat, state.object_deck[0]))
+    return events
+
+
+def _starting_cell(state: BreakingNewsState, card: int) -> int | None:
+    """The first fitting cell: the first card's row nearest end first, then by distance."""
+    if not state.grid:
+        return cell_of(0, 0)
+
+    def preference(cell: int) -> tuple[int, int, int, int]:
+        x, y = xy_of(cell)
+        return abs(y), abs(x), -x, -y
+
+    for cell in sorted(state.open_cells, key=preference):
+        if _fits(card, state.open_cells[cell]):
+            return cell
+    return None

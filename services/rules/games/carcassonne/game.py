@@ -1,0 +1,137 @@
+"""Carcassonne as the engine contract's ``Game``: its functions, types and refusals together."""
+
+from __future__ import annotations
+
+from services.rules.games.carcassonne import messengers
+from services.rules.games.carcassonne.evolve import evolve
+from services.rules.games.carcassonne.options import setup, validate_options
+from services.rules.games.carcassonne.rules import decide, legal_actions, to_move
+from services.rules.games.carcassonne.state import Action, CarcassonneState, CarcassonneView, Event
+from services.rules.games.carcassonne.views import redact, result, view
+from services.rules.games.contract import Game, OptionSpec
+
+REFUSALS = {
+    "bad_square": (
+        "The tile's square is taken or touches no placed tile: place it on an empty square next "
+        "to the board."
+    ),
+    "bad_rotation": "The rotation is not 0, 1, 2 or 3 clockwise quarter turns: give one of those.",
+    "edges_do_not_match": (
+        "An edge of the turned tile does not match the neighbouring tile's edge: turn the tile "
+        "or choose another square."
+    ),
+    "bad_spot": (
+        "The follower's feature is not one of the tile's: give an index into the tile's feature "
+        "list, or no follower."
+    ),
+    "no_followers": "All your followers are on the board: place the tile without a follower.",
+    "feature_occupied": (
+        "The feature the follower would stand on, over all its tiles, already holds a follower: "
+        "choose another feature or no follower."
+    ),
+    "bad_seat": (
+        "With The Messengers, the acting seat is not a seat of the match: act as one of its seats."
+    ),
+    "wrong_phase": (
+        "With The Messengers, the action does not fit this step of the turn: first choose a "
+        "figure for each pending scoring, then resolve the drawn message, else place the tile."
+    ),
+    "bad_figure": (
+        "The figure is not 0 (scoring figure) or 1 (messenger), or message 4, which gives a "
+        "turn and no points, names a figure or follower: name 0 or 1, or none for message 4."
+    ),
+    "preference_unchanged": (
+        "The scoring preference sent is already yours: send one only to change it."
+    ),
+    "cannot_carry_out": (
+        "The drawn message cannot be done now (no follower of yours it could score, or no tile "
+        "left for message 4's extra turn): take its points instead (TakeMessagePoints)."
+    ),
+    "bad_follower": (
+        "Message 8 names no follower of yours on the board, or another message names one: name "
+        "one of your followers for message 8 only."
+    ),
+}
+"""When the rules of Carcassonne refuse a move, beyond ``COMMON_REFUSALS`` (see
+``Game.refusals``)."""
+
+
+GAME = Game(
+    name="carcassonne",
+    title="Carcassonne",
+    min_players=2,
+    max_players=messengers.SIX_PLAYERS,
+    options=(
+        OptionSpec(
+            name="tile_order",
+            type="list[str]",
+            default=None,
+            description=(
+                "Replay a known game: the start tile, then the stack in draw order, as tile "
+                "letters A-X (no more of each than the box holds). Default: the 72 base tiles, "
+                "start tile D, the rest shuffled."
+            ),
+            secret=True,
+        ),
+        OptionSpec(
+            name="messengers",
+            type="bool",
+            default=False,
+            description=(
+                "Play with the mini expansion The Messengers: two scoring figures per player, "
+                "8 messages drawn on dark spaces of the scoring track; allows a 6th player."
+            ),
+        ),
+        OptionSpec(
+            name="messengers_edition",
+            type="enum",
+            default="C3",
+            choices=list(messengers.EDITIONS),
+            description=(
+                "Edition of The Messengers (needs messengers). The HiG rules are the same in "
+                "both; only C2 admits zmg_alone_rule, the ZMG translation's extra condition."
+            ),
+        ),
+        OptionSpec(
+            name="zmg_alone_rule",
+            type="bool",
+            default=False,
+            description=(
+                "C2 only, the ZMG rules' reading: draw a message only if your figure stands "
+                "alone on its dark space (no other player's figure on that space)."
+            ),
+        ),
+        OptionSpec(
+            name="message_order",
+            type="list[int]",
+            default=None,
+            description=(
+                "Replay a known game: the message stack top first, each of the messages 1-8 "
+                "once (needs messengers). Default: shuffled."
+            ),
+            secret=True,
+        ),
+    ),
+    action_type=Action,
+    event_type=Event,
+    redacted_event_type=Event,
+    state_type=CarcassonneState,
+    view_type=CarcassonneView,
+    setup=setup,
+    decide=decide,
+    evolve=evolve,
+    legal_actions=legal_actions,
+    to_move=to_move,
+    view=view,
+    redact=redact,
+    result=result,
+    refusals=REFUSALS,
+    validate_options=validate_options,
+    description=(
+        "Base game, 2nd edition: 72 land tiles, 7 followers each, roads, cities, cloisters and "
+        "farms. One action per turn: place the drawn tile, optionally with a follower. With "
+        "The Messengers, choose a figure for each of your scorings and resolve the messages "
+        "you draw."
+    ),
+    sample_tables=((2, {"tile_order": ["C", "U", "E", "E"]}),),  # U fits nowhere beside C
+)

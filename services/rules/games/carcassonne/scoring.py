@@ -1,0 +1,333 @@
+"""Carcassonne's scoring and drawing: completed features, followers back, the final count."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from itertools import compress
+from typing import Any
+
+import msgspec
+
+from services.rules.games.carcassonne import messengers
+from services.rules.games.carcassonne.evolve import _CLOSES, _SIDES, evolve
+from services.rules.games.carcassonne.messengers import (
+    FiguresSummed,
+    OwnFollower,
+    Spot,
+)
+from services.rules.games.carcassonne.state import (
+    _AROUND,
+    _STEPS,
+    CLOISTER_COMPLETE_POINTS,
+    FARM_POINTS_PER_CITY,
+    CarcassonneState,
+    FeatureScored,
+    Follower,
+    GameOver,
+    TileDiscarded,
+    TileDrawn,
+    _xy,
+)
+from services.rules.games.carcassonne.tiles import (
+    CLOISTER,
+    FIELD,
+    FITS,
+    KIND_NAMES,
+    LETTERS,
+    OPEN_KEY,
+    PORT_SEG,
+    ROAD,
+    SEG_CITIES,
+    SEG_KIND,
+    SEG_PENNANT,
+    SEG_SIDES,
+)
+
+
+def _own_followers(state: CarcassonneState, seat: int) -> list[OwnFollower]:
+    """``seat``'s followers on the board with what the messages need of their features."""
+    followers = []
+    codes = state.codes
+    holders = state.holders
+    for root in compress(range(len(holders)), holders):
+        held: list[int] = holders[root]  # type: ignore[assignment]
+        if all(holder & 7 != seat for holder in held):
+            continue
+        kind = SEG_KIND[codes[root >> 3] >> 2][root & 7]
+        counts = [0] * state.seats
+        for holder in held:
+            counts[holder & 7] += 1
+        majority = counts[seat] == max(counts)
+        points = _unfinished_points(state, root, kind)
+        nodes = state.members[root] or (root,)
+        pennants = sum(SEG_PENNANT[codes[node >> 3] >> 2][node & 7] for node in nodes)
+        for holder in sorted(held):
+            if holder & 7 == seat:
+                node = holder >> 3
+                x, y = _xy(state.squares[node >> 3])
+                spot = Spot(x, y, node & 7)
+                followers.append(OwnFollower(spot, kind, root, points, majority, pennants))
+    return followers
+
+
+def _add_completions(
+    events: list[Any],
+    state: CarcassonneState,
+    seat: int,
+    square: int,
+    code: int,
+    spot: int | None,
+) -> None:
+    """Append the scorings of the roads, cities and cloisters that the placement completes,
+    read without mutating."""
+    tile = code >> 2
+    kinds = SEG_KIND[tile]
+    port_seg = PORT_SEG[code]
+    parent = state.parent
+    ordinal = len(state.codes)
+    closes = _CLOSES[tile]
+    joined: dict[int, list[int]] | None = None
+    for _bits, port, node in state.links[square]:
+        seg = port_seg[port]
+        if closes[seg]:
+            if joined is None:
+                joined = {seg: [parent[node]]}
+            elif seg in joined:
+                joined[seg].append(parent[node])
+            else:
+                joined[seg] = [parent[node]]
+    if joined is not None:
+        holders = state.holders
+        for segs, roots in _closed(joined, SEG_SIDES[tile], state.open_ends):
+            held = [holder for root in roots for holder in holders[root] or ()]
+            if spot in segs:
+                held.append((((ordinal << 3) + spot) << 3) | seat)
+            if held:
+                members = state.members
+                nodes = [member for root in roots for member in members[root] or (root,)]
+                nodes.extend((ordinal << 3) + seg for seg in segs)
+                points = _feature_points(state, kinds[segs[0]], nodes, True, tile)
+                events.append(_score(state, kinds[segs[0]], points, held, square, False))
+    board = state.board
+    if spot is not None and kinds[spot] == CLOISTER:
+        if all(square + offset in board for offset in _AROUND):
+            holder = (((ordinal << 3) + spot) << 3) | seat
+            events.append(
+                _score(state, CLOISTER, CLOISTER_COMPLETE_POINTS, [holder], square, False)
+            )
+    cloisters = state.cloisters
+    if cloisters:
+        monk_at = cloisters.get
+        for offset in _AROUND:
+            monk = monk_at(square + offset)
+            if monk is not None and _neighbours(board, square + offset) == 7:
+                held = list(state.holders[monk] or ())
+                events.append(
+                    _score(state, CLOISTER, CLOISTER_COMPLETE_POINTS, held, square, False)
+                )
+
+
+def _closed(
+    joined: dict[int, list[int]], sides: tuple[int, ...], open_ends: list[int]
+) -> list[tuple[list[int], Collection[int]]]:
+    """The resulting features that the placement closes, as ``(features of the new tile,
+    neighbour roots)``: every open end of theirs and of the tile's features is matched."""
+    if len(joined) == 1:
+        [(seg, roots)] = joined.items()
+        groups = [([seg], roots if len(roots) == 1 else set(roots), len(roots))]
+    else:
+        groups = _join_groups(joined)
+    closed = []
+    for segs, distinct, links in groups:
+        ends = 0
+        for root in distinct:
+            ends += open_ends[root]
+        for seg in segs:
+            ends += sides[seg]
+        if ends == 2 * links:
+            closed.append((segs, distinct))
+    return closed
+
+
+def _join_groups(joined: dict[int, list[int]]) -> list[tuple[list[int], set[int], int]]:
+    """Group the new tile's road/city features that become one feature (a loop through the
+    tile): ``(features, neighbour roots, links)`` per resulting feature."""
+    groups: list[tuple[list[int], set[int], int]] = []
+    for seg, roots in joined.items():
+        segs, distinct, links = [seg], set(roots), len(roots)
+        for group in [group for group in groups if group[1] & distinct]:
+            groups.remove(group)
+            segs += group[0]
+            distinct |= group[1]
+            links += group[2]
+        groups.append((segs, distinct, links))
+    return groups
+
+
+def _neighbours(board: dict[int, int], square: int) -> int:
+    return sum(1 for offset in _AROUND if square + offset in board)
+
+
+def _feature_points(
+    state: CarcassonneState, kind: int, nodes: Sequence[int], complete: bool, new_tile: int = -1
+) -> int:
+    """Road: 1 per tile. City: 2 per tile and pennant when complete, else 1. A tile counts once
+    even when the feature passes it twice. ``new_tile`` is the tile not yet on the board."""
+    tiles = len({node >> 3 for node in nodes})
+    if kind == ROAD:
+        return tiles
+    codes = state.codes
+    known = len(codes)
+    pennants = sum(
+        SEG_PENNANT[codes[node >> 3] >> 2 if node >> 3 < known else new_tile][node & 7]
+        for node in nodes
+    )
+    return 2 * (tiles + pennants) if complete else tiles + pennants
+
+
+def _score(
+    state: CarcassonneState, kind: int, points: int, held: list[int], square: int, final: bool
+) -> FeatureScored:
+    """The one place a scoring is decided: the seats with the most followers on the feature
+    (all tied seats) score ``points``. ``square`` locates a follower on the tile not yet
+    placed."""
+    counts = [0] * state.seats
+    for holder in held:
+        counts[holder & 7] += 1
+    most = max(counts)
+    seats = [seat for seat, count in enumerate(counts) if count == most]
+    squares = state.squares
+    followers = []
+    for holder in sorted(held):
+        node = holder >> 3
+        ordinal = node >> 3
+        x, y = _xy(squares[ordinal] if ordinal < len(squares) else square)
+        followers.append(Follower(holder & 7, x, y, node & 7, KIND_NAMES[kind]))
+    return FeatureScored(KIND_NAMES[kind], points, seats, followers, final)
+
+
+def _fits_somewhere(state: CarcassonneState, tile: int, square: int, code: int) -> bool:
+    """Whether ``tile`` fits the board once ``code`` lies on ``square`` (``square`` < 0: the
+    board as it is)."""
+    fits = FITS[tile]
+    if square < 0:
+        return any(fits[key] for key in state.open.values())
+    for other, key in state.open.items():
+        if fits[key] and other - square not in _CHANGED:
+            return True
+    board = state.board
+    open_squares = state.open
+    for step, keep, require, _links in _SIDES[code]:
+        neighbour = square + step
+        if neighbour in board:
+            continue
+        if fits[(open_squares.get(neighbour, OPEN_KEY) & keep) | require]:
+            return True
+    return False
+
+
+_CHANGED = frozenset((0, *_STEPS))
+"""Offsets of the squares whose requirement a placement changes (itself and its sides)."""
+
+
+def _draw(
+    state: CarcassonneState, seat: int, pending: list[Any], square: int = -1, code: int = 0
+) -> list[Any]:
+    """Draw for ``seat`` after the ``pending`` events (placing ``code`` on ``square``),
+    discarding tiles that fit nowhere; with the stack empty, score the end."""
+    events: list[Any] = []
+    stack = state.stack
+    for index in range(state.drawn, len(stack)):
+        tile = stack[index]
+        if _fits_somewhere(state, tile, square, code):
+            events.append(TileDrawn(seat, LETTERS[tile]))
+            return events
+        events.append(TileDiscarded(seat, LETTERS[tile]))
+    return events + _game_over(state, [*pending, *events])
+
+
+def _clone(state: CarcassonneState) -> CarcassonneState:
+    """A copy that evolving leaves ``state`` untouched (every mutable part copied)."""
+    return msgspec.structs.replace(
+        state,
+        stack=list(state.stack),
+        scores=list(state.scores),
+        supply=list(state.supply),
+        winners=list(state.winners),
+        board=dict(state.board),
+        codes=list(state.codes),
+        squares=list(state.squares),
+        open=dict(state.open),
+        links={square: list(links) for square, links in state.links.items()},
+        parent=list(state.parent),
+        members=_copy_lists(state.members),
+        open_ends=list(state.open_ends),
+        holders=_copy_lists(state.holders),
+        cloisters=dict(state.cloisters),
+        messengers=None if state.messengers is None else messengers.copy_state(state.messengers),
+    )
+
+
+def _copy_lists(lists: list[list[int] | None]) -> list[list[int] | None]:
+    """A copy whose inner lists are copies too (an empty one, never stored, is shared)."""
+    copied = list(lists)
+    for index in compress(range(len(copied)), copied):
+        copied[index] = copied[index][:]  # type: ignore[index]
+    return copied
+
+
+def _game_over(state: CarcassonneState, pending: list[Any]) -> list[Any]:
+    """Final scoring, computed on a scratch copy with the ``pending`` events applied; with
+    The Messengers each player's figures are summed first."""
+    scratch = _clone(state)
+    for event in pending:
+        scratch = evolve(scratch, event)
+    events: list[Any] = []
+    if scratch.messengers is not None:
+        summed = FiguresSummed(list(scratch.scores))
+        scratch = evolve(scratch, summed)
+        events.append(summed)
+    finals = _final_scoring(scratch)
+    for event in finals:
+        scratch = evolve(scratch, event)
+    events += finals
+    best = max(scratch.scores)
+    winners = [seat for seat, score in enumerate(scratch.scores) if score == best]
+    events.append(GameOver(list(scratch.scores), winners))
+    return events
+
+
+def _final_scoring(state: CarcassonneState) -> list[FeatureScored]:
+    """Every feature still holding followers: unfinished roads, cities and cloisters, farms."""
+    events = []
+    codes = state.codes
+    holders = state.holders
+    for root in compress(range(len(holders)), holders):
+        kind = SEG_KIND[codes[root >> 3] >> 2][root & 7]
+        points = _unfinished_points(state, root, kind)
+        events.append(_score(state, kind, points, list(holders[root]), -1, True))  # type: ignore[arg-type]
+    return events
+
+
+def _unfinished_points(state: CarcassonneState, root: int, kind: int) -> int:
+    """A feature's points as at final scoring (also what messages 1-3 and 8 score)."""
+    if kind == CLOISTER:
+        return 1 + _neighbours(state.board, state.squares[root >> 3])
+    if kind == FIELD:
+        return FARM_POINTS_PER_CITY * len(_completed_cities(state, root))
+    return _feature_points(state, kind, state.members[root] or [root], False)
+
+
+def _completed_cities(state: CarcassonneState, field_root: int) -> set[int]:
+    """Roots of the completed cities a farm touches (each city once)."""
+    parent = state.parent
+    codes = state.codes
+    open_ends = state.open_ends
+    cities = set()
+    for node in state.members[field_root] or (field_root,):
+        tile_base = node & ~7
+        for city in SEG_CITIES[codes[node >> 3] >> 2][node & 7]:
+            root = parent[tile_base + city]
+            if not open_ends[root]:
+                cities.add(root)
+    return cities
