@@ -14,7 +14,8 @@ import pytest
 from tests.faults import checks
 from tests.faults.conftest import FaultStack, env_int
 from tools import integrity
-from tools.hostile import Known, barrage, summarize_barrage
+from tools.hostile.barrage import barrage, summarize_barrage
+from tools.hostile.malformed import Known
 from tools.traffic import Endpoints, Load, new_session
 
 pytestmark = [pytest.mark.faults, pytest.mark.timeout(240)]

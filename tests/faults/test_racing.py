@@ -19,7 +19,7 @@ import pytest
 from tests.faults import checks
 from tests.faults.conftest import FaultStack, env_int
 from tools import integrity
-from tools.hostile import RaceResult, race_round, warm_connections
+from tools.hostile.racing import RaceResult, race_round, warm_connections
 from tools.traffic import TRANSPORT_ERRORS, Ack, Endpoints, GaveUp, Load, new_session
 
 pytestmark = [pytest.mark.faults, pytest.mark.timeout(240)]

@@ -20,22 +20,22 @@ async def bench_race(
 ) -> int:
     """Rounds of ``clients`` moves at one expected version, each under its own key: exactly
     one may be accepted; prints the rounds that accepted more than one."""
-    from tools import hostile
+    from tools.hostile import racing
 
     session = new_session(app_key, connections=clients * len(matches) + 10)
     load = Load(session, Endpoints(lobby, matches), slots=1)
     rng = random.Random(1)
-    results: list[hostile.RaceResult] = []
+    results: list[racing.RaceResult] = []
     match_id: str | None = None
     tokens: list[str] = []
     began = time.perf_counter()
     try:
-        await hostile.warm_connections(session, matches, clients)
+        await racing.warm_connections(session, matches, clients)
         while len(results) < rounds:
             if match_id is None:
                 _, match_id, tokens = await load.open_table("hanabi", 2)
                 await load.wait_for_match(match_id)
-            result = await hostile.race_round(
+            result = await racing.race_round(
                 session, matches, match_id, tokens, rng, clients=clients
             )
             if result is None:
@@ -61,8 +61,7 @@ async def bench_malformed(
 ) -> int:
     """The malformed-request barrage while ``concurrent`` matches play: 5xx answers, answers
     that are not 4xx problems, and the load's moves/s meanwhile."""
-
-    from tools import hostile
+    from tools.hostile import barrage, malformed
 
     endpoints = Endpoints(lobby, matches)
     session = new_session(app_key, connections=concurrent + 10)
@@ -76,14 +75,14 @@ async def bench_malformed(
         quiet_began = time.monotonic()
         await asyncio.sleep(5.0)  # the load alone, to compare with
         began = time.monotonic()
-        known = hostile.Known(table_id, match_id, tokens[0])
-        answers = await hostile.barrage(endpoints, known, requests)
+        known = malformed.Known(table_id, match_id, tokens[0])
+        answers = await barrage.barrage(endpoints, known, requests)
         ended = time.monotonic()
     finally:
         stop.set()
         await asyncio.gather(running, return_exceptions=True)
         await session.close()
-    summary = hostile.summarize_barrage(answers)
+    summary = barrage.summarize_barrage(answers)
     quiet = load.moves_between(quiet_began, began) / (began - quiet_began)
     during = load.moves_between(began, ended) / (ended - began)
     print(
