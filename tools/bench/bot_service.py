@@ -28,7 +28,7 @@ async def bench_bot_service(settings: Settings, bots: int, matches: dict[str, in
     per move."""
 
     from services.operator.keys import fresh_key
-    from tools.copies import LOOPBACK, Copies, drop_database, forget_streams, free_port, scratch
+    from tools.scratch import LOOPBACK, Copies, drop_database, forget_streams, free_port, scratch
 
     database_url, prefix, env, directory = await scratch(settings, "bench-bots")
     stack = Copies(env, 1, directory)  # it starts each process with ``env`` as it is then
