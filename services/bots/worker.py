@@ -2,7 +2,7 @@
 of those seats would: it reads the seat's view and legal actions, asks the bot's policy, and
 posts the move.
 
-Postgres says which bots are to move (``matches.bot_seats`` and ``to_move``); the match
+Postgres says which bots are to move (the match service's read model ``match_bot_turns``); the match
 service's word that a bot is to move (``BotTurnDue`` on ``BOT_TURNS_STREAM``, published only by
 matches with a bot seat) only makes this process look sooner, so matches without bots cost it
 nothing. Any number of copies may run. A move is sent with the version it was chosen at and an
@@ -55,17 +55,15 @@ cut short is played again later, under the same Idempotency-Key)."""
 
 
 _IN_MATCHES = """
-select match_id, game, version, to_move, bots from matches
-where match_id = any(%s)
-    and status = 'running' and bot_seats <> '{}' and to_move[1] = any(bot_seats)
+select match_id, game, version, to_move, bots from match_bot_turns where match_id = any(%s)
 """
 _WAITING = """
-select match_id, game, version, to_move, bots from matches
-where status = 'running' and bot_seats <> '{}' and to_move[1] = any(bot_seats)
-    and updated_at < now() - make_interval(secs => %s)
+select match_id, game, version, to_move, bots from match_bot_turns
+where updated_at < now() - make_interval(secs => %s)
 """
-"""The bots' turns that have waited a while (the partial index ``matches_with_bots`` holds
-the running matches with bots): the others are being played, woken by their events."""
+"""The bots' turns that have waited a while: the others are being played, woken by their
+events. ``match_bot_turns`` is the match service's read model of the running matches where a
+bot is to move (docs/architecture.md)."""
 
 _bots_decoder = msgspec.json.Decoder(dict[int, str])
 _due_decoder = msgspec.json.Decoder(BotTurnDue)
@@ -96,7 +94,7 @@ class Turn(msgspec.Struct, frozen=True):
 
 
 def due_turn(row: tuple[Any, ...]) -> Turn | None:
-    """A bot's turn in a ``matches`` row (match_id, game, version, to_move, bots): the first
+    """A bot's turn in a ``match_bot_turns`` row (match_id, game, version, to_move, bots): the first
     seat to move, if a bot plays it. Only the first, as in the arena: where the others may act
     too (anyone may interrupt a Breaking News story), a bot waits for its own turn."""
     match_id, game, version, to_move, bots = row

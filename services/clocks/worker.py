@@ -1,7 +1,8 @@
 """The clocks service: finds the matches whose first running clock has run out and sends the
 match service a ``TimeOut`` for each, through the durable command path.
 
-Postgres holds every clock (``matches.deadline``), so this process keeps nothing of its own: a
+Postgres holds every clock: the match service publishes each clocked match's deadline in its
+read model ``match_deadlines`` (docs/architecture.md), so this process keeps nothing of its own: a
 copy killed at any point, several copies at once, or a wiped Redis only delay a timeout. Each
 timeout's command is named by the match and version it fires at, so it is recorded once however
 many copies see it; the match service applies it only if the match is still at that version (a
@@ -49,11 +50,11 @@ at once for those it just recorded; a timeout sent again waits 1 s, then 2 s).""
 
 _LOOK = """
 select * from (
-    select match_id, version, deadline, null::float8 from matches
+    select match_id, version, deadline, null::float8 from match_deadlines
     where deadline <= now() order by deadline limit %s) due
 union all
 select null, null, null, extract(epoch from min(deadline) - now())::float8
-from matches where deadline > now()
+from match_deadlines where deadline > now()
 """
 """The clocks run out (up to a batch), then one row with the seconds until the next deadline
 (null: none): a look at nothing due is one round trip."""

@@ -121,14 +121,15 @@ class MatchStanding(NamedTuple):
 async def match_standing(conn: AsyncConnection, match_id: str, token_hash: str) -> MatchStanding:
     """The match's standing for ``token_hash`` (both None for no such match).
 
-    The match service's own rows, read here because a rematch needs both and nothing else in
-    the lobby does: a player re-seated in the match (``PlayerReseated``) holds a token the
-    lobby never saw, and the lobby's table does not learn when its match ends."""
+    Read from the match service's published read models ``match_statuses`` and
+    ``match_seat_holders`` (docs/architecture.md), because a rematch needs both and nothing
+    else in the lobby does: a player re-seated in the match (``PlayerReseated``) holds a token
+    the lobby never saw, and the lobby's table does not learn when its match ends."""
     cursor = conn.cursor(row_factory=class_row(MatchStanding))
     await cursor.execute(
-        "select m.status, (select seat from match_seats where match_id = m.match_id"
+        "select m.status, (select seat from match_seat_holders where match_id = m.match_id"
         " and (token_hash = %(token)s or former_token_hash = %(token)s) limit 1) as seat"
-        " from matches m where m.match_id = %(match)s",
+        " from match_statuses m where m.match_id = %(match)s",
         {"token": token_hash, "match": match_id},
     )
     return await cursor.fetchone() or MatchStanding(None, None)
