@@ -6,6 +6,8 @@ actions (or, where an action takes free input such as a story, that action fille
 sees the full state, so it cannot learn hidden information the seat may not see.
 
 Each game's heuristic is the ``heuristic`` of its module here; ``registry`` lists them all.
+Policies use a game's data only through its published view
+(``services.rules.games.<game>.public``), never the engine's other modules.
 """
 
 from __future__ import annotations

@@ -27,8 +27,9 @@ story runs; the bot returns it only then (a pure bot cannot hear silence).
 from __future__ import annotations
 
 import random
-import unicodedata
 from typing import Any
+
+from services.rules.games.breaking_news.public import normalise_text
 
 View = dict[str, Any]
 Action = dict[str, Any]
@@ -69,11 +70,6 @@ TEMPLATES: dict[str, tuple[str, ...]] = {
 
 
 # --- Stories --------------------------------------------------------------------------------
-
-
-def normalise_text(text: str) -> str:
-    """The form the rules compare stories and words in: NFC, case-folded, single spaces."""
-    return " ".join(unicodedata.normalize("NFC", text).casefold().split())
 
 
 def story_has_words(story: str, cards: list[dict], language: str | None) -> bool:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from services.rules.games.dingo.scoring import day_points
+from services.rules.games.dingo.public import day_points
 
 View = dict[str, Any]
 Action = dict[str, Any]

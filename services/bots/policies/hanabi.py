@@ -25,8 +25,11 @@ from __future__ import annotations
 import random
 from typing import Any
 
-COPIES = {1: 3, 2: 2, 3: 2, 4: 2, 5: 1}
-MAX_TOKENS = 8
+from services.rules.games.hanabi.public import COPIES_PER_RANK, MAX_CLUE_TOKENS, RANKS
+
+COPIES = dict(zip(RANKS, COPIES_PER_RANK, strict=True))
+"""Copies of each rank in a suit."""
+MAX_TOKENS = MAX_CLUE_TOKENS
 FIX = 100.0
 PLAY = 10.0
 SAVE = 9.0

@@ -17,6 +17,9 @@ A game is a bundle of small pure functions over msgspec Structs, in the spirit o
 Actions, events and states are tagged msgspec Structs (``tag_field="type"``), so the same
 bytes travel over HTTP, Redis and into Postgres. Games import nothing but the standard library,
 msgspec and their own data under ``seeds/``.
+
+This module, ``registry`` and each game's ``public`` module are the games' published interface
+to other services; a game's other modules are its engine, for the rules service alone.
 """
 
 from __future__ import annotations
