@@ -140,13 +140,13 @@ MATCH_FILE_SCHEMA = "playtable-match.schema.json"
 
 
 CARCASSONNE_TURNS_SCHEMA = "carcassonne-turns.schema.json"
-"""Beside it: the JSON Schema of the Carcassonne turn list (``carcassonne_turns.py``)."""
+"""Beside it: the JSON Schema of the Carcassonne turn list (``carcassonne/turns.py``)."""
 
 
 def generated_files(contract_path: Path) -> dict[Path, str]:
     """Every committed file generated from the code, by path: the contract and the schemas
     of the file formats."""
-    from services.rules.games import carcassonne_turns
+    from services.rules.games.carcassonne import turns as carcassonne_turns
     from shared.domain import match_file
 
     return {
