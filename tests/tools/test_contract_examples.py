@@ -1,5 +1,5 @@
 """Every request body and response of the contract carries an example
-(``tools/contract_examples.py``) that its schema accepts, with game data tagged as the games'
+(``tools/contract/examples/``) that its schema accepts, with game data tagged as the games'
 real Structs."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from services.rules.games import load_games
 from services.rules.games.contract import struct_tags
 from shared.domain.messages import TableEvent
 from tools.contract import GAME_DATA, build_contract, game_prefix
-from tools.contract_examples import MissingExample, add_examples
+from tools.contract.examples import MissingExample, add_examples
 
 CONTRACT_URI = "urn:contract"
 EVENT_STREAM = "text/event-stream"

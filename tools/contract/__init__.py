@@ -9,6 +9,7 @@ What the rest of the repository uses is named here; the modules make it:
   and every problem type.
 - ``webhooks``: what a subscriber receives for each event type.
 - ``schemas``: the helpers on JSON Schemas they all use.
+- ``examples``: an example on every request and answer, from a match really played.
 - ``diff``: the breaking changes between two contracts (``playtable openapi --breaking``).
 """
 

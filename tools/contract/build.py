@@ -13,20 +13,10 @@ import msgspec
 
 from shared.domain.hosting import TIME_CONTROL_SHAPES, BotInfo, ClockView, Hosting
 from shared.domain.messages import TableEvent
-from shared.edge.contract import (
-    COMPONENT_REF,
-    CONTRACT_VERSION,
-    add_components,
-    finalize_contract,
-)
+from shared.edge.contract import COMPONENT_REF, CONTRACT_VERSION, add_components, finalize_contract
 from shared.infra.settings import Settings
 from tools.contract.games import add_game_components
-from tools.contract.operations import (
-    add_links,
-    add_problem_headers,
-    document_feeds,
-    problem_types,
-)
+from tools.contract.operations import add_links, add_problem_headers, document_feeds, problem_types
 from tools.contract.schemas import add_union, add_unique, operations_by_id, pointed_schema
 from tools.contract.webhooks import document_webhooks, webhook_event_type
 
@@ -45,7 +35,7 @@ def build_contract() -> dict[str, Any]:
     from services.webhooks.app import create_app as create_webhooks
     from services.webhooks.dispatcher import WebhookBody
     from services.webhooks.schemas import WebhookPing
-    from tools.contract_examples import add_examples
+    from tools.contract.examples import add_examples
 
     settings = Settings(instance_id="contract")
     merged: dict[str, Any] = {
