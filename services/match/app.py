@@ -17,8 +17,9 @@ from opentelemetry.trace import Span
 
 from services.match import schemas as s
 from services.match.feed import MatchFeeds
-from services.match.matches import Matches, match_etag
+from services.match.matches import Matches
 from services.match.replays import Replays
+from services.match.snapshot import match_etag
 from shared.domain.match_file import ExportFormat
 from shared.domain.messages import CommandEnvelope, CreateMatch, TimeOut, decode_command
 from shared.edge import apps

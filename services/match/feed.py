@@ -7,7 +7,8 @@ from functools import partial
 import msgspec
 
 from services.match import schemas as s
-from services.match.matches import Matches, match_stream
+from services.match.matches import Matches
+from services.match.snapshot import match_stream
 from shared.domain.messages import MATCH_FINISHED
 from shared.edge.feed import Feed, FeedBatch, FeedHub, FeedMessage, Reader, check_resume_point
 from shared.edge.feed_tickets import FeedTickets

@@ -14,7 +14,8 @@ from typing import Any
 import msgspec
 
 from services.match import schemas as s
-from services.match.matches import Matches, Snapshot, match_stream
+from services.match.matches import Matches
+from services.match.snapshot import Snapshot, match_stream
 from shared.domain import rules_api as api
 from shared.domain.hosting import ClockUpdated, ClockView, TimeControl
 from shared.edge.errors import Problem

@@ -13,7 +13,7 @@ from typing import Any
 import msgspec
 from psycopg import AsyncConnection
 
-from services.match.matches import match_stream
+from services.match.snapshot import match_stream
 from shared.domain import commitments
 from shared.domain.commitments import Commitment
 from shared.infra.db import open_pool

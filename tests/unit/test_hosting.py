@@ -182,8 +182,9 @@ def test_the_ending_a_forfeit_gives_depends_on_the_game(engine: RulesEngine) -> 
     assert dingo["reason"] == "abandoned"
 
 
-def test_a_move_after_its_seats_deadline_is_out_of_time() -> None:
-    from services.match.matches import Snapshot, _out_of_time
+def test_a_move_after_its_seats_deadline_isout_of_time() -> None:
+    from services.match.snapshot import Snapshot
+    from services.match.timing import out_of_time
     from shared.domain.hosting import Hosting
 
     clocks = start_clocks(PER_MOVE, 2, [0], set(), T0)
@@ -201,8 +202,8 @@ def test_a_move_after_its_seats_deadline_is_out_of_time() -> None:
         hosting=Hosting(clock=PER_MOVE),
         clocks=clocks,
     )
-    assert not _out_of_time(snapshot, 0, T0 + 30_000)  # on the deadline: still in time
-    assert _out_of_time(snapshot, 0, T0 + 30_001)
-    assert not _out_of_time(snapshot, 1, T0 + 60_000)  # not on the clock
+    assert not out_of_time(snapshot, 0, T0 + 30_000)  # on the deadline: still in time
+    assert out_of_time(snapshot, 0, T0 + 30_001)
+    assert not out_of_time(snapshot, 1, T0 + 60_000)  # not on the clock
     unclocked = dataclasses.replace(snapshot, hosting=Hosting(), clocks=None)
-    assert not _out_of_time(unclocked, 0, T0 + 10**9)
+    assert not out_of_time(unclocked, 0, T0 + 10**9)
