@@ -18,12 +18,13 @@ import contextlib
 import logging
 import random
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import aiohttp
 import msgspec
 import psycopg
 import redis.asyncio as redis_async
+from psycopg.rows import args_row
 from psycopg_pool import AsyncConnectionPool
 
 from services.bots.policies import Policy
@@ -91,6 +92,17 @@ class Turn(msgspec.Struct, frozen=True):
 
     def rng(self) -> random.Random:
         return random.Random(self.key)
+
+
+class BotTurnRow(NamedTuple):
+    """A row of ``match_bot_turns`` as the bots read it."""
+
+    match_id: str
+    game: str
+    version: int
+    to_move: list[int]
+    bots: bytes
+    """The bot of each bot seat (JSON, by seat)."""
 
 
 def due_turn(row: tuple[Any, ...]) -> Turn | None:
@@ -249,9 +261,10 @@ class TurnFinder:
             due = _due_decoder.decode(payload)
             newest[due.match_id] = max(due.version, newest.get(due.match_id, 0))
         async with self._pool.connection() as conn:
-            rows = await (await conn.execute(_IN_MATCHES, (list(newest),))).fetchall()
+            cursor = conn.cursor(row_factory=args_row(BotTurnRow))
+            rows = await (await cursor.execute(_IN_MATCHES, (list(newest),))).fetchall()
         for row in rows:
-            if row[2] == newest[row[0]]:
+            if row.version == newest[row.match_id]:
                 self._start(row)
 
     async def woken_by(self, entry_id: str, payload: bytes) -> None:
@@ -263,7 +276,8 @@ class TurnFinder:
         while not stop.is_set():
             try:
                 async with self._pool.connection() as conn:
-                    rows = await (await conn.execute(_WAITING, (self._sweep_s,))).fetchall()
+                    cursor = conn.cursor(row_factory=args_row(BotTurnRow))
+                    rows = await (await cursor.execute(_WAITING, (self._sweep_s,))).fetchall()
             except psycopg.Error as error:
                 outage.failed(error)
             else:

@@ -21,11 +21,12 @@ import contextlib
 import logging
 import math
 from datetime import datetime
-from typing import Any
+from typing import NamedTuple
 
 import msgspec
 import redis.asyncio as redis_async
 from psycopg import AsyncConnection
+from psycopg.rows import args_row
 from psycopg_pool import AsyncConnectionPool
 
 from shared.domain.messages import ClockSet, TimeOut, command, now_ms
@@ -58,6 +59,17 @@ from match_deadlines where deadline > now()
 """
 """The clocks run out (up to a batch), then one row with the seconds until the next deadline
 (null: none): a look at nothing due is one round trip."""
+
+
+class _Looked(NamedTuple):
+    """A row of ``_LOOK``: a clock run out, or (match_id None) the seconds to the next one."""
+
+    match_id: str | None
+    version: int | None
+    deadline: datetime | None
+    next_s: float | None
+
+
 _RECORD = """
 insert into commands (command_id, topic, subject, payload)
 select * from unnest(%s::text[], %s::text[], %s::text[], %s::bytea[])
@@ -145,9 +157,10 @@ class ClockWatch:
         most ``poll_s``)."""
         while True:
             async with self.pool.connection() as conn:
-                rows = await (await conn.execute(_LOOK, (BATCH,))).fetchall()
-                due = [row for row in rows if row[0] is not None]
-                next_s = next(row[3] for row in rows if row[0] is None)
+                looked = conn.cursor(row_factory=args_row(_Looked))
+                rows = await (await looked.execute(_LOOK, (BATCH,))).fetchall()
+                due = [row for row in rows if row.match_id is not None]
+                next_s = next(row.next_s for row in rows if row.match_id is None)
                 recorded = await self._record(conn, due) if due else 0
             if recorded:
                 TIMEOUTS_SENT.inc(recorded)
@@ -155,7 +168,7 @@ class ClockWatch:
             if len(due) < BATCH:
                 return self.poll_s if next_s is None else min(self.poll_s, max(0.0, next_s))
 
-    async def _record(self, conn: AsyncConnection, due: list[tuple[Any, ...]]) -> int:
+    async def _record(self, conn: AsyncConnection, due: list[_Looked]) -> int:
         """Record a ``TimeOut`` per clock run out (one statement); how many were new."""
         ids, subjects, payloads = [], [], []
         for match_id, version, deadline, _ in due:

@@ -71,8 +71,9 @@ class Holder(NamedTuple):
 
 Holders = dict[int, Holder]
 
-INSERT_COLUMNS = ", ".join(name for name in TableRow.__struct_fields__ if name != "created_at")
+INSERT_FIELDS = tuple(name for name in TableRow.__struct_fields__ if name != "created_at")
 """The columns a new table's row is written with (``created_at`` is Postgres')."""
+INSERT_COLUMNS = ", ".join(INSERT_FIELDS)
 TABLE_COLUMNS = f"{INSERT_COLUMNS}, created_at"
 TABLE_ROW = class_row(TableRow)
 

@@ -13,6 +13,7 @@ from services.lobby import schemas as s
 from services.lobby.checks import require_open, require_seat_number
 from services.lobby.rows import (
     INSERT_COLUMNS,
+    INSERT_FIELDS,
     TABLE_COLUMNS,
     TABLE_ROW,
     Holder,
@@ -126,7 +127,7 @@ class TableSteps:
             rematch_of=new.rematch_of,
             rematch_table_id=None,
         )
-        values = msgspec.structs.astuple(row)[:-1]  # all but created_at, which Postgres sets
+        values = [getattr(row, name) for name in INSERT_FIELDS]
         placeholders = ", ".join(["%s"] * len(values))
         await conn.execute(
             f"insert into lobby_tables ({INSERT_COLUMNS}) values ({placeholders})", values
