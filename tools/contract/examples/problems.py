@@ -9,7 +9,7 @@ from typing import Any
 import msgspec
 
 from services.lobby import schemas as lobby_api
-from services.lobby.tables import not_private
+from services.lobby.checks import not_private
 from services.match import schemas as match_api
 from services.match.answers import not_former_holder
 from services.match.snapshot import MatchCreating

@@ -9,7 +9,7 @@ import msgspec
 from litestar.response.sse import ServerSentEventMessage
 
 from services.lobby import schemas as lobby_api
-from services.lobby.tables import public_event
+from services.lobby.rows import public_event
 from services.match import schemas as match_api
 from services.rules.engine import RulesEngine
 from services.rules.games.registry import GAMES
