@@ -32,7 +32,7 @@ def component_ref(name: str) -> str:
 def documented_as(component: str) -> msgspec.Meta:
     """Annotation metadata for game data the services pass through as raw JSON, never
     decoding it: the contract documents it with this component, built from the games' Structs
-    (``tools/contract.py``), so the services need no game code."""
+    (``tools/contract/``), so the services need no game code."""
     return msgspec.Meta(extra_json_schema={"$ref": component_ref(component)})
 
 
@@ -334,7 +334,7 @@ CONTRACT_VERSION = "0.2.0"
 """The public contract's version, semver for its clients: a change that breaks a client bumps
 the major (while 0.x, the minor) and is listed in openapi/CHANGELOG.md; a test compares the
 contract with the newest of openapi/released/ and refuses a breaking change the version does
-not announce (``tools/contract_diff.py``)."""
+not announce (``tools/contract/diff.py``)."""
 
 
 def openapi_config(service: str) -> OpenAPIConfig:

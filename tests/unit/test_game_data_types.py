@@ -1,5 +1,5 @@
 """The contract documents game data by each game's declared types
-(``tools/contract.py``): what ``redact``, ``view`` and a full replay really produce
+(``tools/contract/``): what ``redact``, ``view`` and a full replay really produce
 must decode as those types."""
 
 from __future__ import annotations
