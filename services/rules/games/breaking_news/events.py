@@ -6,8 +6,6 @@ import msgspec
 
 from services.rules.games.breaking_news.cards import StoryText
 
-# --- Actions (imperative) -------------------------------------------------------------------
-
 
 class Action(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag_field="type", tag=True):
     """Base of every Breaking News action; the tag is the class name."""

@@ -40,8 +40,6 @@ from services.rules.games.contract import (
     evolve_in_place,
 )
 
-# --- Evolve ---------------------------------------------------------------------------------
-
 
 def _start(event: GameStarted) -> BreakingNewsState:
     seats = event.seats

@@ -23,8 +23,6 @@ from services.rules.games.contract import (
     Rejection,
 )
 
-# --- Chains ---------------------------------------------------------------------------------
-
 
 def _chains_through(state: BreakingNewsState, grid: dict[int, int], cell: int) -> list[tuple]:
     """Every chain of three face-up cards through the card on ``cell``, middle card second.

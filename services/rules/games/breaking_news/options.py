@@ -32,8 +32,6 @@ from services.rules.games.contract import (
     Rejection,
 )
 
-# --- Options --------------------------------------------------------------------------------
-
 OPTIONS = (
     OptionSpec(
         "mode",

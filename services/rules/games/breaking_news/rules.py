@@ -69,8 +69,6 @@ from services.rules.games.contract import (
     Rejection,
 )
 
-# --- Decide ---------------------------------------------------------------------------------
-
 
 def _decide_place(state: BreakingNewsState, seat: int, action: PlaceCard) -> list | Rejection:
     card, x, y = action.card, action.x, action.y

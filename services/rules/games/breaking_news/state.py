@@ -17,8 +17,6 @@ from services.rules.games.breaking_news.cards import (
     WORDS,
 )
 
-# --- State ----------------------------------------------------------------------------------
-
 
 class Story(msgspec.Struct, frozen=True):
     """A completed object with the story that completed it."""

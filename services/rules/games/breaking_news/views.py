@@ -23,8 +23,6 @@ from services.rules.games.breaking_news.state import (
     Voting,
 )
 
-# --- What each seat may see -----------------------------------------------------------------
-
 
 def view(state: BreakingNewsState, seat: int | None) -> BreakingNewsView:
     """The table, the open objects, the stories and the viewer's own hands; never others'."""

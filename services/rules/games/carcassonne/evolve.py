@@ -46,8 +46,6 @@ from services.rules.games.carcassonne.tiles import (
     current_rotation,
 )
 
-# ---------------------------------------------------------------------------- evolve
-
 
 def _place(state: CarcassonneState, square: int, code: int) -> int:
     """Lay a tile: new feature nodes, merges with the neighbours, new open squares."""

@@ -18,8 +18,6 @@ from services.rules.games.carcassonne.tiles import (
 )
 from services.rules.games.contract import Rejection
 
-# ---------------------------------------------------------------------------- setup
-
 
 def validate_options(options: dict[str, Any], seats: int) -> dict[str, Any] | Rejection:
     """A given tile order must use base-game letters, no more of each than the box holds;

@@ -49,9 +49,6 @@ from services.rules.games.carcassonne.tiles import (
 )
 from services.rules.games.contract import Rejection
 
-# ---------------------------------------------------------------------------- legal moves
-
-
 _NO_FOLLOWER = 1 << 12
 """Flag in a picker key: the player has no follower left."""
 _SPOT_CHOICES = _NODE_SLOTS + 1

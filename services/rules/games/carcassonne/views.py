@@ -28,8 +28,6 @@ from services.rules.games.carcassonne.tiles import (
 )
 from services.rules.games.contract import Outcome
 
-# ---------------------------------------------------------------------------- views
-
 
 def view(state: CarcassonneState, seat: int | None) -> CarcassonneView:
     """The same for every seat and spectators: nothing in Carcassonne is private but the

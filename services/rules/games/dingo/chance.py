@@ -16,8 +16,6 @@ from services.rules.games.dingo.cards import (
 from services.rules.games.dingo.options import options_problem
 from services.rules.games.dingo.state import DayStarted, Event, GameStarted
 
-# --- Chance ---------------------------------------------------------------------------------
-
 
 def day_chance(
     seed: int, day: int, given_decks: list[int], given_rolls: list[int]

@@ -28,8 +28,6 @@ from services.rules.games.dingo.state import (
     TurnEnded,
 )
 
-# --- Evolve ---------------------------------------------------------------------------------
-
 
 def _start(event: GameStarted) -> DingoState:
     if not 2 <= event.seats <= MAX_SEATS or not 0 <= event.first_player < event.seats:

@@ -10,8 +10,6 @@ from services.rules.games.contract import (
 )
 from services.rules.games.dingo.cards import CARD_CODE, CARD_ID, DECK_SIZE, DIE_SIDES, MAX_SEATS
 
-# --- Options --------------------------------------------------------------------------------
-
 OPTIONS = (
     OptionSpec(
         "target_score",

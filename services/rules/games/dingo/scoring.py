@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from services.rules.games.dingo.cards import _VALUE
 
-# --- Rules ----------------------------------------------------------------------------------
-
 
 def ranch_value(ranch: list[int]) -> int:
     """The sum of the card values on a ranch (the starting card counts nothing)."""

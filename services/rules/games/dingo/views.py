@@ -19,8 +19,6 @@ from services.rules.games.dingo.state import (
     TurnEnded,
 )
 
-# --- What each seat may see -----------------------------------------------------------------
-
 
 def _ranch_view(seat: int, ranch: list[int]) -> RanchView:
     open_colours = _STARTING_BIT[seat] | _colours_on(ranch)

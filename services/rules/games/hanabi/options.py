@@ -11,8 +11,6 @@ from services.rules.games.contract import (
 )
 from services.rules.games.hanabi.cards import COPIES_PER_RANK, MULTICOLOUR, RANKS
 
-# --- Options --------------------------------------------------------------------------------
-
 OPTIONS = (
     OptionSpec("suits", "enum", 5, "Number of suits: 6 adds multicolour as a sixth suit.", [5, 6]),
     OptionSpec(

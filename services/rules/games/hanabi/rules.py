@@ -43,8 +43,6 @@ from services.rules.games.hanabi.state import (
     PlayCard,
 )
 
-# --- Engine ---------------------------------------------------------------------------------
-
 
 def setup(options: dict[str, Any], seats: int, rng: random.Random) -> list[Event]:
     """Shuffle with ``rng`` (or take the explicit deck) and record the whole deck."""

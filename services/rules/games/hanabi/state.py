@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import msgspec
 
-# --- Actions (imperative) -------------------------------------------------------------------
-
 
 class Action(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag_field="type", tag=True):
     """Base of every Hanabi action; the tag is the class name."""

@@ -25,8 +25,6 @@ from services.rules.games.hanabi.state import (
     SeenCard,
 )
 
-# --- What each seat may see -----------------------------------------------------------------
-
 
 def _seen(order: int, code: int, visible: bool) -> SeenCard:
     if visible:
