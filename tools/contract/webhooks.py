@@ -59,7 +59,7 @@ WEBHOOK_RESPONSES = {
     "5XX": "Retried later, with exponential backoff (so are timeouts and network errors)",
     "default": "Failed for good: not retried (the delivery log shows it; redeliver it then)",
 }
-"""What a receiver's answer does (``services/webhooks/delivery.py``)."""
+"""What a receiver's answer does (``services/webhooks/attempts.py``)."""
 
 
 def document_webhooks(
