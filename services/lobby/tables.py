@@ -27,7 +27,6 @@ from services.lobby.rows import (
     TABLE_ROW,
     Holder,
     Holders,
-    public_event,
     read_row,
     read_seated,
     table_info,
@@ -39,8 +38,6 @@ from shared.edge.errors import Problem, not_found
 from shared.edge.paging import table_cursor, table_position
 from shared.edge.runtime import Runtime
 from shared.edge.tokens import hash_token, new_token
-
-__all__ = ["Tables", "not_private", "public_event"]  # the last two for tools/contract_examples
 
 
 class Tables:
