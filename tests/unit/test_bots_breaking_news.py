@@ -26,7 +26,7 @@ from services.rules.games.breaking_news.cards import (
 )
 from services.rules.games.breaking_news.events import CallBreakingNews, CompleteObject, PlaceCard
 from services.rules.games.breaking_news.news import missing_word
-from services.rules.games.breaking_news.rules import _copy
+from services.rules.games.breaking_news.rules import deep_copy
 from services.rules.games.breaking_news.state import ELEMENT_CARDS, BreakingNewsState
 from tests.unit.test_breaking_news_playout import HOME_LANGUAGES, VARIANTS
 
@@ -127,7 +127,7 @@ def completions_worth(state, seat: int) -> dict[int, int]:
 
 
 def news_after(state, seat: int, place: PlaceCard) -> dict[int, int]:
-    after = GAME.fold(GAME.decide(state, seat, place), _copy(state))
+    after = GAME.fold(GAME.decide(state, seat, place), deep_copy(state))
     if after.phase != NEWS:
         return {}
     return completions_worth(after, seat)

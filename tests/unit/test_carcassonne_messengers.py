@@ -27,7 +27,7 @@ from services.rules.games.carcassonne.messengers import (
     Spot,
     TakeMessagePoints,
 )
-from services.rules.games.carcassonne.scoring import _own_followers
+from services.rules.games.carcassonne.scoring import own_followers
 from services.rules.games.carcassonne.state import (
     CarcassonneState,
     FeatureScored,
@@ -423,7 +423,7 @@ def test_message_3_takes_the_cloister_with_fewest_neighbours():
         PlaceTile(2, 0, 1, None),
     ]
     state, _ = play(start(order, [3, 1, 2, 4, 5, 6, 7, 8]), *moves)
-    own = {f.spot: f.points for f in _own_followers(state, 0) if f.kind == CLOISTER}
+    own = {f.spot: f.points for f in own_followers(state, 0) if f.kind == CLOISTER}
     assert own == {Spot(0, -1, 0): 1 + 3, Spot(-1, -1, 0): 1 + 2}
     state, _ = draw_message(state, CLOSE_START_CITY)
     state, events = act(state, CarryOutMessage(1))

@@ -46,7 +46,7 @@ must not set: the rules service stamps its wall clock (ms since the epoch) into 
 that has this field before calling ``decide``, which stays pure. Stories are timed from the
 call's stamp to the story's stamp.
 
-The package, by concern (names starting with ``_`` are private to it):
+The package, by concern (a name starting with ``_`` is private to its module):
 
 - ``cards``: the constants, the card data and the grid's cells.
 - ``events``: the actions and events (msgspec Structs).

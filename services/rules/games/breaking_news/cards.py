@@ -33,7 +33,7 @@ MODES = ("beginner", "advanced")
 TIEBREAKS = ("vote", "objects_in_hand")
 PHASES = ("play", "news", "story", "vote", "over")
 PLAY, NEWS, STORY, VOTE, OVER = range(len(PHASES))
-_LANGUAGE_CODE = re.compile(r"[a-z]{2,3}")
+LANGUAGE_CODE = re.compile(r"[a-z]{2,3}")
 
 
 def completions_to_end(seats: int) -> int:
@@ -61,7 +61,7 @@ SYMBOLS: tuple[str, ...] = tuple(CARDS["symbols"])
 ELEMENT_COUNT = len(CARDS["elements"])
 OBJECT_COUNT = len(CARDS["objects"])
 WORDS: tuple[dict[str, str], ...] = tuple(card["words"] for card in CARDS["elements"])
-_FOLDED_WORDS = tuple({lang: normalise_text(w) for lang, w in words.items()} for words in WORDS)
+FOLDED_WORDS = tuple({lang: normalise_text(w) for lang, w in words.items()} for words in WORDS)
 SYMBOL_OF: tuple[int, ...] = tuple(SYMBOLS.index(card["symbol"]) for card in CARDS["elements"])
 EDGES: tuple[tuple[int, ...], ...] = tuple(
     tuple(COLOURS.index(card["edges"][side]) for side in SIDES) for card in CARDS["elements"]
@@ -71,10 +71,10 @@ OBJECT_POINTS: tuple[int, ...] = tuple(card["points"] for card in CARDS["objects
 OBJECT_SYMBOLS: tuple[tuple[int, ...], ...] = tuple(
     tuple(SYMBOLS.index(symbol) for symbol in card["symbols"]) for card in CARDS["objects"]
 )
-_SYMBOL_BIT = tuple(1 << symbol for symbol in SYMBOL_OF)
+SYMBOL_BIT = tuple(1 << symbol for symbol in SYMBOL_OF)
 OBJECT_MASK: tuple[int, ...] = tuple(sum(1 << s for s in symbols) for symbols in OBJECT_SYMBOLS)
-_ALL_OBJECT_MASKS = frozenset(OBJECT_MASK)
-_EDGE_CODE = tuple(sum(colour << 2 * side for side, colour in enumerate(e)) for e in EDGES)
+ALL_OBJECT_MASKS = frozenset(OBJECT_MASK)
+EDGE_CODE = tuple(sum(colour << 2 * side for side, colour in enumerate(e)) for e in EDGES)
 """Each card's four edge colours packed two bits per side, north lowest."""
 
 # --- The grid -------------------------------------------------------------------------------
@@ -84,10 +84,10 @@ _EDGE_CODE = tuple(sum(colour << 2 * side for side, colour in enumerate(e)) for 
 
 _OFFSET = 64
 _STRIDE = 128
-_REACH = 60
+REACH = 60
 """Largest |x| or |y| accepted; 35 cards never reach further than 34 from the first one."""
-_STEPS = (1, _STRIDE, -1, -_STRIDE)
-_OPPOSITE = (2, 3, 0, 1)
+STEPS = (1, _STRIDE, -1, -_STRIDE)
+OPPOSITE = (2, 3, 0, 1)
 
 
 def cell_of(x: int, y: int) -> int:
@@ -99,5 +99,5 @@ def xy_of(cell: int) -> tuple[int, int]:
     return column - _OFFSET, row - _OFFSET
 
 
-_XY = tuple(xy_of(cell) for cell in range(_STRIDE * _STRIDE))
+XY = tuple(xy_of(cell) for cell in range(_STRIDE * _STRIDE))
 """``xy_of`` for every cell, looked up in the hot path."""

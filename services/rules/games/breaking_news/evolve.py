@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from services.rules.games.breaking_news.cards import (
-    _EDGE_CODE,
-    _OPPOSITE,
-    _STEPS,
+    EDGE_CODE,
     EDGES,
     NEWS,
+    OPPOSITE,
     OVER,
     PLAY,
+    STEPS,
     STORY,
     VOTE,
     cell_of,
@@ -69,7 +69,7 @@ def _requirement(grid: dict[int, int], face_down: list[int], cell: int) -> int:
     """What a card needs to go on this empty cell, packed (see the grid notes)."""
     mask = colours = touching = 0
     for side in range(4):
-        neighbour = grid.get(cell + _STEPS[side])
+        neighbour = grid.get(cell + STEPS[side])
         if neighbour is None:
             continue
         touching += 1
@@ -77,17 +77,17 @@ def _requirement(grid: dict[int, int], face_down: list[int], cell: int) -> int:
             continue
         shift = 2 * side
         mask |= 3 << shift
-        colours |= EDGES[neighbour][_OPPOSITE[side]] << shift
+        colours |= EDGES[neighbour][OPPOSITE[side]] << shift
     return mask | colours << 8 | touching << 16
 
 
-def _fits(card: int, requirement: int) -> bool:
-    return _EDGE_CODE[card] & requirement & 0xFF == (requirement >> 8) & 0xFF
+def fits(card: int, requirement: int) -> bool:
+    return EDGE_CODE[card] & requirement & 0xFF == (requirement >> 8) & 0xFF
 
 
 def _refresh_around(state: BreakingNewsState, cell: int) -> None:
     grid, open_cells, face_down = state.grid, state.open_cells, state.face_down
-    for step in _STEPS:
+    for step in STEPS:
         neighbour = cell + step
         if neighbour not in grid:
             open_cells[neighbour] = _requirement(grid, face_down, neighbour)

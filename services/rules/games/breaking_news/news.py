@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 from services.rules.games.breaking_news.cards import (
-    _ALL_OBJECT_MASKS,
-    _FOLDED_WORDS,
-    _LANGUAGE_CODE,
-    _STEPS,
-    _SYMBOL_BIT,
+    ALL_OBJECT_MASKS,
+    FOLDED_WORDS,
+    LANGUAGE_CODE,
     LANGUAGES,
     LONG_STORY_MS,
     MAX_STORY_CHARS,
@@ -15,6 +13,8 @@ from services.rules.games.breaking_news.cards import (
     OBJECT_MASK,
     OBJECT_POINTS,
     SHORT_STORY_MS,
+    STEPS,
+    SYMBOL_BIT,
     WORDS,
     normalise_text,
 )
@@ -24,7 +24,7 @@ from services.rules.games.contract import (
 )
 
 
-def _chains_through(state: BreakingNewsState, grid: dict[int, int], cell: int) -> list[tuple]:
+def chains_through(state: BreakingNewsState, grid: dict[int, int], cell: int) -> list[tuple]:
     """Every chain of three face-up cards through the card on ``cell``, middle card second.
 
     ``grid`` is the table with that card on it. In advanced mode a chain may have only one
@@ -32,7 +32,7 @@ def _chains_through(state: BreakingNewsState, grid: dict[int, int], cell: int) -
     """
     face_down = state.face_down
     neighbours = [
-        cell + step for step in _STEPS if cell + step in grid and grid[cell + step] not in face_down
+        cell + step for step in STEPS if cell + step in grid and grid[cell + step] not in face_down
     ]
     chains = [
         (first, cell, second)
@@ -40,7 +40,7 @@ def _chains_through(state: BreakingNewsState, grid: dict[int, int], cell: int) -
         for second in neighbours[index + 1 :]
     ]
     for middle in neighbours:
-        for step in _STEPS:
+        for step in STEPS:
             end = middle + step
             if end != cell and end in grid and grid[end] not in face_down:
                 chains.append((cell, middle, end))
@@ -53,23 +53,23 @@ def _few_face_down_neighbours(grid: dict[int, int], face_down: list[int], chain:
     """At most one of the chain's cells lies next to a face-down card."""
     touching = 0
     for cell in chain:
-        if any(grid.get(cell + step) in face_down for step in _STEPS):
+        if any(grid.get(cell + step) in face_down for step in STEPS):
             touching += 1
     return touching <= 1
 
 
-def _chain_mask(chain: tuple) -> int:
-    bits = _SYMBOL_BIT
+def chain_mask(chain: tuple) -> int:
+    bits = SYMBOL_BIT
     return bits[chain[0]] | bits[chain[1]] | bits[chain[2]]
 
 
-def _news_possible(state: BreakingNewsState, grid: dict[int, int], cell: int) -> bool:
+def news_possible(state: BreakingNewsState, grid: dict[int, int], cell: int) -> bool:
     """Whether a chain through the new card fits an object nobody has completed yet (public)."""
-    masks: set[int] | frozenset[int] = _ALL_OBJECT_MASKS
+    masks: set[int] | frozenset[int] = ALL_OBJECT_MASKS
     if state.stories:
         taken = {story.object for story in state.stories}
         masks = {OBJECT_MASK[o] for o in range(OBJECT_COUNT) if o not in taken}
-    return any(_chain_mask(chain) in masks for chain in _chains_through(state, grid, cell))
+    return any(chain_mask(chain) in masks for chain in chains_through(state, grid, cell))
 
 
 # --- Stories --------------------------------------------------------------------------------
@@ -79,7 +79,7 @@ def missing_word(story: str, cards: list[int], language: str | None) -> str | No
     """Why the story lacks one of the cards' words, or ``None`` when it has them all."""
     text = normalise_text(story)
     for card in cards:
-        words = _FOLDED_WORDS[card]
+        words = FOLDED_WORDS[card]
         if language in words:
             if words[language] not in text:
                 word = WORDS[card][language]
@@ -96,10 +96,10 @@ def canonical_story(cards: list[int] | tuple, language: str) -> str:
     return f"Breaking News: {a}, {b}, {c}!"
 
 
-def _story_problem(story: str, cards: list[int], language: str | None) -> Rejection | None:
+def story_problem(story: str, cards: list[int], language: str | None) -> Rejection | None:
     if len(story) > MAX_STORY_CHARS:
         return Rejection("story_too_long", f"a story has at most {MAX_STORY_CHARS} characters")
-    if language is not None and not _LANGUAGE_CODE.fullmatch(language):
+    if language is not None and not LANGUAGE_CODE.fullmatch(language):
         return Rejection("bad_language", "a language is a code of 2-3 lowercase letters")
     missing = missing_word(story, cards, language)
     if missing:
@@ -107,7 +107,7 @@ def _story_problem(story: str, cards: list[int], language: str | None) -> Reject
     return None
 
 
-def _story_points(state: BreakingNewsState, seat: int, obj: int, language: str | None) -> int:
+def story_points(state: BreakingNewsState, seat: int, obj: int, language: str | None) -> int:
     points = OBJECT_POINTS[obj]
     if (
         state.foreign_language_bonus

@@ -6,8 +6,8 @@ import random
 from typing import Any
 
 from services.rules.games.breaking_news.cards import (
-    _LANGUAGE_CODE,
     ELEMENT_COUNT,
+    LANGUAGE_CODE,
     MODES,
     OBJECT_COUNT,
     OPEN_OBJECTS,
@@ -25,7 +25,7 @@ from services.rules.games.breaking_news.events import (
     StartingCardPlaced,
     StartingCardSetAside,
 )
-from services.rules.games.breaking_news.evolve import _fits, evolve
+from services.rules.games.breaking_news.evolve import evolve, fits
 from services.rules.games.breaking_news.state import BreakingNewsState
 from services.rules.games.contract import (
     OptionSpec,
@@ -104,7 +104,7 @@ def validate_options(options: dict[str, Any], seats: int) -> dict[str, Any] | Re
             return Rejection(
                 "bad_option", f"option 'home_languages' needs one language per seat ({seats})"
             )
-        if not all(_LANGUAGE_CODE.fullmatch(code) for code in languages):
+        if not all(LANGUAGE_CODE.fullmatch(code) for code in languages):
             return Rejection(
                 "bad_option", "option 'home_languages': codes are 2-3 lowercase letters"
             )
@@ -177,6 +177,6 @@ def _starting_cell(state: BreakingNewsState, card: int) -> int | None:
         return abs(y), abs(x), -x, -y
 
     for cell in sorted(state.open_cells, key=preference):
-        if _fits(card, state.open_cells[cell]):
+        if fits(card, state.open_cells[cell]):
             return cell
     return None

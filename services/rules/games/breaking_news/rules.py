@@ -7,25 +7,25 @@ from typing import Any
 import msgspec
 
 from services.rules.games.breaking_news.cards import (
-    _EDGE_CODE,
-    _OPPOSITE,
-    _REACH,
-    _STEPS,
-    _XY,
     COLOURS,
+    EDGE_CODE,
     EDGES,
     LANGUAGES,
     NEWS,
     OBJECT_HAND_LIMIT,
     OBJECT_MASK,
     OBJECT_SYMBOLS,
+    OPPOSITE,
     OVER,
     PLAY,
+    REACH,
     SIDES,
     START_HAND,
+    STEPS,
     STORY,
     SYMBOLS,
     VOTE,
+    XY,
     cell_of,
     completions_to_end,
 )
@@ -53,15 +53,15 @@ from services.rules.games.breaking_news.events import (
     VoteForStory,
     VotingOpened,
 )
-from services.rules.games.breaking_news.evolve import _fits, evolve
+from services.rules.games.breaking_news.evolve import evolve, fits
 from services.rules.games.breaking_news.news import (
-    _chain_mask,
-    _chains_through,
-    _news_possible,
-    _story_points,
-    _story_problem,
     canonical_story,
+    chain_mask,
+    chains_through,
+    news_possible,
     stopwatch_adjustment,
+    story_points,
+    story_problem,
 )
 from services.rules.games.breaking_news.state import BreakingNewsState
 from services.rules.games.contract import (
@@ -74,7 +74,7 @@ def _decide_place(state: BreakingNewsState, seat: int, action: PlaceCard) -> lis
     card, x, y = action.card, action.x, action.y
     if card not in state.hands[seat]:
         return Rejection("not_in_hand", f"element card {card} is not in your hand")
-    if not (-_REACH <= x <= _REACH and -_REACH <= y <= _REACH):
+    if not (-REACH <= x <= REACH and -REACH <= y <= REACH):
         return Rejection("off_table", f"({x}, {y}) is too far from the other cards")
     cell = cell_of(x, y)
     requirement = state.open_cells.get(cell)
@@ -82,22 +82,22 @@ def _decide_place(state: BreakingNewsState, seat: int, action: PlaceCard) -> lis
         if cell in state.grid:
             return Rejection("occupied", f"a card already lies on ({x}, {y})")
         return Rejection("no_neighbour", f"({x}, {y}) touches no card on the table")
-    if not _fits(card, requirement):
+    if not fits(card, requirement):
         return Rejection("edges_mismatch", _mismatch(state, card, cell))
     events: list[Any] = [CardPlaced(seat, card, x, y)]
     grid = state.grid.copy()
     grid[cell] = card
-    if _news_possible(state, grid, cell):
+    if news_possible(state, grid, cell):
         return events
     return _finish_turn(state, seat, events, draws_object=requirement >> 16 >= 2)
 
 
 def _mismatch(state: BreakingNewsState, card: int, cell: int) -> str:
-    for side, step in enumerate(_STEPS):
+    for side, step in enumerate(STEPS):
         neighbour = state.grid.get(cell + step)
         if neighbour is None or neighbour in state.face_down:
             continue
-        mine, theirs = EDGES[card][side], EDGES[neighbour][_OPPOSITE[side]]
+        mine, theirs = EDGES[card][side], EDGES[neighbour][OPPOSITE[side]]
         if mine != theirs:
             return (
                 f"the {SIDES[side]} edge of card {card} is {COLOURS[mine]}, "
@@ -128,9 +128,9 @@ def _checked_news(
             "played_card_missing", f"the chain must include card {state.played}, just played"
         )
     chosen = set(cards)
-    for chain in _chains_through(state, state.grid, state.positions[state.played]):
+    for chain in chains_through(state, state.grid, state.positions[state.played]):
         if set(chain) == chosen:
-            if _chain_mask(chain) != OBJECT_MASK[obj]:
+            if chain_mask(chain) != OBJECT_MASK[obj]:
                 wanted = ", ".join(SYMBOLS[s] for s in OBJECT_SYMBOLS[obj])
                 return Rejection(
                     "symbols_mismatch", f"object {obj} needs one card each of: {wanted}"
@@ -155,10 +155,10 @@ def _decide_complete(
     chain = _checked_news(state, seat, action.object, action.cards)
     if isinstance(chain, Rejection):
         return chain
-    problem = _story_problem(action.story, action.cards, action.language)
+    problem = story_problem(action.story, action.cards, action.language)
     if problem:
         return problem
-    points = _story_points(state, seat, action.object, action.language)
+    points = story_points(state, seat, action.object, action.language)
     return _complete(state, seat, action.object, chain, action.story, action.language, points)
 
 
@@ -190,7 +190,7 @@ def _complete(
 
 def _touching(state: BreakingNewsState, card: int) -> int:
     cell = state.positions[card]
-    return sum(cell + step in state.grid for step in _STEPS)
+    return sum(cell + step in state.grid for step in STEPS)
 
 
 def _decide_decline(state: BreakingNewsState, seat: int, action: EndTurn) -> list | Rejection:
@@ -210,12 +210,12 @@ def _decide_tell(state: BreakingNewsState, seat: int, action: TellStory) -> list
     if seat != state.seat_to_move:
         return Rejection("not_your_story", f"seat {state.seat_to_move} is telling the story")
     cards = state.call_cards
-    problem = _story_problem(action.story, cards, action.language)
+    problem = story_problem(action.story, cards, action.language)
     if problem:
         return problem
     duration = max(0, action.server_time_ms - state.called_at_ms)
     obj = state.call_object
-    points = _story_points(state, seat, obj, action.language) + stopwatch_adjustment(duration)
+    points = story_points(state, seat, obj, action.language) + stopwatch_adjustment(duration)
     return _complete(state, seat, obj, cards, action.story, action.language, points, duration)
 
 
@@ -277,7 +277,7 @@ def _end_turn(
     last = not final_round_started and state.last_turn == state.turns
     if not (last or stalemate):
         return events
-    final = _copy(state)
+    final = deep_copy(state)
     for event in events:
         evolve(final, event)
     reason = "stalemate" if stalemate else final.final_reason
@@ -313,7 +313,7 @@ _STATE_ENCODER = msgspec.msgpack.Encoder()
 _STATE_DECODER = msgspec.msgpack.Decoder(BreakingNewsState)
 
 
-def _copy(state: BreakingNewsState) -> BreakingNewsState:
+def deep_copy(state: BreakingNewsState) -> BreakingNewsState:
     """A deep copy, made once per game, to score the state after the last turn's events."""
     return _STATE_DECODER.decode(_STATE_ENCODER.encode(state))
 
@@ -393,8 +393,8 @@ def legal_actions(state: BreakingNewsState, seat: int) -> list[Any]:
 
 def _placements(state: BreakingNewsState, seat: int) -> list[Any]:
     actions: list[Any] = [_PASS]
-    append, xy = actions.append, _XY
-    codes = [(card, _EDGE_CODE[card]) for card in state.hands[seat]]
+    append, xy = actions.append, XY
+    codes = [(card, EDGE_CODE[card]) for card in state.hands[seat]]
     for cell, requirement in state.open_cells.items():
         mask, colours = requirement & 0xFF, (requirement >> 8) & 0xFF
         for card, code in codes:
@@ -412,8 +412,8 @@ def _story_languages(state: BreakingNewsState) -> tuple[str | None, ...]:
 def _completions(state: BreakingNewsState, seat: int) -> list[Any]:
     objects = state.open_objects + state.object_hands[seat]
     actions: list[Any] = []
-    for chain in _chains_through(state, state.grid, state.positions[state.played]):
-        mask = _chain_mask(chain)
+    for chain in chains_through(state, state.grid, state.positions[state.played]):
+        mask = chain_mask(chain)
         for obj in objects:
             if OBJECT_MASK[obj] != mask:
                 continue

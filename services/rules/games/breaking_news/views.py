@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from services.rules.games.breaking_news.cards import _XY, MODES, OVER, PHASES, STORY, VOTE
+from services.rules.games.breaking_news.cards import MODES, OVER, PHASES, STORY, VOTE, XY
 from services.rules.games.breaking_news.events import (
     DecksShuffled,
     ElementDrawn,
@@ -28,7 +28,7 @@ def view(state: BreakingNewsState, seat: int | None) -> BreakingNewsView:
     """The table, the open objects, the stories and the viewer's own hands; never others'."""
     over = state.phase == OVER
     table = [
-        TableCard(*_XY[cell], card in state.face_down, ELEMENT_CARDS[card])
+        TableCard(*XY[cell], card in state.face_down, ELEMENT_CARDS[card])
         for cell, card in state.grid.items()
     ]
     called = None

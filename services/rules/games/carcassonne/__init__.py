@@ -27,7 +27,7 @@ at any time). Every figure move is a ``FigureAdvanced`` event. Without the expan
 this runs and the events are those of the base game.
 
 
-The package, by concern (names starting with ``_`` are private to it):
+The package, by concern (a name starting with ``_`` is private to its module):
 
 - ``tiles``: the 72 land tiles and their precomputed rotations (``seeds/carcassonne/tiles.json``).
 - ``messengers``: The Messengers' data, messages and scoring track.

@@ -17,10 +17,10 @@ from services.rules.games.carcassonne.messengers import (
     PreferenceSet,
 )
 from services.rules.games.carcassonne.state import (
-    _FACING_SHIFT,
-    _NODE_SLOTS,
-    _STEPS,
+    FACING_SHIFT,
     FOLLOWERS_PER_PLAYER,
+    NODE_SLOTS,
+    STEPS,
     CarcassonneState,
     FeatureScored,
     GameOver,
@@ -28,7 +28,7 @@ from services.rules.games.carcassonne.state import (
     TileDiscarded,
     TileDrawn,
     TilePlaced,
-    _square,
+    square_of,
 )
 from services.rules.games.carcassonne.tiles import (
     CLOISTER,
@@ -60,7 +60,7 @@ def _place(state: CarcassonneState, square: int, code: int) -> int:
     try:
         parent += _NODES[ordinal]
     except IndexError:  # more tiles than the box holds: only a hand-made stack
-        parent += range(base, base + _NODE_SLOTS)
+        parent += range(base, base + NODE_SLOTS)
     members = state.members
     members += _EMPTY_SLOTS
     open_ends = state.open_ends
@@ -68,7 +68,7 @@ def _place(state: CarcassonneState, square: int, code: int) -> int:
     state.holders.extend(_EMPTY_SLOTS)
     del state.open[square]
     port_seg = PORT_SEG[code]
-    closes = _CLOSES[tile]
+    closes = CLOSES[tile]
     for _bits, port, node in state.links.pop(square):
         seg = port_seg[port]
         mine = parent[base + seg]
@@ -89,7 +89,7 @@ def _place(state: CarcassonneState, square: int, code: int) -> int:
         open_ends[mine] -= closes[seg]
     open_squares = state.open
     all_links = state.links
-    for step, keep, require, links in _SIDES[code]:
+    for step, keep, require, links in SIDES[code]:
         neighbour = square + step
         key = open_squares.get(neighbour)
         if key is None and neighbour in board:
@@ -114,18 +114,18 @@ def _place(state: CarcassonneState, square: int, code: int) -> int:
     return base
 
 
-_EMPTY_SLOTS = (None,) * _NODE_SLOTS
+_EMPTY_SLOTS = (None,) * NODE_SLOTS
 _NODES = tuple(tuple(range(ordinal << 3, (ordinal + 1) << 3)) for ordinal in range(sum(COUNTS)))
 """Per tile ordinal, its union-find nodes (each its own root when laid)."""
-_OPEN_TEMPLATE = tuple(sides + (0,) * (_NODE_SLOTS - len(sides)) for sides in SEG_SIDES)
-_CLOSES = tuple(tuple(2 if kind <= ROAD else 0 for kind in kinds) for kinds in SEG_KIND)
+_OPEN_TEMPLATE = tuple(sides + (0,) * (NODE_SLOTS - len(sides)) for sides in SEG_SIDES)
+CLOSES = tuple(tuple(2 if kind <= ROAD else 0 for kind in kinds) for kinds in SEG_KIND)
 """Per tile and feature: open ends a matched side closes (both sides of a road or city)."""
-_SIDES = tuple(
+SIDES = tuple(
     tuple(
         (
-            _STEPS[side],
-            ~(3 << _FACING_SHIFT[side]) & OPEN_KEY,
-            EDGES[code][side] << _FACING_SHIFT[side],
+            STEPS[side],
+            ~(3 << FACING_SHIFT[side]) & OPEN_KEY,
+            EDGES[code][side] << FACING_SHIFT[side],
             OPEN_LINKS[code][side],
         )
         for side in range(4)
@@ -165,7 +165,7 @@ def _union(state: CarcassonneState, a: int, b: int) -> int:
 
 
 def _evolve_started(state: CarcassonneState | None, event: StackShuffled) -> CarcassonneState:
-    origin = _square(0, 0)
+    origin = square_of(0, 0)
     state = CarcassonneState(
         seats=event.seats,
         stack=[TILE_INDEX[letter] for letter in event.stack or ()],
@@ -249,7 +249,7 @@ def _evolve_placed(state: CarcassonneState, event: TilePlaced) -> CarcassonneSta
 def _evolve_scored(state: CarcassonneState, event: FeatureScored) -> CarcassonneState:
     if not event.final:
         for follower in event.followers:
-            square = _square(follower.x, follower.y)
+            square = square_of(follower.x, follower.y)
             node = (state.board[square] << 3) + follower.spot
             state.holders[state.parent[node]] = None
             state.supply[follower.seat] += 1
@@ -281,7 +281,7 @@ def _evolve_over(state: CarcassonneState, event: GameOver) -> CarcassonneState:
     return state
 
 
-def _expansion(state: CarcassonneState) -> MessengersState:
+def messengers_of(state: CarcassonneState) -> MessengersState:
     """The Messengers' state, for code that only runs when the match plays them."""
     return state.messengers  # type: ignore[return-value]
 
@@ -293,14 +293,14 @@ def _evolve_messages_shuffled(state: CarcassonneState, event: MessagesShuffled) 
 
 def _evolve_preference(state: CarcassonneState, event: PreferenceSet) -> CarcassonneState:
     preference = messengers.BEHIND if event.figure is None else event.figure
-    _expansion(state).preferences[event.seat] = preference
+    messengers_of(state).preferences[event.seat] = preference
     return state
 
 
 def _evolve_advanced(state: CarcassonneState, event: FigureAdvanced) -> CarcassonneState:
     """Points to a figure; the active player's move pays the first pending scoring."""
     _award(state, event.seat, event.points, event.figure)
-    expansion = _expansion(state)
+    expansion = messengers_of(state)
     if event.seat == state.seat and expansion.pending:
         del expansion.pending[0]
         expansion.moved |= 1 << event.figure
@@ -308,7 +308,7 @@ def _evolve_advanced(state: CarcassonneState, event: FigureAdvanced) -> Carcasso
 
 
 def _evolve_message_drawn(state: CarcassonneState, event: MessageDrawn) -> CarcassonneState:
-    expansion = _expansion(state)
+    expansion = messengers_of(state)
     if expansion.stack:  # empty only in a fold of redacted events
         del expansion.stack[0]
     expansion.message = event.message
@@ -318,7 +318,7 @@ def _evolve_message_drawn(state: CarcassonneState, event: MessageDrawn) -> Carca
 def _evolve_message_resolved(state: CarcassonneState, event: MessageResolved) -> CarcassonneState:
     """The message goes under the stack (message 4, carried out, once its extra turn is over:
     that turn is its action); message 8's follower goes home."""
-    expansion = _expansion(state)
+    expansion = messengers_of(state)
     if MESSAGES[event.message].effect == EXTRA_TURN and not event.took_points:
         expansion.held = event.message
     else:
@@ -326,7 +326,7 @@ def _evolve_message_resolved(state: CarcassonneState, event: MessageResolved) ->
     expansion.message = 0
     returned = event.returned
     if returned is not None:
-        square = _square(returned.x, returned.y)
+        square = square_of(returned.x, returned.y)
         node = (state.board[square] << 3) + returned.spot
         root = state.parent[node]
         held = state.holders[root] or []
@@ -341,11 +341,11 @@ def _evolve_message_resolved(state: CarcassonneState, event: MessageResolved) ->
 
 def _evolve_summed(state: CarcassonneState, event: FiguresSummed) -> CarcassonneState:
     _turn_passed(state)  # play is over: an extra turn of message 4 too
-    figures = _expansion(state).figures
+    figures = messengers_of(state).figures
     for seat, total in enumerate(event.totals):
         figures[2 * seat] = total
         figures[2 * seat + 1] = 0
-    _expansion(state).summed = True
+    messengers_of(state).summed = True
     return state
 
 

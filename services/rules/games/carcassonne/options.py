@@ -7,7 +7,7 @@ from typing import Any
 
 from services.rules.games.carcassonne import messengers
 from services.rules.games.carcassonne.evolve import evolve
-from services.rules.games.carcassonne.scoring import _draw
+from services.rules.games.carcassonne.scoring import draw
 from services.rules.games.carcassonne.state import StackShuffled
 from services.rules.games.carcassonne.tiles import (
     COUNTS,
@@ -55,7 +55,7 @@ def setup(options: dict[str, Any], seats: int, rng: random.Random) -> list[Any]:
     started = StackShuffled(seats, start, stack, len(stack), PICTURES)
     state = evolve(None, started)
     if not options.get("messengers"):
-        return [started, *_draw(state, 0, [])]
+        return [started, *draw(state, 0, [])]
     shuffled = messengers.shuffled_messages(options, rng)
     state = evolve(state, shuffled)
-    return [started, shuffled, *_draw(state, 0, [])]
+    return [started, shuffled, *draw(state, 0, [])]

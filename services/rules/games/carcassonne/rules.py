@@ -7,7 +7,7 @@ from operator import itemgetter
 from typing import Any
 
 from services.rules.games.carcassonne import messengers
-from services.rules.games.carcassonne.evolve import _expansion
+from services.rules.games.carcassonne.evolve import messengers_of
 from services.rules.games.carcassonne.messengers import (
     EXTRA_TURN,
     FIGURES,
@@ -24,20 +24,20 @@ from services.rules.games.carcassonne.messengers import (
     TakeMessagePoints,
 )
 from services.rules.games.carcassonne.scoring import (
-    _add_completions,
-    _draw,
-    _fits_somewhere,
-    _own_followers,
+    add_completions,
+    draw,
+    fits_somewhere,
+    own_followers,
 )
 from services.rules.games.carcassonne.state import (
-    _BOUND,
-    _NODE_SLOTS,
-    _ROTATIONS,
+    BOUND,
+    NODE_SLOTS,
+    ROTATIONS,
     CarcassonneState,
     PlaceTile,
     TileDrawn,
     TilePlaced,
-    _xy,
+    xy_of,
 )
 from services.rules.games.carcassonne.tiles import (
     FITS,
@@ -51,7 +51,7 @@ from services.rules.games.contract import Rejection
 
 _NO_FOLLOWER = 1 << 12
 """Flag in a picker key: the player has no follower left."""
-_SPOT_CHOICES = _NODE_SLOTS + 1
+_SPOT_CHOICES = NODE_SLOTS + 1
 """Per rotation: no follower, or one of up to 8 spots."""
 Picker = Callable[[list[PlaceTile]], Sequence[PlaceTile]]
 _pickers: dict[int, Picker] = {}
@@ -106,7 +106,7 @@ def _actions_at(square: int) -> list[PlaceTile]:
     share them."""
     actions = _square_actions.get(square)
     if actions is None:
-        x, y = _xy(square)
+        x, y = xy_of(square)
         actions = [
             PlaceTile(x, y, rotation, spot - 1 if spot else None)
             for rotation in range(4)
@@ -187,7 +187,7 @@ def _messenger_actions(state: CarcassonneState, seat: int) -> list[Any]:
     choices, or else the placement."""
     if state.finished or not 0 <= seat < state.seats:
         return []
-    expansion = _expansion(state)
+    expansion = messengers_of(state)
     preference = expansion.preferences[seat]
     current = None if preference == messengers.BEHIND else preference
     changes = [action for action in _PREFERENCES if action.figure != current]
@@ -201,9 +201,9 @@ def _messenger_actions(state: CarcassonneState, seat: int) -> list[Any]:
 
 
 def _message_actions(state: CarcassonneState, seat: int) -> list[Any]:
-    message = MESSAGES[_expansion(state).message]
+    message = MESSAGES[messengers_of(state).message]
     actions: list[Any] = list(_MESSAGE_POINTS)
-    followers = _own_followers(state, seat)
+    followers = own_followers(state, seat)
     if not messengers.can_carry_out(message, followers, len(state.stack) - state.drawn):
         return actions
     if message.effect == EXTRA_TURN:
@@ -247,12 +247,12 @@ def _placement(
     square and code (the state does not hold them yet)."""
     x, y, rotation, spot = action.x, action.y, action.rotation, action.follower
     square = ((x + 128) << 8) | (y + 128)
-    key = state.open.get(square) if -_BOUND <= x <= _BOUND and -_BOUND <= y <= _BOUND else None
+    key = state.open.get(square) if -BOUND <= x <= BOUND and -BOUND <= y <= BOUND else None
     if key is None:
         return Rejection("bad_square", f"({x}, {y}) is not an empty square next to the board")
     tile = state.tile
     if rotation not in FITS[tile][key]:
-        if rotation not in _ROTATIONS:
+        if rotation not in ROTATIONS:
             return Rejection("bad_rotation", "rotation is 0, 1, 2 or 3 clockwise quarter turns")
         return Rejection("edges_do_not_match", "every touching edge must match its neighbour")
     code = (tile << 2) + rotation
@@ -266,7 +266,7 @@ def _placement(
     if state.pictures != PICTURES:  # a match begun before the pictures changed keeps its own
         rotation = rotation_in(tile, rotation, state.pictures)
     events: list[Any] = [TilePlaced(seat, LETTERS[tile], x, y, rotation, spot)]
-    _add_completions(events, state, seat, square, code, spot)
+    add_completions(events, state, seat, square, code, spot)
     return events, square, code
 
 
@@ -278,10 +278,10 @@ def _end_turn(
     following = (seat + 1) % state.seats
     drawn = state.drawn
     stack = state.stack
-    if drawn < len(stack) and _fits_somewhere(state, stack[drawn], square, code):
+    if drawn < len(stack) and fits_somewhere(state, stack[drawn], square, code):
         events.append(TileDrawn(following, LETTERS[stack[drawn]]))
     else:
-        events += _draw(state, following, events, square, code)
+        events += draw(state, following, events, square, code)
     return events
 
 
@@ -296,7 +296,7 @@ def _decide_messengers(state: CarcassonneState, seat: int, action: Any) -> list[
     kind = type(action)
     if kind not in _ACTION_TYPES:
         return Rejection("unknown_action", f"{kind.__name__} is no Carcassonne action")
-    expansion = _expansion(state)
+    expansion = messengers_of(state)
     if not 0 <= seat < state.seats:
         return Rejection("bad_seat", f"seats are 0-{state.seats - 1}")
     if kind is SetScoringPreference:
@@ -352,7 +352,7 @@ def _choose_figure(state: CarcassonneState, seat: int, figure: int) -> list[Any]
     a dark space, else the next seat's draw."""
     if figure not in FIGURES:
         return Rejection("bad_figure", "figure is 0 (scoring figure) or 1 (messenger)")
-    expansion = _expansion(state)
+    expansion = messengers_of(state)
     points = expansion.pending[0][1]
     events: list[Any] = [FigureAdvanced(seat, figure, points)]
     if len(expansion.pending) > 1:
@@ -370,7 +370,7 @@ def _resolve_message(
 ) -> list[Any] | Rejection:
     """The message's action or its 2 points; points that land the figure on a dark space
     draw the next message, message 4 starts the extra turn, else the next seat draws."""
-    expansion = _expansion(state)
+    expansion = messengers_of(state)
     message = MESSAGES[expansion.message]
     figure = action.figure
     returned = None
@@ -378,14 +378,14 @@ def _resolve_message(
     if isinstance(action, TakeMessagePoints):
         points = message.instead_points
     else:
-        followers = _own_followers(state, seat)
+        followers = own_followers(state, seat)
         if not messengers.can_carry_out(message, followers, len(state.stack) - state.drawn):
             return Rejection("cannot_carry_out", f"message {message.number} cannot be done now")
         if message.effect == EXTRA_TURN:
             if figure is not None or action.follower is not None:
                 return Rejection("bad_figure", "message 4 gives a turn, not points: no figure")
             events: list[Any] = [MessageResolved(seat, message.number, False, 0)]
-            return events + _draw(state, seat, events)
+            return events + draw(state, seat, events)
         chosen = None
         if message.effect == SCORE_FOLLOWER:
             chosen = next((f for f in followers if f.spot == action.follower), None)

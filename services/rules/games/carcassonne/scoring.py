@@ -9,24 +9,24 @@ from typing import Any
 import msgspec
 
 from services.rules.games.carcassonne import messengers
-from services.rules.games.carcassonne.evolve import _CLOSES, _SIDES, evolve
+from services.rules.games.carcassonne.evolve import CLOSES, SIDES, evolve
 from services.rules.games.carcassonne.messengers import (
     FiguresSummed,
     OwnFollower,
     Spot,
 )
 from services.rules.games.carcassonne.state import (
-    _AROUND,
-    _STEPS,
+    AROUND,
     CLOISTER_COMPLETE_POINTS,
     FARM_POINTS_PER_CITY,
+    STEPS,
     CarcassonneState,
     FeatureScored,
     Follower,
     GameOver,
     TileDiscarded,
     TileDrawn,
-    _xy,
+    xy_of,
 )
 from services.rules.games.carcassonne.tiles import (
     CLOISTER,
@@ -44,7 +44,7 @@ from services.rules.games.carcassonne.tiles import (
 )
 
 
-def _own_followers(state: CarcassonneState, seat: int) -> list[OwnFollower]:
+def own_followers(state: CarcassonneState, seat: int) -> list[OwnFollower]:
     """``seat``'s followers on the board with what the messages need of their features."""
     followers = []
     codes = state.codes
@@ -64,13 +64,13 @@ def _own_followers(state: CarcassonneState, seat: int) -> list[OwnFollower]:
         for holder in sorted(held):
             if holder & 7 == seat:
                 node = holder >> 3
-                x, y = _xy(state.squares[node >> 3])
+                x, y = xy_of(state.squares[node >> 3])
                 spot = Spot(x, y, node & 7)
                 followers.append(OwnFollower(spot, kind, root, points, majority, pennants))
     return followers
 
 
-def _add_completions(
+def add_completions(
     events: list[Any],
     state: CarcassonneState,
     seat: int,
@@ -85,7 +85,7 @@ def _add_completions(
     port_seg = PORT_SEG[code]
     parent = state.parent
     ordinal = len(state.codes)
-    closes = _CLOSES[tile]
+    closes = CLOSES[tile]
     joined: dict[int, list[int]] | None = None
     for _bits, port, node in state.links[square]:
         seg = port_seg[port]
@@ -110,7 +110,7 @@ def _add_completions(
                 events.append(_score(state, kinds[segs[0]], points, held, square, False))
     board = state.board
     if spot is not None and kinds[spot] == CLOISTER:
-        if all(square + offset in board for offset in _AROUND):
+        if all(square + offset in board for offset in AROUND):
             holder = (((ordinal << 3) + spot) << 3) | seat
             events.append(
                 _score(state, CLOISTER, CLOISTER_COMPLETE_POINTS, [holder], square, False)
@@ -118,7 +118,7 @@ def _add_completions(
     cloisters = state.cloisters
     if cloisters:
         monk_at = cloisters.get
-        for offset in _AROUND:
+        for offset in AROUND:
             monk = monk_at(square + offset)
             if monk is not None and _neighbours(board, square + offset) == 7:
                 held = list(state.holders[monk] or ())
@@ -165,7 +165,7 @@ def _join_groups(joined: dict[int, list[int]]) -> list[tuple[list[int], set[int]
 
 
 def _neighbours(board: dict[int, int], square: int) -> int:
-    return sum(1 for offset in _AROUND if square + offset in board)
+    return sum(1 for offset in AROUND if square + offset in board)
 
 
 def _feature_points(
@@ -201,12 +201,12 @@ def _score(
     for holder in sorted(held):
         node = holder >> 3
         ordinal = node >> 3
-        x, y = _xy(squares[ordinal] if ordinal < len(squares) else square)
+        x, y = xy_of(squares[ordinal] if ordinal < len(squares) else square)
         followers.append(Follower(holder & 7, x, y, node & 7, KIND_NAMES[kind]))
     return FeatureScored(KIND_NAMES[kind], points, seats, followers, final)
 
 
-def _fits_somewhere(state: CarcassonneState, tile: int, square: int, code: int) -> bool:
+def fits_somewhere(state: CarcassonneState, tile: int, square: int, code: int) -> bool:
     """Whether ``tile`` fits the board once ``code`` lies on ``square`` (``square`` < 0: the
     board as it is)."""
     fits = FITS[tile]
@@ -217,7 +217,7 @@ def _fits_somewhere(state: CarcassonneState, tile: int, square: int, code: int) 
             return True
     board = state.board
     open_squares = state.open
-    for step, keep, require, _links in _SIDES[code]:
+    for step, keep, require, _links in SIDES[code]:
         neighbour = square + step
         if neighbour in board:
             continue
@@ -226,11 +226,11 @@ def _fits_somewhere(state: CarcassonneState, tile: int, square: int, code: int) 
     return False
 
 
-_CHANGED = frozenset((0, *_STEPS))
+_CHANGED = frozenset((0, *STEPS))
 """Offsets of the squares whose requirement a placement changes (itself and its sides)."""
 
 
-def _draw(
+def draw(
     state: CarcassonneState, seat: int, pending: list[Any], square: int = -1, code: int = 0
 ) -> list[Any]:
     """Draw for ``seat`` after the ``pending`` events (placing ``code`` on ``square``),
@@ -239,7 +239,7 @@ def _draw(
     stack = state.stack
     for index in range(state.drawn, len(stack)):
         tile = stack[index]
-        if _fits_somewhere(state, tile, square, code):
+        if fits_somewhere(state, tile, square, code):
             events.append(TileDrawn(seat, LETTERS[tile]))
             return events
         events.append(TileDiscarded(seat, LETTERS[tile]))

@@ -27,24 +27,24 @@ FOLLOWERS_PER_PLAYER = 7
 CLOISTER_COMPLETE_POINTS = 9
 FARM_POINTS_PER_CITY = 3
 
-_BOUND = 100
+BOUND = 100
 """Largest |x| or |y| accepted; 71 tiles in a row reach 71, and squares are coded in a byte."""
-_STEPS = (1, 256, -1, -256)
+STEPS = (1, 256, -1, -256)
 """Square offsets to the N, E, S and W neighbours."""
-_AROUND = (1, 257, 256, 255, -1, -257, -256, -255)
+AROUND = (1, 257, 256, 255, -1, -257, -256, -255)
 """Square offsets to the eight squares around one (a cloister's neighbourhood)."""
-_ROTATIONS = frozenset(range(4))
-_FACING_SHIFT = (4, 6, 0, 2)
+ROTATIONS = frozenset(range(4))
+FACING_SHIFT = (4, 6, 0, 2)
 """For a neighbour on side d, the bit shift of its own side that faces back (2 * opposite)."""
-_NODE_SLOTS = 8
+NODE_SLOTS = 8
 """Union-find nodes reserved per placed tile (the most features on one tile is 8)."""
 
 
-def _square(x: int, y: int) -> int:
+def square_of(x: int, y: int) -> int:
     return ((x + 128) << 8) | (y + 128)
 
 
-def _xy(square: int) -> tuple[int, int]:
+def xy_of(square: int) -> tuple[int, int]:
     return (square >> 8) - 128, (square & 255) - 128
 
 

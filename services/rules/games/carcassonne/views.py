@@ -7,7 +7,7 @@ from typing import Any
 import msgspec
 
 from services.rules.games.carcassonne import messengers
-from services.rules.games.carcassonne.evolve import _expansion
+from services.rules.games.carcassonne.evolve import messengers_of
 from services.rules.games.carcassonne.messengers import (
     MessagesShuffled,
     MessengersView,
@@ -19,7 +19,7 @@ from services.rules.games.carcassonne.state import (
     Follower,
     PlacedTile,
     StackShuffled,
-    _xy,
+    xy_of,
 )
 from services.rules.games.carcassonne.tiles import (
     KIND_NAMES,
@@ -34,7 +34,7 @@ def view(state: CarcassonneState, seat: int | None) -> CarcassonneView:
     order of the stacks (land tiles, messages), which no view shows."""
     board = []
     for code, square in zip(state.codes, state.squares, strict=True):
-        x, y = _xy(square)
+        x, y = xy_of(square)
         board.append(PlacedTile(LETTERS[code >> 2], x, y, code & 3))
     return CarcassonneView(
         seats=state.seats,
@@ -52,7 +52,7 @@ def view(state: CarcassonneState, seat: int | None) -> CarcassonneView:
 
 
 def _messengers_view(state: CarcassonneState) -> MessengersView:
-    expansion = _expansion(state)
+    expansion = messengers_of(state)
     if state.finished:
         phase = "finished"
     elif expansion.pending:
@@ -69,7 +69,7 @@ def _followers_on_board(state: CarcassonneState) -> list[Follower]:
     for held in filter(None, state.holders):
         for holder in held:
             node = holder >> 3
-            x, y = _xy(state.squares[node >> 3])
+            x, y = xy_of(state.squares[node >> 3])
             kind = SEG_KIND[state.codes[node >> 3] >> 2][node & 7]
             followers.append(Follower(holder & 7, x, y, node & 7, KIND_NAMES[kind]))
     followers.sort(key=lambda follower: (follower.x, follower.y, follower.spot))

@@ -29,7 +29,7 @@ Chance: ``setup`` draws a per-match seed with its ``rng`` and records it, hidden
 day. The resulting order and roll are recorded in ``DayStarted``, so replay needs no RNG.
 ``redact`` shows each seat ``DayDealt`` instead: the ranch cards, its own hand, the pile size.
 
-The package, by concern (names starting with ``_`` are private to it):
+The package, by concern (a name starting with ``_`` is private to its module):
 
 - ``cards``: the card data and the per-card lookup tables.
 - ``state``: the actions, events, state and views (msgspec Structs).

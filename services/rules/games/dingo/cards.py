@@ -73,14 +73,14 @@ COLOURS, KINDS, CARDS = load_cards()
 DECK_SIZE = len(CARDS)
 CARD_ID = tuple(card.id for card in CARDS)
 CARD_CODE = {card.id: code for code, card in enumerate(CARDS)}
-_COLOUR_BIT = tuple(1 << COLOURS.index(card.colour) for card in CARDS)
-_KIND_BIT = tuple(1 << KINDS.index(card.kind) for card in CARDS)
-_VALUE = tuple(card.value for card in CARDS)
-_REMOVES = tuple(sum(1 << KINDS.index(kind) for kind in card.removes) for card in CARDS)
+COLOUR_BIT = tuple(1 << COLOURS.index(card.colour) for card in CARDS)
+KIND_BIT = tuple(1 << KINDS.index(card.kind) for card in CARDS)
+VALUE = tuple(card.value for card in CARDS)
+REMOVES = tuple(sum(1 << KINDS.index(kind) for kind in card.removes) for card in CARDS)
 """Bitmask of the kinds a card's effect removes; 0 for a card without effect."""
-_KEYWORD = tuple(card.keyword or "" for card in CARDS)
+KEYWORD = tuple(card.keyword or "" for card in CARDS)
 """A card's effect keyword; read only for cards that have an effect."""
-_GUARDS = tuple(card.guards_left for card in CARDS)
-_CODES = range(DECK_SIZE)
-_STARTING_BIT = tuple(1 << seat for seat in range(MAX_SEATS))
+GUARDS = tuple(card.guards_left for card in CARDS)
+CODES = range(DECK_SIZE)
+STARTING_BIT = tuple(1 << seat for seat in range(MAX_SEATS))
 """Seat ``s`` holds the starting card of colour ``COLOURS[s]``."""

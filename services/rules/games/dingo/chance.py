@@ -6,9 +6,9 @@ import random
 from typing import Any
 
 from services.rules.games.dingo.cards import (
-    _CODES,
     CARD_CODE,
     CARD_ID,
+    CODES,
     DECK_SIZE,
     DIE_SIDES,
     TARGET_BASE,
@@ -28,8 +28,8 @@ def day_chance(
     start = (day - 1) * DECK_SIZE
     if start < len(given_decks):
         return given_decks[start : start + DECK_SIZE], roll
-    keys = [rng.random() for _ in _CODES]  # a uniform shuffle, faster than rng.shuffle
-    return sorted(_CODES, key=keys.__getitem__), roll
+    keys = [rng.random() for _ in CODES]  # a uniform shuffle, faster than rng.shuffle
+    return sorted(CODES, key=keys.__getitem__), roll
 
 
 def deal(deck: list[int], seats: int, start: int) -> tuple[list[int], list[list[int]]]:
@@ -43,7 +43,7 @@ def deal(deck: list[int], seats: int, start: int) -> tuple[list[int], list[list[
     return ranch_cards, hands
 
 
-def _day_started(
+def day_started(
     seats: int, first: int, seed: int, day: int, decks: list[int], rolls: list[int]
 ) -> DayStarted:
     deck, roll = day_chance(seed, day, decks, rolls)
@@ -82,4 +82,4 @@ def setup(options: dict[str, Any], seats: int, rng: random.Random) -> list[Event
         die_rolls=list(rolls) or None,
     )
     decks = [CARD_CODE[card] for card in order]
-    return [started, _day_started(seats, first, seed, 1, decks, rolls)]
+    return [started, day_started(seats, first, seed, 1, decks, rolls)]

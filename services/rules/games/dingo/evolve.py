@@ -8,8 +8,8 @@ from services.rules.games.contract import (
     evolve_in_place,
 )
 from services.rules.games.dingo.cards import (
-    _CODES,
     CARD_CODE,
+    CODES,
     DECK_SIZE,
     DIE_SIDES,
     MAX_SEATS,
@@ -63,7 +63,7 @@ def _deal_problem(state: DingoState, event: DayStarted) -> str | None:
     if len(event.ranches) != seats or [len(hand) for hand in event.hands] != [2] * seats:
         return f"not one ranch card and two hand cards for each of {seats} seats"
     cards = [*event.ranches, *(card for hand in event.hands for card in hand), *event.draw_pile]
-    if sorted(CARD_CODE.get(card, -1) for card in cards) != list(_CODES):
+    if sorted(CARD_CODE.get(card, -1) for card in cards) != list(CODES):
         return f"the deal is not the {DECK_SIZE} cards of the deck, each once"
     if not 0 <= event.start_player < seats or not 1 <= event.roll <= DIE_SIDES:
         return f"start player {event.start_player}, roll {event.roll}"

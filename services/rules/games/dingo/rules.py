@@ -10,19 +10,19 @@ from services.rules.games.contract import (
     decide_in_turn,
 )
 from services.rules.games.dingo.cards import (
-    _COLOUR_BIT,
-    _GUARDS,
-    _KEYWORD,
-    _KIND_BIT,
-    _REMOVES,
-    _STARTING_BIT,
-    _VALUE,
     CARD_CODE,
     CARD_ID,
     CARDS,
+    COLOUR_BIT,
+    GUARDS,
     HAND_SIZE,
+    KEYWORD,
+    KIND_BIT,
+    REMOVES,
+    STARTING_BIT,
+    VALUE,
 )
-from services.rules.games.dingo.chance import _day_started
+from services.rules.games.dingo.chance import day_started
 from services.rules.games.dingo.scoring import day_points, ranch_value
 from services.rules.games.dingo.state import (
     CardDiscarded,
@@ -40,18 +40,18 @@ from services.rules.games.dingo.state import (
 )
 
 
-def _colours_on(ranch: list[int]) -> int:
+def colours_on(ranch: list[int]) -> int:
     bits = 0
     for code in ranch:
-        bits |= _COLOUR_BIT[code]
+        bits |= COLOUR_BIT[code]
     return bits
 
 
-def _guarded(ranch: list[int], index: int, appended: int | None) -> bool:
+def guarded(ranch: list[int], index: int, appended: int | None) -> bool:
     """Whether the card at ``index`` sits directly left of a moon (``appended``: a card about
     to join the right end of this ranch)."""
     following = ranch[index + 1] if index + 1 < len(ranch) else appended
-    return following is not None and _GUARDS[following]
+    return following is not None and GUARDS[following]
 
 
 def _find_target(
@@ -59,14 +59,14 @@ def _find_target(
 ) -> tuple[int, int] | Rejection:
     """The target's code and owner, or why the effect of ``code`` played onto ``ranch`` may
     not remove it. A card that is not on a ranch is refused alike wherever it is."""
-    removes = _REMOVES[code]
+    removes = REMOVES[code]
     if not removes:
         return Rejection("no_effect", f"{CARD_ID[code]} has no effect")
     hit = CARD_CODE.get(target, -1)
     owner = next((seat for seat, cards in enumerate(state.ranches) if hit in cards), -1)
     if owner < 0:
         return Rejection("target_not_in_a_ranch", f"{target!r} is not on any ranch")
-    if not _KIND_BIT[hit] & removes:
+    if not KIND_BIT[hit] & removes:
         card = CARDS[code]
         return Rejection(
             "wrong_target_kind",
@@ -77,7 +77,7 @@ def _find_target(
     index = cards.index(hit)
     if index == 0:
         return Rejection("target_protected", f"{target} is a protected card")
-    if _guarded(cards, index, code if owner == ranch else None):
+    if guarded(cards, index, code if owner == ranch else None):
         return Rejection("target_moon_guarded", f"{target} is guarded by the moon to its right")
     return hit, owner
 
@@ -90,8 +90,8 @@ def _decide_play(state: DingoState, seat: int, action: PlayCard) -> list[Event] 
     ranch = action.ranch
     if type(ranch) is not int or not 0 <= ranch < state.seats:
         return Rejection("unknown_seat", f"there is no seat {ranch!r}")
-    bit = _COLOUR_BIT[code]
-    if ranch != seat and not bit & (_STARTING_BIT[ranch] | _colours_on(state.ranches[ranch])):
+    bit = COLOUR_BIT[code]
+    if ranch != seat and not bit & (STARTING_BIT[ranch] | colours_on(state.ranches[ranch])):
         return Rejection(
             "colour_not_on_ranch",
             f"{action.card} matches neither the starting card nor a card of seat {ranch}'s ranch",
@@ -99,27 +99,27 @@ def _decide_play(state: DingoState, seat: int, action: PlayCard) -> list[Event] 
     if action.destroy_protected:
         if ranch != seat:
             return Rejection("not_own_ranch", "only a card played onto your own ranch may do that")
-        if not bit & _colours_on(state.ranches[seat]):
+        if not bit & colours_on(state.ranches[seat]):
             return Rejection(
                 "colour_not_on_ranch", f"{action.card}'s colour is not on your ranch yet"
             )
     events: list[Event] = [CardPlayed(seat, action.card, ranch)]
-    changes = [(ranch, _VALUE[code])]
+    changes = [(ranch, VALUE[code])]
     discards = len(state.discards)
     if action.target is not None:
         found = _find_target(state, code, ranch, action.target)
         if isinstance(found, Rejection):
             return found
         hit, owner = found
-        events.append(CardRemoved(seat, action.target, owner, _KEYWORD[code]))
-        changes.append((owner, -_VALUE[hit]))
+        events.append(CardRemoved(seat, action.target, owner, KEYWORD[code]))
+        changes.append((owner, -VALUE[hit]))
         discards += 1
         if discards >= state.discard_limit:
             return _end_day(state, events, changes, "discard_limit")
     if action.destroy_protected:
         protected = state.ranches[seat][0]
         events.append(ProtectedCardDestroyed(seat, CARD_ID[protected]))
-        changes.append((seat, -_VALUE[protected]))
+        changes.append((seat, -VALUE[protected]))
         if discards + 1 >= state.discard_limit:
             return _end_day(state, events, changes, "discard_limit")
     return _end_turn(state, seat, events, changes, len(hand) - 1)
@@ -133,7 +133,7 @@ def _decide_destroy(
         return Rejection("lone_ranch_card", "you may only destroy it with more than one card")
     protected = ranch[0]
     events: list[Event] = [ProtectedCardDestroyed(seat, CARD_ID[protected])]
-    changes = [(seat, -_VALUE[protected])]
+    changes = [(seat, -VALUE[protected])]
     if len(state.discards) + 1 >= state.discard_limit:
         return _end_day(state, events, changes, "discard_limit")
     return _end_turn(state, seat, events, changes, len(state.hands[seat]))
@@ -187,7 +187,7 @@ def _end_day(
             events.append(GameEnded("tie_shared", totals, leaders))
             return events
     events.append(
-        _day_started(
+        day_started(
             state.seats,
             state.first_player,
             state.chance_seed,
@@ -222,7 +222,7 @@ def _open_targets(ranches: list[list[int]]) -> list[int]:
     for ranch in ranches:
         last = len(ranch) - 1
         for index in range(1, last):
-            if not _GUARDS[ranch[index + 1]]:
+            if not GUARDS[ranch[index + 1]]:
                 targets.append(ranch[index])
         if last > 0:
             targets.append(ranch[last])
@@ -241,20 +241,20 @@ def legal_actions(state: DingoState, seat: int) -> list[Any]:
     actions: list[Any] = [_DISCARDS[code] for code in hand]
     if len(own) > 1:
         actions.append(_DESTROY)
-    own_colours = _colours_on(own)
+    own_colours = colours_on(own)
     opponents = [
-        (other, _STARTING_BIT[other] | _colours_on(ranch))
+        (other, STARTING_BIT[other] | colours_on(ranch))
         for other, ranch in enumerate(ranches)
         if other != seat
     ]
     targets = None
     for code in hand:
-        card, bit, removes = CARD_ID[code], _COLOUR_BIT[code], _REMOVES[code]
+        card, bit, removes = CARD_ID[code], COLOUR_BIT[code], REMOVES[code]
         choices: list[str | None] = [None]
         if removes:
             if targets is None:
                 targets = _open_targets(ranches)
-            choices += [CARD_ID[hit] for hit in targets if _KIND_BIT[hit] & removes]
+            choices += [CARD_ID[hit] for hit in targets if KIND_BIT[hit] & removes]
         for target in choices:
             actions.append(PlayCard(card, seat, target, False))
             if bit & own_colours:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from services.rules.games.dingo.cards import _VALUE
+from services.rules.games.dingo.cards import VALUE
 
 
 def ranch_value(ranch: list[int]) -> int:
     """The sum of the card values on a ranch (the starting card counts nothing)."""
-    return sum(_VALUE[code] for code in ranch)
+    return sum(VALUE[code] for code in ranch)
 
 
 def day_points(values: list[int], target: int) -> list[int]:

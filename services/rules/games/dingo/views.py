@@ -6,8 +6,8 @@ from typing import Any
 
 import msgspec
 
-from services.rules.games.dingo.cards import _STARTING_BIT, CARD_ID, CARDS, COLOURS
-from services.rules.games.dingo.rules import _colours_on, _guarded
+from services.rules.games.dingo.cards import CARD_ID, CARDS, COLOURS, STARTING_BIT
+from services.rules.games.dingo.rules import colours_on, guarded
 from services.rules.games.dingo.scoring import ranch_value
 from services.rules.games.dingo.state import (
     DayDealt,
@@ -21,7 +21,7 @@ from services.rules.games.dingo.state import (
 
 
 def _ranch_view(seat: int, ranch: list[int]) -> RanchView:
-    open_colours = _STARTING_BIT[seat] | _colours_on(ranch)
+    open_colours = STARTING_BIT[seat] | colours_on(ranch)
     return RanchView(
         seat=seat,
         starting_colour=COLOURS[seat],
@@ -31,7 +31,7 @@ def _ranch_view(seat: int, ranch: list[int]) -> RanchView:
         moon_guarded=[
             CARD_ID[code]
             for index, code in enumerate(ranch)
-            if index and _guarded(ranch, index, None)
+            if index and guarded(ranch, index, None)
         ],
         open_colours=[colour for index, colour in enumerate(COLOURS) if open_colours >> index & 1],
     )

@@ -35,7 +35,7 @@ spectators see no card in any hand while the match runs; nobody sees the deck or
 size. Once the game is over, views show everything.
 
 
-The package, by concern (names starting with ``_`` are private to it):
+The package, by concern (a name starting with ``_`` is private to its module):
 
 - ``cards``: suits, ranks, copies and the per-card-code lookup tables.
 - ``state``: the actions, events, state and views (msgspec Structs).

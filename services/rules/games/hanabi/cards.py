@@ -11,15 +11,15 @@ MAX_FUSES = 3
 HAND_SIZES = {2: 5, 3: 5, 4: 4, 5: 4}
 MAX_SEATS = 5
 _CODES = range(len(SUITS) * 10)
-_COLOUR_INDEX = {name: index for index, name in enumerate(SUITS)}
+COLOUR_INDEX = {name: index for index, name in enumerate(SUITS)}
 
 # Per-card-code lookup tables: the hot path never divides or branches on the variant per card.
-_SUIT_OF = tuple(code // 10 for code in _CODES)
-_RANK_OF = tuple(code % 10 for code in _CODES)
-_RANK_BIT = tuple(1 << (code % 10 - 1) if code % 10 else 0 for code in _CODES)
-_COLOUR_BITS = tuple(1 << (code // 10) for code in _CODES)
+SUIT_OF = tuple(code // 10 for code in _CODES)
+RANK_OF = tuple(code % 10 for code in _CODES)
+RANK_BIT = tuple(1 << (code % 10 - 1) if code % 10 else 0 for code in _CODES)
+COLOUR_BITS = tuple(1 << (code // 10) for code in _CODES)
 """Which colour clues touch a card when every suit is an ordinary colour."""
-_RAINBOW_COLOUR_BITS = tuple(
+RAINBOW_COLOUR_BITS = tuple(
     0b11111 if code // 10 == MULTICOLOUR else 1 << (code // 10) for code in _CODES
 )
 """Which colour clues touch a card when the sixth suit is multicolour (touched by all five)."""

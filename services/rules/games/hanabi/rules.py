@@ -12,17 +12,17 @@ from services.rules.games.contract import (
     evolve_in_place,
 )
 from services.rules.games.hanabi.cards import (
-    _COLOUR_BITS,
-    _COLOUR_INDEX,
-    _RAINBOW_COLOUR_BITS,
-    _RANK_BIT,
-    _RANK_OF,
-    _SUIT_OF,
+    COLOUR_BITS,
+    COLOUR_INDEX,
     HAND_SIZES,
     MAX_CLUE_TOKENS,
     MAX_FUSES,
     MAX_SEATS,
+    RAINBOW_COLOUR_BITS,
+    RANK_BIT,
+    RANK_OF,
     RANKS,
+    SUIT_OF,
     SUITS,
 )
 from services.rules.games.hanabi.options import deck_problem, normalise_options, standard_deck
@@ -112,12 +112,12 @@ def _start(event: GameStarted) -> HanabiState:
     )
 
 
-def _nameable_colours(state: HanabiState) -> int:
+def nameable_colours(state: HanabiState) -> int:
     return 5 if state.rainbow else state.suits
 
 
 def _colour_bits(state: HanabiState) -> tuple[int, ...]:
-    return _RAINBOW_COLOUR_BITS if state.rainbow else _COLOUR_BITS
+    return RAINBOW_COLOUR_BITS if state.rainbow else COLOUR_BITS
 
 
 def _end_of_turn(
@@ -128,7 +128,7 @@ def _end_of_turn(
     if draws and state.drawn < len(state.deck):
         order = state.drawn
         code = state.deck[order]
-        events.append(CardDrawn(seat, order, SUITS[_SUIT_OF[code]], _RANK_OF[code]))
+        events.append(CardDrawn(seat, order, SUITS[SUIT_OF[code]], RANK_OF[code]))
     elif state.last_turn == turn:
         events.append(GameEnded("deck_out", score))
     return events
@@ -139,7 +139,7 @@ def _decide_play(state: HanabiState, seat: int, action: PlayCard) -> list[Event]
     if card not in state.hands[seat]:
         return Rejection("not_in_hand", f"card {card} is not in your hand")
     code = state.deck[card]
-    suit, rank = _SUIT_OF[code], _RANK_OF[code]
+    suit, rank = SUIT_OF[code], RANK_OF[code]
     if state.fireworks[suit] + 1 == rank:
         score = state.score + 1
         events: list[Event] = [CardPlayed(seat, card, SUITS[suit], rank)]
@@ -162,7 +162,7 @@ def _decide_discard(state: HanabiState, seat: int, action: DiscardCard) -> list[
     if state.clue_tokens >= MAX_CLUE_TOKENS:
         return Rejection("clue_tokens_full", "you cannot discard while all 8 clue tokens are free")
     code = state.deck[card]
-    events: list[Event] = [CardDiscarded(seat, card, SUITS[_SUIT_OF[code]], _RANK_OF[code])]
+    events: list[Event] = [CardDiscarded(seat, card, SUITS[SUIT_OF[code]], RANK_OF[code])]
     return _end_of_turn(state, seat, events, state.score, True)
 
 
@@ -196,10 +196,10 @@ def _decide_colour_clue(
     problem = _clue_problem(state, seat, action.target)
     if problem:
         return problem
-    colour = _COLOUR_INDEX.get(action.colour)
+    colour = COLOUR_INDEX.get(action.colour)
     if colour is None or colour >= state.suits:
         return Rejection("unknown_colour", f"{action.colour!r} is not a colour of this game")
-    if colour >= _nameable_colours(state):
+    if colour >= nameable_colours(state):
         return Rejection(
             "unnamable_colour", "multicolour cannot be named: every colour clue touches it"
         )
@@ -218,7 +218,7 @@ def _decide_rank_clue(
     if rank not in RANKS:
         return Rejection("unknown_rank", f"{rank!r} is not a rank (1-5)")
     deck = state.deck
-    touched = [order for order in state.hands[action.target] if _RANK_OF[deck[order]] == rank]
+    touched = [order for order in state.hands[action.target] if RANK_OF[deck[order]] == rank]
     return _give_clue(state, seat, action.target, touched, None, rank)
 
 
@@ -259,8 +259,8 @@ def _evolve_clue(state: HanabiState, event: ClueGiven) -> None:
 def _evolve_played(state: HanabiState, event: CardPlayed) -> None:
     state.hands[event.seat].remove(event.card)
     code = state.deck[event.card]
-    rank = _RANK_OF[code]
-    state.fireworks[_SUIT_OF[code]] = rank
+    rank = RANK_OF[code]
+    state.fireworks[SUIT_OF[code]] = rank
     state.score += 1
     if rank == 5 and state.clue_tokens < MAX_CLUE_TOKENS:
         state.clue_tokens += 1
@@ -342,7 +342,7 @@ def legal_actions(state: HanabiState, seat: int) -> list[Any]:
     if tokens:
         deck, hands = state.deck, state.hands
         colour_bits = _colour_bits(state)
-        every_colour = (1 << _nameable_colours(state)) - 1
+        every_colour = (1 << nameable_colours(state)) - 1
         for target in range(state.seats):
             if target == seat:
                 continue
@@ -353,7 +353,7 @@ def legal_actions(state: HanabiState, seat: int) -> list[Any]:
                 for order in hands[target]:
                     code = deck[order]
                     colours |= colour_bits[code]
-                    ranks |= _RANK_BIT[code]
+                    ranks |= RANK_BIT[code]
             actions += _COLOUR_CLUES[target][colours]
             actions += _RANK_CLUES[target][ranks]
     return actions

@@ -6,15 +6,15 @@ import functools
 from typing import Any
 
 from services.rules.games.hanabi.cards import (
-    _COLOUR_BITS,
-    _RAINBOW_COLOUR_BITS,
-    _RANK_OF,
-    _SUIT_OF,
+    COLOUR_BITS,
     HAND_SIZES,
+    RAINBOW_COLOUR_BITS,
+    RANK_OF,
     RANKS,
+    SUIT_OF,
     SUITS,
 )
-from services.rules.games.hanabi.rules import _nameable_colours, final_score
+from services.rules.games.hanabi.rules import final_score, nameable_colours
 from services.rules.games.hanabi.state import (
     CardDrawn,
     CardsDealt,
@@ -28,7 +28,7 @@ from services.rules.games.hanabi.state import (
 
 def _seen(order: int, code: int, visible: bool) -> SeenCard:
     if visible:
-        return SeenCard(order, SUITS[_SUIT_OF[code]], _RANK_OF[code])
+        return SeenCard(order, SUITS[SUIT_OF[code]], RANK_OF[code])
     return SeenCard(order)
 
 
@@ -43,7 +43,7 @@ _RANKS_IN_MASK = tuple(
 @functools.cache
 def _possible_suits(suits: int, rainbow: bool, clued: int, excluded: int) -> tuple[str, ...]:
     """Suits every clued colour touches and no excluded colour touches."""
-    colour_bits = _RAINBOW_COLOUR_BITS if rainbow else _COLOUR_BITS
+    colour_bits = RAINBOW_COLOUR_BITS if rainbow else COLOUR_BITS
     touching = [colour_bits[suit * 10 + 1] for suit in range(suits)]
     return tuple(
         SUITS[suit]
@@ -65,8 +65,8 @@ def _card_view(state: HanabiState, order: int, visible: bool) -> CardView:
     code = state.deck[order]
     return CardView(
         order,
-        SUITS[_SUIT_OF[code]] if visible else None,
-        _RANK_OF[code] if visible else None,
+        SUITS[SUIT_OF[code]] if visible else None,
+        RANK_OF[code] if visible else None,
         _COLOURS_IN_MASK[colours_in],
         _COLOURS_IN_MASK[colours_out],
         _RANKS_IN_MASK[ranks_in],
@@ -89,7 +89,7 @@ def view(state: HanabiState, seat: int | None) -> HanabiView:
         seat=seat,
         seats=state.seats,
         suits=list(SUITS[: state.suits]),
-        clue_colours=list(SUITS[: _nameable_colours(state)]),
+        clue_colours=list(SUITS[: nameable_colours(state)]),
         empty_clues=state.empty_clues,
         clue_tokens=state.clue_tokens,
         fuses_burned=state.fuses_burned,
