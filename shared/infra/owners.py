@@ -3,7 +3,7 @@
 A service's SQL names only its own tables, the shared infrastructure's (``SHARED``: written and
 read through ``shared/``) and the read models published for it: views over the owner's tables,
 documented in docs/architecture.md ("Who owns what"), which the owner keeps while it changes its
-tables. ``tests/unit/test_table_ownership.py`` holds every service's SQL, and every migration's
+tables. ``tests/unit/shared/infra/test_owners.py`` holds every service's SQL, and every migration's
 new table and view, to this map.
 """
 

@@ -3,7 +3,7 @@
 A name is not yet a key: ``Settings.stream(name)`` (``shared.infra.settings.stream_key``) makes the
 key under the deployment's prefix, ``<prefix>:{<name>}``, the name a Redis Cluster hash tag.
 Running deployments hold these keys, their consumer groups and their entries: a name here never
-changes, byte for byte (``tests/unit/test_redis_keys.py`` pins them).
+changes, byte for byte (``tests/unit/shared/infra/test_streams.py`` pins them).
 """
 
 from __future__ import annotations

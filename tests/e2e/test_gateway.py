@@ -17,7 +17,7 @@ from shared.infra.settings import Settings
 from tests.e2e.conftest import Gateway
 from tests.e2e.play import auth, open_table, random_move
 from tests.e2e.test_feeds import Follower, play_safely
-from tests.unit.test_docs_offline import assert_docs_self_contained
+from tests.unit.shared.edge.test_docs_offline import assert_docs_self_contained
 
 # the ``gateway`` fixture skips where nginx is missing
 pytestmark = [pytest.mark.e2e, pytest.mark.shares_gateway]

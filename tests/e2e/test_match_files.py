@@ -17,7 +17,7 @@ import pytest
 
 from tests.e2e.conftest import Stack
 from tests.e2e.play import open_table, random_move
-from tests.unit.test_match_files import FORGED_DEALS, played_file
+from tests.unit.shared.domain.test_match_file import FORGED_DEALS, played_file
 
 pytestmark = [pytest.mark.e2e, pytest.mark.shares_stack]
 

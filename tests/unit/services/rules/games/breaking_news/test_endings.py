@@ -29,7 +29,7 @@ from services.rules.games.breaking_news.events import (
 )
 from services.rules.games.breaking_news.state import ELEMENT_CARDS
 from shared.domain import rules_api as api
-from tests.unit.test_breaking_news_rules import (
+from tests.unit.services.rules.games.breaking_news.test_rules import (
     EAST,
     MIDDLE,
     OBJECT,

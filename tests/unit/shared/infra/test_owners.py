@@ -10,7 +10,7 @@ from pathlib import Path
 
 from shared.infra.owners import READ_MODELS, SHARED, TABLES, may_read
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[4]
 SERVICES = ROOT / "services"
 MIGRATIONS = ROOT / "shared" / "infra" / "migrations"
 ARCHITECTURE = ROOT / "docs" / "architecture.md"

@@ -11,7 +11,7 @@ from shared.edge.errors import PROBLEM_TYPE_BASE
 from shared.edge.problems import PROBLEM_TYPES
 from tools.contract import build_contract
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[4]
 SOURCES = sorted([*(ROOT / "services").rglob("*.py"), *(ROOT / "shared").rglob("*.py")])
 
 

@@ -29,7 +29,7 @@ from shared.edge.health import READY_KEPT_S
 from shared.infra import metrics
 from shared.infra.logs import JsonFormatter, log_context, mask
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[4]
 MONITORING = ROOT / "infra" / "monitoring"
 
 

@@ -34,16 +34,16 @@ from services.rules.games.carcassonne.state import (
     TilePlaced,
 )
 from services.rules.games.contract import SEEDS_DIR
-from tests.unit.test_carcassonne_messengers import (
+from tests.unit.services.rules.games.carcassonne.test_messengers import (
     IN_ORDER,
     act,
     figures,
     of_type,
     put_figures,
 )
-from tests.unit.test_carcassonne_messengers import play as play_actions
-from tests.unit.test_carcassonne_messengers import start as start_messengers
-from tests.unit.test_carcassonne_rules import play, scorings
+from tests.unit.services.rules.games.carcassonne.test_messengers import play as play_actions
+from tests.unit.services.rules.games.carcassonne.test_messengers import start as start_messengers
+from tests.unit.services.rules.games.carcassonne.test_rules import play, scorings
 
 # ---------------------------------------------------------------------------- tile edges
 

@@ -35,7 +35,7 @@ from shared.domain import rules_api as api
 
 ENGINE = RulesEngine(load_games())
 CODEC = ENGINE.codec("carcassonne")
-SCHEMA_FILE = Path(__file__).parents[2] / "openapi" / "carcassonne-turns.schema.json"
+SCHEMA_FILE = Path(__file__).parents[6] / "openapi" / "carcassonne-turns.schema.json"
 MESSENGERS = {"messengers": True}
 
 

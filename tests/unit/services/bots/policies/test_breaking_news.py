@@ -28,7 +28,7 @@ from services.rules.games.breaking_news.events import CallBreakingNews, Complete
 from services.rules.games.breaking_news.news import missing_word
 from services.rules.games.breaking_news.rules import deep_copy
 from services.rules.games.breaking_news.state import ELEMENT_CARDS, BreakingNewsState
-from tests.unit.test_breaking_news_playout import HOME_LANGUAGES, VARIANTS
+from tests.unit.services.rules.games.breaking_news.test_playout import HOME_LANGUAGES, VARIANTS
 
 GAMES_PER_VARIANT = 30
 PURITY_EVERY = 10
