@@ -35,7 +35,7 @@ from services.rules.games.breaking_news.news import missing_word
 from services.rules.games.breaking_news.state import BreakingNewsState
 from services.rules.games.playout import random_playout
 
-GAMES_PER_COUNT = 2000
+GAMES_PER_COUNT = 1000
 THOROUGH_EVERY = 10
 """One game in this many also checks the incremental open cells and every seat's view as JSON."""
 VARIANTS = (

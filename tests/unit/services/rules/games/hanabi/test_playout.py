@@ -20,7 +20,7 @@ from services.rules.games.hanabi.state import (
 )
 from services.rules.games.playout import random_playout
 
-GAMES_PER_CASE = 2000
+GAMES_PER_CASE = 500
 THOROUGH_EVERY = 10
 """One game in this many also checks spectator views and the views' JSON at every move."""
 VARIANTS = {
