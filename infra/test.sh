@@ -8,4 +8,5 @@ bash "$here/ensure-node.sh"
 bash "$here/ensure-chromium.sh"
 bash "$here/ensure-prometheus.sh" || true  # without it, the observability test is skipped
 cd "$here/.."
-exec .venv/bin/python -m pytest "$@"
+# in PLAYTABLE_TEST_WORKERS processes, each module's tests together (groups: tests/conftest.py)
+exec .venv/bin/python -m pytest -n "${PLAYTABLE_TEST_WORKERS:-3}" --dist loadgroup "$@"
