@@ -8,5 +8,4 @@ bash "$here/ensure-node.sh"
 bash "$here/ensure-chromium.sh"
 bash "$here/ensure-prometheus.sh" || true  # without it, the observability test is skipped
 cd "$here/.."
-# in PLAYTABLE_TEST_WORKERS processes, each module's tests together (groups: tests/conftest.py)
-exec .venv/bin/python -m pytest -n "${PLAYTABLE_TEST_WORKERS:-3}" --dist loadgroup "$@"
+exec .venv/bin/python -m pytest "$@"

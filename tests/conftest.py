@@ -161,19 +161,3 @@ def new_app_key(
     """A new key of ``kind`` of a client app (the tests' own by default), made in Postgres as
     ``playtable apps`` does (the database is migrated first)."""
     return asyncio.run(fresh_key(Settings(database_url=database_url), app, label, kind=kind))
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Groups for ``pytest -n N --dist loadgroup`` (``infra/test.sh``): a module's tests stay
-    together (they share its stack); the modules that share the session's stack run in one
-    worker, and so do those that share the session's gateway or drive the web client (one
-    worker builds ``services/web/dist`` while its gateways serve it)."""
-    for item in items:
-        if item.get_closest_marker("shares_stack"):
-            group = "shared-stack"
-        elif item.get_closest_marker("shares_gateway") or "web_client" in item.fixturenames:
-            group = "gateway-and-web"
-        else:
-            group = item.nodeid.split("::")[0]
-        item.add_marker(pytest.mark.xdist_group(group))
