@@ -31,8 +31,8 @@ import redis as redis_sync
 from psycopg import sql
 
 from tests.conftest import new_app_key
+from tools.scratch import LOOPBACK, free_port
 
-LOOPBACK = "127.0.0.1"
 SCALE = float(os.environ.get("PLAYTABLE_FAULT_SCALE", "1"))
 
 
@@ -42,12 +42,6 @@ def env_int(name: str, default: int) -> int:
 
 def env_float(name: str, default: float) -> float:
     return float(os.environ.get(name, default))
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind((LOOPBACK, 0))
-        return sock.getsockname()[1]
 
 
 def _wait_port_closed(port: int, timeout: float = 10.0) -> None:
