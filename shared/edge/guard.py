@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import re
 from datetime import datetime
 from typing import Any
@@ -12,9 +11,6 @@ from litestar import Request
 
 from shared.edge.errors import invalid_request
 from shared.infra.logs import bind
-
-log = logging.getLogger(__name__)
-
 
 PG_INT_MAX = 2**31 - 1
 """The largest Postgres ``int`` (versions, seats): larger numbers are refused at the edge."""
