@@ -106,6 +106,9 @@ class Runtime:
         """The secrets keyring (``PLAYTABLE_SECRET_KEYS``) of a service started ``sealing``."""
         self.groups: list[tuple[str, str]] = []
         """The consumer groups this process belongs to: (stream name, group)."""
+        self._opened: list[Callable[[], Awaitable[None]]] = []
+        """How to close what ``start`` opened, in order: a start that failed half way (Postgres
+        refusing connections) closes only that much."""
         self.metrics = Metrics(
             {
                 "pool": pool_probe(lambda: self.pool),
@@ -124,13 +127,16 @@ class Runtime:
         self.pool = await open_pool(
             settings.database_url, min_size=settings.db_pool_min, max_size=settings.db_pool_max
         )
+        self._opened.append(self.pool.close)
         self.spawn("api-key-cache", cache_keys(self.pool).listen(self.stop))
         self.store = EventStore(self.pool)
         self.redis = redis_async.Redis.from_url(settings.redis_url)
+        self._opened.append(self.redis.aclose)
         self.bus = Bus(self.redis)
         self.relay = OutboxRelay(self.pool, self.bus)
         self.rules = rules_client(self.redis, settings)
         await self.rules.start()
+        self._opened.append(self.rules.stop)
         self.spawn("outbox-relay", self.relay.run(self.stop))
 
     async def ask_rules(self, request: RulesRequest, reply_type: Any) -> Any:
@@ -178,9 +184,8 @@ class Runtime:
                 _done, stuck = await asyncio.wait(pending, timeout=STOP_GRACE_S)
                 if stuck:
                     log.warning("%d background tasks did not stop: left behind", len(stuck))
-        await self.rules.stop()
-        await self.redis.aclose()
-        await self.pool.close()
+        while self._opened:
+            await self._opened.pop()()
 
 
 def run_until_signalled(

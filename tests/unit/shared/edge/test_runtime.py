@@ -3,7 +3,10 @@ a ``type`` that stays the refusal's code."""
 
 from __future__ import annotations
 
+import socket
+
 import msgspec
+import psycopg
 import pytest
 
 from services.rules.engine import RulesEngine
@@ -11,7 +14,8 @@ from services.rules.games import load_games
 from shared.domain import rules_api as api
 from shared.edge.errors import PROBLEM_TYPE_BASE
 from shared.edge.problems import RULES_REFUSAL
-from shared.edge.runtime import rejection_problem
+from shared.edge.runtime import Runtime, rejection_problem
+from shared.infra.settings import Settings
 
 ENGINE = RulesEngine(load_games())
 
@@ -82,3 +86,18 @@ def test_a_move_the_rules_refuse_keeps_the_rules_title() -> None:
     out_of_turn = refusal(api.Decide(game="hanabi", state=state, seat=1, action=action))
     problem = rejection_problem(out_of_turn)
     assert (problem.code, problem.title) == ("not-your-turn", RULES_REFUSAL)
+
+
+@pytest.mark.asyncio
+async def test_a_start_that_failed_half_way_closes_what_it_opened() -> None:
+    """Postgres refusing connections fails the start with its own error, and closing after it
+    closes what was opened instead of failing on what was not (the service then exits with
+    the cause in its log)."""
+    with socket.socket() as unused:
+        unused.bind(("127.0.0.1", 0))
+        port = unused.getsockname()[1]  # bound, never listening: connections are refused
+        runtime = Runtime(Settings(database_url=f"postgresql://postgres@127.0.0.1:{port}/none"))
+        with pytest.raises(psycopg.OperationalError):
+            await runtime.start()
+    await runtime.close()
+    assert runtime._opened == []
