@@ -12,6 +12,7 @@ import redis.asyncio as redis_async
 from shared.edge import feed
 from shared.edge.feed import FeedBatch, FeedHub, FeedMessage
 from shared.infra.bus import Bus
+from tests.waiting import await_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio]
 
@@ -105,10 +106,20 @@ async def test_a_follower_reads_again_by_itself_with_a_keep_alive(
     assert hub._channels == {}
 
 
+async def tail_blocked(redis: redis_async.Redis, client_name: str) -> bool:
+    """Whether the connection named ``client_name`` waits in a blocking XREAD, as Redis sees it."""
+    return any(
+        client["name"] == client_name and client["cmd"] == "xread" and "b" in client["flags"]
+        for client in await redis.client_list()
+    )
+
+
 async def test_the_tail_wakes_the_followers_of_the_announced_stream_even_after_a_wipe(
-    redis: redis_async.Redis, key_prefix: str
+    redis: redis_async.Redis, redis_url: str, key_prefix: str
 ) -> None:
-    runtime = FakeRuntime(redis)
+    tail_name = f"{key_prefix}tail".replace(":", "-")
+    tail_redis = redis_async.Redis.from_url(redis_url, client_name=tail_name)
+    runtime = FakeRuntime(tail_redis)
     topic = f"{key_prefix}topic"
     bus = Bus(redis)
     await bus.publish(topic, announce("s-1"))  # before the tail: not read again
@@ -121,13 +132,14 @@ async def test_the_tail_wakes_the_followers_of_the_announced_stream_even_after_a
     idle = asyncio.create_task(next_event(other_messages))
     try:
         assert (await next_event(messages))["id"] == "1"
-        await asyncio.sleep(0.1)  # the tail has started (and woken everyone once)
+        # the tail has started (and woken everyone once)
+        await await_until(lambda: tail_blocked(redis, tail_name), what="the tail reads")
         reads = other.reads
         for version, wipe in ((2, False), (3, True)):
             watched.types.append(f"event{version}")
             if wipe:
                 await redis.delete(topic)
-            await asyncio.sleep(0.05)  # the tail is blocked reading
+            await await_until(lambda: tail_blocked(redis, tail_name), what="the tail reads")
             await bus.publish(topic, announce("s-1"))
             woken = await asyncio.wait_for(next_event(messages), 2)  # far below RECHECK_S
             assert woken["id"] == str(version)
@@ -137,3 +149,4 @@ async def test_the_tail_wakes_the_followers_of_the_announced_stream_even_after_a
         await messages.aclose()
         await other_messages.aclose()
         await runtime.close()
+        await tail_redis.aclose()
