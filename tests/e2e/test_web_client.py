@@ -49,9 +49,16 @@ def make_move(player: Player, seat: int, move: int) -> None:
         page.get_by_test_id("my-hand").get_by_role("button", name=action).first.click()
 
 
+def settled_version(page: Page) -> int:
+    """The version a mover's page shows once it offers the move: read earlier, it may still be
+    the one before the match loaded, and the move's answer would look like nothing changed."""
+    expect(page.get_by_test_id("your-turn")).to_be_visible()
+    return shown_version(page)
+
+
 def moved(player: Player, seat: int, move: int) -> int:
     """Make the move and wait until the mover's page shows its answer: the version after it."""
-    before = shown_version(player.page)
+    before = settled_version(player.page)
     make_move(player, seat, move)
     expect(player.page.get_by_test_id("version")).not_to_have_text(str(before))
     return shown_version(player.page)
@@ -76,7 +83,7 @@ def test_two_people_play_hanabi_to_its_end_watched_live_then_replayed(
         if watcher.page.get_by_test_id("match").get_attribute("data-status") == "finished":
             break
         mover = seats[move % 2]  # two players take turns, seat 0 first
-        before = shown_version(mover.page)
+        before = settled_version(mover.page)
         make_move(mover, move % 2, move)
         expect(mover.page.get_by_test_id("version")).not_to_have_text(str(before))
         version = mover.page.get_by_test_id("version").inner_text()
@@ -171,7 +178,7 @@ def test_a_private_table_with_a_bot_opens_by_its_invitation_link(
     ada.take_seat("ada")
     ada.start()
     page = ada.page
-    before = shown_version(page)
+    before = settled_version(page)
     page.get_by_test_id("my-hand").get_by_role("button", name="Play").first.click()
     expect(page.get_by_test_id("version")).not_to_have_text(str(before))
     expect(page.get_by_test_id("your-turn")).to_be_visible()  # again: the bot has moved
