@@ -183,11 +183,14 @@ async def play_and_kill(
     phase_s: float,
     kill: bool,
     report: CopiesReport,
+    think_s: float = 0.0,
 ) -> Load:
-    """The load through nginx; a phase of ``phase_s`` as it is, then per service one with a
-    copy killed and one after it is back. Moves per phase go into ``report``."""
+    """The load through nginx (paced by ``think_s``, see ``Load``); a phase of ``phase_s`` as
+    it is, then per service one with a copy killed and one after it is back. Moves per phase
+    go into ``report``."""
     session = new_session(app_key, connections=matches + 10)
-    load = Load(session, Endpoints(copies.url, [copies.url]), slots=matches, seed=11)
+    endpoints = Endpoints(copies.url, [copies.url])
+    load = Load(session, endpoints, slots=matches, seed=11, think_s=think_s)
     stop = asyncio.Event()
     running = asyncio.create_task(load.run(stop))
 
@@ -279,10 +282,12 @@ async def run_copies(
     directory: Path | None = None,
     keep: bool = False,
     webhooks: bool = True,
+    think_s: float = 0.0,
 ) -> CopiesReport:
     """Everything the module docstring says, on a database and stream prefix of its own
     (dropped afterwards unless ``keep``); the report lists every problem found. Without
-    ``webhooks`` no subscription is made (the cost of a move without any)."""
+    ``webhooks`` no subscription is made (the cost of a move without any); ``think_s`` paces
+    the load (``Load``)."""
     database_url, prefix, env, directory = await scratch(settings, "copies", directory)
     env.update(
         PLAYTABLE_HTTP_WORKERS="1",
@@ -317,6 +322,7 @@ async def run_copies(
             phase_s=phase_s,
             kill=kill,
             report=report,
+            think_s=think_s,
         )
         await _check(
             stack,

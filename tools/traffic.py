@@ -19,6 +19,7 @@ its client.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import random
 import time
@@ -169,7 +170,10 @@ def load_policy(rng: random.Random, actions: list[Any]) -> Any:
 
 class Load:
     """``slots`` matches in play at once, each slot opening a new table when its match ends
-    or after ``moves_per_match`` moves (so starting tables is exercised all along)."""
+    or after ``moves_per_match`` moves (so starting tables is exercised all along). With
+    ``think_s`` each slot waits that long after each move, as a player would: as many matches
+    in flight, at a pace the machine's other work leaves room for; without, as fast as the
+    stack answers."""
 
     def __init__(
         self,
@@ -181,6 +185,7 @@ class Load:
         moves_per_match: int = 40,
         give_up_s: float = 60.0,
         match_wait_s: float = 30.0,
+        think_s: float = 0.0,
     ) -> None:
         self.session = session
         self.endpoints = endpoints
@@ -189,6 +194,7 @@ class Load:
         self.moves_per_match = moves_per_match
         self.give_up_s = give_up_s
         self.match_wait_s = match_wait_s
+        self.think_s = think_s
         self.acks: list[Ack] = []
         self.tables: dict[str, str] = {}
         """Each table whose start was acknowledged: its match id."""
@@ -366,8 +372,14 @@ class Load:
                 for _ in range(self.moves_per_match):
                     if stop.is_set() or await self.move(slot, match_id, tokens, rng) is None:
                         break
+                    await self._think(stop)
             except GaveUp:
                 await asyncio.sleep(0.1)
+
+    async def _think(self, stop: asyncio.Event) -> None:
+        if self.think_s:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), self.think_s)
 
     async def run(self, stop: asyncio.Event) -> None:
         await asyncio.gather(*(self._slot(slot, stop) for slot in range(self.slots)))

@@ -44,6 +44,12 @@ def env_float(name: str, default: float) -> float:
     return float(os.environ.get(name, default))
 
 
+THINK_S = env_float("PLAYTABLE_FAULT_THINK_S", 0.25)
+"""How long each match of the suite's load waits after its move (``Load``): as many matches in
+flight and moves in every fault, at a pace that leaves the test run's other workers their share
+of the cores; 0 plays as fast as the stack answers (``playtable copies``' default)."""
+
+
 def _wait_port_closed(port: int, timeout: float = 10.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

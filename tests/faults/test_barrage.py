@@ -1,6 +1,7 @@
 """Malformed requests to every lobby and match route while matches are played: each refused
 with a 4xx problem document (never a 5xx), and the load's acknowledged moves still verify.
-Size from PLAYTABLE_FAULT_BARRAGE (requests, 800) and PLAYTABLE_FAULT_MATCHES (20)."""
+Size from PLAYTABLE_FAULT_BARRAGE (requests, 800), PLAYTABLE_FAULT_MATCHES (20) and
+PLAYTABLE_FAULT_THINK_S (0.25)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import Any
 import pytest
 
 from tests.faults import checks
-from tests.faults.conftest import FaultStack, env_int
+from tests.faults.conftest import THINK_S, FaultStack, env_int
 from tools import integrity
 from tools.hostile.barrage import barrage, summarize_barrage
 from tools.hostile.malformed import Known
@@ -27,7 +28,7 @@ MATCHES = env_int("PLAYTABLE_FAULT_MATCHES", 20)
 async def _barrage(stack: FaultStack) -> tuple[dict[str, Any], list[str]]:
     session = new_session(stack.app_key, connections=MATCHES + 10, timeout=15)
     endpoints = Endpoints(stack.lobby_url, stack.match_urls)
-    load = Load(session, endpoints, slots=MATCHES, seed=3)
+    load = Load(session, endpoints, slots=MATCHES, seed=3, think_s=THINK_S)
     stop = asyncio.Event()
     running = asyncio.create_task(load.run(stop))
     try:

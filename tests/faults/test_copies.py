@@ -13,7 +13,14 @@ import pytest
 
 from shared.infra.settings import Settings
 from tests.faults.checks import report
-from tests.faults.conftest import SCALE, PostgresCluster, RedisServer, env_float, env_int
+from tests.faults.conftest import (
+    SCALE,
+    THINK_S,
+    PostgresCluster,
+    RedisServer,
+    env_float,
+    env_int,
+)
 from tools.copies import KILLED, run_copies
 
 pytestmark = pytest.mark.skipif(shutil.which("nginx") is None, reason="needs nginx")
@@ -28,7 +35,13 @@ def test_two_copies_of_each_service_lose_nothing_when_one_of_each_is_killed(
     settings = Settings(database_url=pg_cluster.url(), redis_url=redis_server.url)
     result = asyncio.run(
         run_copies(
-            settings, copies=2, matches=MATCHES, warmup_s=4.0, phase_s=PHASE_S, directory=tmp_path
+            settings,
+            copies=2,
+            matches=MATCHES,
+            warmup_s=4.0,
+            phase_s=PHASE_S,
+            directory=tmp_path,
+            think_s=THINK_S,
         )
     )
     print("\n" + "\n".join(result.lines()))

@@ -3,7 +3,8 @@ acknowledged move is lost or duplicated, the log verifies, every started table h
 the published stream is complete from the fault's end on, and play resumes within 5 s.
 
 Sizes from the environment: PLAYTABLE_FAULT_SCALE (multiplies the durations),
-PLAYTABLE_FAULT_MATCHES (concurrent matches, 20), PLAYTABLE_FAULT_WARMUP_S (2),
+PLAYTABLE_FAULT_MATCHES (concurrent matches, 20), PLAYTABLE_FAULT_THINK_S (0.25: each
+match's wait after a move), PLAYTABLE_FAULT_WARMUP_S (2),
 PLAYTABLE_FAULT_AFTER_S (7: load kept running after the fault's end),
 PLAYTABLE_FAULT_PAUSE_S (10: the rules worker's SIGSTOP).
 """
@@ -18,7 +19,7 @@ from collections.abc import Callable
 import pytest
 
 from tests.faults import checks
-from tests.faults.conftest import SCALE, FaultStack, env_float, env_int
+from tests.faults.conftest import SCALE, THINK_S, FaultStack, env_float, env_int
 from tools import integrity
 from tools.traffic import Endpoints, Load, new_session
 
@@ -81,7 +82,8 @@ FAULTS: dict[str, tuple[int, Callable[[FaultStack], None]]] = {
 
 async def _under_fault(stack: FaultStack, fault: str) -> checks.FaultReport:
     session = new_session(stack.app_key, connections=MATCHES + 10)
-    load = Load(session, Endpoints(stack.lobby_url, stack.match_urls), slots=MATCHES, seed=7)
+    endpoints = Endpoints(stack.lobby_url, stack.match_urls)
+    load = Load(session, endpoints, slots=MATCHES, seed=7, think_s=THINK_S)
     stop = asyncio.Event()
     running = asyncio.create_task(load.run(stop))
     tables_recovery: float | None = None
