@@ -29,6 +29,7 @@ from typing import Any
 import httpx
 import hypothesis
 import pytest
+import requests
 import schemathesis
 from hypothesis import HealthCheck, Phase
 from schemathesis.errors import FailureGroup
@@ -141,6 +142,8 @@ class Live:
     routes: Routes
     stage: Stage
     sink: WebhookSink
+    session: requests.Session
+    """One client's kept-alive connections for every request, as an app's would be."""
     caller: str | None = None
     """``seat`` or ``stranger`` in the stateless tests, ``scenario`` in the linked ones."""
 
@@ -204,11 +207,12 @@ def live(fuzzed_stack: Gateway, webhook_sink: WebhookSink) -> Iterator[Live]:
     lobby = f"http://{LOOPBACK}:{fuzzed_stack.stack.env['PLAYTABLE_LOBBY_PORT']}"
     routes = Routes(str(fuzzed_stack.client.base_url).rstrip("/"), lobby)
     stage = Stage.open(fuzzed_stack, OPERATOR_KEY)
-    LIVE.append(Live(routes=routes, stage=stage, sink=webhook_sink))
-    try:
-        yield LIVE[0]
-    finally:
-        LIVE.clear()
+    with requests.Session() as session:
+        LIVE.append(Live(routes=routes, stage=stage, sink=webhook_sink, session=session))
+        try:
+            yield LIVE[0]
+        finally:
+            LIVE.clear()
 
 
 class DistinctFailures:
@@ -278,7 +282,7 @@ def every_operation_keeps_the_contract(seed: int) -> Callable[..., None]:
         keeps each operation's failures its own)."""
         prepare(case, live.sink.netloc)
         base_url = live.routes.base_url(case.operation.base_url)
-        failures.validate(lambda: case.call_and_validate(base_url=base_url))
+        failures.validate(lambda: case.call_and_validate(base_url=base_url, session=live.session))
 
     return test
 
@@ -323,7 +327,10 @@ def test_linked_scenarios_keep_the_contract(
             prepare(case, live.sink.netloc)
 
         def get_call_kwargs(self, case: schemathesis.Case) -> dict[str, Any]:
-            return {"base_url": live.routes.base_url(case.operation.base_url)}
+            return {
+                "base_url": live.routes.base_url(case.operation.base_url),
+                "session": live.session,
+            }
 
         def validate_response(
             self, response: schemathesis.Response, case: schemathesis.Case, *args, **kwargs
