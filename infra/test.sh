@@ -8,4 +8,7 @@ bash "$here/ensure-node.sh"
 bash "$here/ensure-chromium.sh"
 bash "$here/ensure-prometheus.sh" || true  # without it, the observability test is skipped
 cd "$here/.."
-exec .venv/bin/python -m pytest "$@"
+# three workers, a test file's tests in one (its services start once): on two cores a third keeps
+# both busy while the others wait on their services; more would take more connections than a
+# default Postgres server has (100). PLAYTABLE_TEST_WORKERS=0 runs in this process.
+exec .venv/bin/python -m pytest -n "${PLAYTABLE_TEST_WORKERS:-3}" --dist loadfile "$@"

@@ -74,13 +74,26 @@ def wait_healthy(client: httpx.Client, process: subprocess.Popen[bytes]) -> None
     raise RuntimeError("service did not become healthy")
 
 
+SHARED_SERVER_POOLS = {"PLAYTABLE_DB_POOL_MIN": "1", "PLAYTABLE_DB_POOL_MAX": "4"}
+"""Each service process's connections to the Postgres server that every stack of every test
+worker shares (100 by default): one kept idle, at most four, which the suite's light traffic
+never waits for (the fault suite, on a server of its own, keeps the services' defaults)."""
+
+
+def service_env(**values: str) -> dict[str, str]:
+    """The environment of services a test starts: this one's, their pools sized for the shared
+    server, then ``values``."""
+    env = {**os.environ, **SHARED_SERVER_POOLS, **values}
+    env.pop("PLAYTABLE_INSTANCE_ID", None)
+    return env
+
+
 @contextlib.contextmanager
 def running_stack(database_url: str, redis_url: str, **extra_env: str) -> Iterator[Stack]:
     """A rules worker, the match service and the lobby, each its own process, with
     ``extra_env`` added to their environment."""
     lobby_port, match_port = free_port(), free_port()
-    env = dict(os.environ)
-    env.update(
+    env = service_env(
         DATABASE_URL=database_url,
         REDIS_URL=redis_url,
         PLAYTABLE_LOBBY_PORT=str(lobby_port),
@@ -89,7 +102,6 @@ def running_stack(database_url: str, redis_url: str, **extra_env: str) -> Iterat
         PLAYTABLE_LOG_LEVEL="warning",
         **extra_env,
     )
-    env.pop("PLAYTABLE_INSTANCE_ID", None)
     app_key = new_app_key(database_url, env["PLAYTABLE_STREAM_PREFIX"])
     lobby = httpx.Client(
         base_url=f"http://127.0.0.1:{lobby_port}", timeout=10, headers={API_KEY_HEADER: app_key}
@@ -236,16 +248,14 @@ def running_gateway(
     if find_nginx() is None:
         pytest.skip("nginx is not installed (./infra/test.sh installs it with apt-get as root)")
     ports = {name: free_port() for name in ("lobby", "match", "webhooks", "gateway")}
-    env = dict(os.environ)
-    env.update(
-        {f"PLAYTABLE_{name.upper()}_PORT": str(port) for name, port in ports.items()},
+    env = service_env(
+        **{f"PLAYTABLE_{name.upper()}_PORT": str(port) for name, port in ports.items()},
         DATABASE_URL=database_url,
         REDIS_URL=redis_url,
         PLAYTABLE_HOST="127.0.0.1",
         PLAYTABLE_STREAM_PREFIX=f"e2e-{uuid.uuid4().hex[:8]}",
         PLAYTABLE_LOG_LEVEL="warning",
     )
-    env.pop("PLAYTABLE_INSTANCE_ID", None)
     log = tmp_path_factory.mktemp("gateway") / "stack.log"
     with log.open("wb") as output:
         process = subprocess.Popen(
@@ -284,7 +294,7 @@ def web_client() -> None:
     missing = web.browser_missing()
     if missing is not None:
         pytest.skip(missing)
-    web.build_web_client()
+    web.build_web_client_once()
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,6 @@ service is down (nginx's error log then keeps the request line); then every log 
 from __future__ import annotations
 
 import contextlib
-import os
 import random
 import shutil
 import signal
@@ -27,7 +26,7 @@ import pytest
 from services.operator.gateway import find_nginx, runtime_dir, start_gateway
 from shared.edge.apps import API_KEY_HEADER
 from tests.conftest import new_app_key
-from tests.e2e.conftest import Stack, free_port
+from tests.e2e.conftest import Stack, free_port, service_env
 from tests.e2e.play import auth, random_move
 
 pytestmark = pytest.mark.e2e
@@ -108,8 +107,7 @@ def logged_stack(
     logs = tmp_path_factory.mktemp("logs")
     host = "127.0.0.1"
     ports = {name: free_port() for name in ("lobby", "match", "match-2", "webhooks", "gateway")}
-    env = dict(os.environ)
-    env.update(
+    env = service_env(
         DATABASE_URL=database_url,
         REDIS_URL=redis_url,
         PLAYTABLE_HOST=host,
@@ -119,7 +117,6 @@ def logged_stack(
         PLAYTABLE_STREAM_PREFIX=f"e2e-{uuid.uuid4().hex[:8]}",
         PLAYTABLE_LOG_LEVEL="info",
     )
-    env.pop("PLAYTABLE_INSTANCE_ID", None)
     env.pop("PLAYTABLE_METRICS_PORT", None)
 
     def process(service: str, name: str = "", port: str = "", **extra: str) -> Process:

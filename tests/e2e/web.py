@@ -4,10 +4,12 @@ The fixtures that use these are in tests/e2e/conftest.py."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
 import shutil
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,6 +56,22 @@ def browser_missing() -> str | None:
     if not CHROMIUM.exists():
         return f"{CHROMIUM} is missing (infra/ensure-chromium.sh installs it as root)"
     return None
+
+
+def build_web_client_once() -> None:
+    """``build_web_client`` once per test run, however many of its workers (pytest-xdist) ask:
+    the first builds under a lock, the others wait for it and find its stamp."""
+    run_id = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    if run_id is None:
+        build_web_client()
+        return
+    lock = Path(tempfile.gettempdir()) / f"playtable-web-build-{run_id}"
+    with lock.open("a+") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        held.seek(0)
+        if held.read() != "built":
+            build_web_client()
+            held.write("built")
 
 
 def build_web_client() -> None:
