@@ -63,6 +63,24 @@ install_machine_nginx() {
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$package" >/dev/null
 }
 
+# PLAYTABLE_PG_CONNECTIONS: the connections the caller needs (infra/test.sh: its workers' stacks
+# outgrow a default server's 100). The machine's own cluster is raised to it, with a restart,
+# once; any other server is left as it is.
+raise_machine_postgres_connections() {
+  local wanted="${PLAYTABLE_PG_CONNECTIONS:-0}" version current
+  [ "$wanted" -gt 0 ] && [ -z "${DATABASE_URL:-}" ] && [ "$(id -u)" = 0 ] || return 0
+  command -v pg_ctlcluster >/dev/null || return 0
+  version="$(ls /etc/postgresql 2>/dev/null | sort -V | tail -1)"
+  [ -n "$version" ] || return 0
+  [ "$pg_port" = "$(pg_conftool -s "$version" main show port 2>/dev/null || echo 5432)" ] || return 0
+  current="$(psql -h "$pg_host" -p "$pg_port" -U postgres -Atc 'show max_connections')" || return 0
+  [ "$current" -lt "$wanted" ] || return 0
+  echo "raising PostgreSQL's max_connections from $current to $wanted (a restart)" >&2
+  psql -h "$pg_host" -p "$pg_port" -U postgres -qc "alter system set max_connections = $wanted"
+  pg_ctlcluster --skip-systemctl-redirect "$version" main restart
+  wait_for "$pg_host" "$pg_port"
+}
+
 machine_packages() { [ "${PLAYTABLE_EMBEDDED:-0}" != 1 ]; }
 
 install_embedded_packages() {
@@ -95,6 +113,7 @@ start_embedded() {
 if [ -z "${DATABASE_URL:-}" ] && ! reachable "$pg_host" "$pg_port"; then
   { machine_packages && start_machine_postgres; } || start_embedded postgres "$pg_port"
 fi
+machine_packages && raise_machine_postgres_connections
 if [ -z "${REDIS_URL:-}" ] && ! reachable 127.0.0.1 "$redis_port"; then
   { machine_packages && start_machine_redis; } || start_embedded redis "$redis_port"
 fi
