@@ -13,10 +13,9 @@ from litestar import Litestar, Request
 from litestar.di import Provide
 from litestar.routes import HTTPRoute
 from litestar.static_files import create_static_files_router
-from swagger_ui_bundle import swagger_ui_path
 
 from shared.domain.messages import new_id
-from shared.edge.contract import DOCS_ASSETS, DocumentedAsPlugin, openapi_config
+from shared.edge.contract import DOCS_ASSETS, DocumentedAsPlugin, docs_assets, openapi_config
 from shared.edge.errors import EXCEPTION_HANDLERS, Problem, allowed_methods, problem_answer
 from shared.edge.guard import check_request
 from shared.edge.health import ReadyCheck, ReadyChecks, health_route, metrics_route, ready_route
@@ -215,7 +214,7 @@ def service_app(
             ready_route(service, instance_id, ReadyChecks(ready or {})),
             metrics_route(metrics or Metrics()),
             create_static_files_router(
-                DOCS_ASSETS, directories=[swagger_ui_path], include_in_schema=False
+                DOCS_ASSETS, directories=[docs_assets()], include_in_schema=False
             ),
             *handlers,
         ],

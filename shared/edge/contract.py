@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.util
+from pathlib import Path
 from typing import Annotated, Any, cast
 
 import msgspec
@@ -316,7 +318,15 @@ OPERATOR_KEY = [{"operatorKey": []}]
 
 DOCS_ASSETS = "/docs/assets"
 """Where each service serves the documentation UI's files from the installed
-``swagger-ui-bundle`` package, so ``/docs`` works without internet."""
+``swagger-ui-py`` package, so ``/docs`` works without internet."""
+
+
+def docs_assets() -> Path:
+    """Swagger UI's files in the installed ``swagger-ui-py`` (found without importing it: the
+    package's own code, for other frameworks, is not needed)."""
+    spec = importlib.util.find_spec("swagger_ui")
+    assert spec is not None and spec.submodule_search_locations, "swagger-ui-py is not installed"
+    return Path(spec.submodule_search_locations[0]) / "static"
 
 
 def docs_ui() -> SwaggerRenderPlugin:

@@ -8,7 +8,7 @@ import time
 
 import httpx
 import pytest
-from playwright.sync_api import Browser
+from playwright.sync_api import Browser, expect
 
 from services.operator import keys
 from services.operator.cli import CONTRACT_PATH
@@ -165,7 +165,8 @@ def test_every_answer_carries_the_security_headers(gateway: Gateway) -> None:
 
 def test_the_docs_start_under_their_policy(gateway: Gateway, chromium: Browser) -> None:
     """Swagger UI's bundle, styles and the inline script that starts it (allowed by its hash)
-    load, with no Content-Security-Policy violation reported."""
+    load, with no Content-Security-Policy violation reported, and it shows the contract's
+    operations."""
     context = chromium.new_context()
     try:
         page = context.new_page()
@@ -175,6 +176,10 @@ def test_the_docs_start_under_their_policy(gateway: Gateway, chromium: Browser) 
         page.locator("#ui .swagger-ui").first.wait_for()
         page.wait_for_load_state("networkidle")
         assert page.evaluate("typeof SwaggerUIBundle") == "function"
+        # the contract read, not "Unable to render this definition" (OpenAPI 3.1 in Swagger UI 4)
+        expect(page.locator("#ui .info .title")).to_contain_text("playtable")
+        expect(page.locator("#ui .opblock").first).to_be_visible()
+        assert "Unable to render" not in page.locator("#ui").inner_text()
         assert not [text for text in messages if "Content Security Policy" in text], messages
     finally:
         context.close()
