@@ -53,7 +53,16 @@ def copy_ports(host: str, first: int, copies: int) -> list[int]:
     return ports
 
 
-def wait_healthy(url: str, timeout_s: float = 30.0) -> bool:
+HEALTHY_WITHIN_S = 180.0
+"""How long a service may take to answer on its start: a first start on a fresh machine
+creates the database and compiles every module, which took the lobby over 30 s."""
+
+
+def wait_healthy(
+    url: str, process: subprocess.Popen[bytes] | None = None, timeout_s: float = HEALTHY_WITHIN_S
+) -> bool:
+    """Until ``url`` answers 200: False once ``process`` (the one serving it) has exited, or
+    after ``timeout_s``."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         try:
@@ -61,6 +70,8 @@ def wait_healthy(url: str, timeout_s: float = 30.0) -> bool:
                 if response.status == 200:
                     return True
         except OSError:
+            if process is not None and process.poll() is not None:
+                return False
             time.sleep(0.2)
     return False
 
@@ -94,11 +105,15 @@ def run_stack(
         spawn("rules", {**env, "PLAYTABLE_METRICS_PORT": str(port)})
         for port in metrics_ports[:rules_workers]
     ]
+    serving: dict[int, subprocess.Popen[bytes]] = {}
+    """Each HTTP port's process."""
     for service, ports in upstreams.items():
         port_variable = f"PLAYTABLE_{service.upper()}_PORT"
-        processes += [spawn(service, {**env, port_variable: str(port)}) for port in ports]
+        for port in ports:
+            serving[port] = spawn(service, {**env, port_variable: str(port)})
+    serving[settings.webhooks_port] = spawn("webhooks-api", env)
     webhooks_env = {**env, "PLAYTABLE_METRICS_PORT": str(metrics_ports[rules_workers])}
-    processes += [spawn("webhooks", webhooks_env), spawn("webhooks-api", env)]
+    processes += [*serving.values(), spawn("webhooks", webhooks_env)]
     clocks_env = {**env, "PLAYTABLE_METRICS_PORT": str(metrics_ports[rules_workers + 1])}
     processes.append(spawn("clocks", clocks_env))
     processes += [
@@ -106,9 +121,13 @@ def run_stack(
         for port in metrics_ports[rules_workers + 2 :]
     ]
     base = f"http://{settings.host}"
-    for port in [*upstreams["lobby"], *upstreams["match"], settings.webhooks_port]:
-        if not wait_healthy(f"{base}:{port}/health"):
-            print(f"service on port {port} did not become healthy", file=sys.stderr)
+    for port, process in serving.items():
+        if not wait_healthy(f"{base}:{port}/health", process):
+            ended = process.poll()
+            why = f"exited ({ended})" if ended is not None else "did not answer"
+            print(f"the service on port {port} {why}; stopping the stack", file=sys.stderr)
+            stop_all(processes)
+            return 1
     routed = {**upstreams, "webhooks": [settings.webhooks_port]}
     gateway = start_gateway(
         settings.host, settings.gateway_port, routed, runtime_dir(settings.gateway_port)
@@ -121,7 +140,7 @@ def run_stack(
     else:
         processes.append(gateway)
         gateway_url = f"{base}:{settings.gateway_port}"
-        if not wait_healthy(f"{gateway_url}/openapi.json"):
+        if not wait_healthy(f"{gateway_url}/openapi.json", gateway):
             print(f"the gateway on {gateway_url} did not answer", file=sys.stderr)
         public = f"{gateway_url} (the web client at /; /games, /tables, /matches, /webhooks, /docs)"
     secret_key, publishable_key = asyncio.run(development_keys(settings))
@@ -144,12 +163,16 @@ def run_stack(
         while not stopping and all(process.poll() is None for process in processes):
             time.sleep(0.5)
     finally:
-        for process in processes:
-            if process.poll() is None:
-                process.terminate()
-        for process in processes:
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
+        stop_all(processes)
     return 0 if stopping else 1
+
+
+def stop_all(processes: list[subprocess.Popen[bytes]]) -> None:
+    for process in processes:
+        if process.poll() is None:
+            process.terminate()
+    for process in processes:
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
