@@ -9,6 +9,15 @@ if [ ! -x .venv/bin/python ]; then
     python3 -m venv .venv
   }
 fi
-.venv/bin/python -m pip install -q --upgrade pip
 extras="${1:-}"
+# Installed already from this pyproject.toml (with these extras, or any for none): nothing to do,
+# so a second ./infra/up.sh starts at once.
+stamp=".venv/.installed-${extras:-base}"
+hash="$(sha256sum pyproject.toml | cut -d' ' -f1)"
+if grep -qx "$hash" "$stamp" 2>/dev/null \
+   || { [ -z "$extras" ] && cat .venv/.installed-* 2>/dev/null | grep -qx "$hash"; }; then
+  exit 0
+fi
+.venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e ".${extras:+[$extras]}"
+echo "$hash" >"$stamp"
