@@ -24,15 +24,22 @@ PY
 
 wait_for() { for _ in $(seq 1 60); do reachable "$1" "$2" && return 0; sleep 0.5; done; return 1; }
 
+# The machine's newest cluster (Debian's postgresql-common), if it is the one on $pg_port.
+machine_cluster() {
+  local version
+  version="$(ls /etc/postgresql 2>/dev/null | sort -V | tail -1)"
+  [ -n "$version" ] || return 1
+  [ "$pg_port" = "$(pg_conftool -s "$version" main show port 2>/dev/null || echo 5432)" ] || return 1
+  echo "$version"
+}
+
 start_machine_postgres() {
   if ! ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; then
     [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null || return 1
     echo "installing PostgreSQL from the machine's packages" >&2
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
   fi
-  version="$(ls /etc/postgresql 2>/dev/null | sort -V | tail -1)"
-  [ -n "$version" ] || return 1
-  [ "$pg_port" = "$(pg_conftool -s "$version" main show port 2>/dev/null || echo 5432)" ] || return 1
+  version="$(machine_cluster)" || return 1
   # trust auth on loopback, as the tests and the stack expect (a development machine)
   hba="/etc/postgresql/$version/main/pg_hba.conf"
   if ! grep -q "playtable" "$hba" 2>/dev/null; then
@@ -70,9 +77,7 @@ raise_machine_postgres_connections() {
   local wanted="${PLAYTABLE_PG_CONNECTIONS:-0}" version current
   [ "$wanted" -gt 0 ] && [ -z "${DATABASE_URL:-}" ] && [ "$(id -u)" = 0 ] || return 0
   command -v pg_ctlcluster >/dev/null || return 0
-  version="$(ls /etc/postgresql 2>/dev/null | sort -V | tail -1)"
-  [ -n "$version" ] || return 0
-  [ "$pg_port" = "$(pg_conftool -s "$version" main show port 2>/dev/null || echo 5432)" ] || return 0
+  version="$(machine_cluster)" || return 0
   current="$(psql -h "$pg_host" -p "$pg_port" -U postgres -Atc 'show max_connections')" || return 0
   [ "$current" -lt "$wanted" ] || return 0
   echo "raising PostgreSQL's max_connections from $current to $wanted (a restart)" >&2

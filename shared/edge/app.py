@@ -151,7 +151,6 @@ def reading_the_body_first(receive: Any, send: Any) -> tuple[Any, Any]:
         return message
 
     async def send_after_the_body(message: Any) -> None:
-        nonlocal unread
         if unread and message["type"] == "http.response.start":
             left = UNREAD_BODY_LIMIT
             while unread and left > 0:
