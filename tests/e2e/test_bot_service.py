@@ -16,6 +16,7 @@ import pytest
 import redis
 
 from services.bots.policies import load_policies
+from tests.conftest import fresh_database
 from tests.e2e.conftest import Stack, free_port, running_stack
 from tests.e2e.play import auth
 from tools.bench.bot_service import bot_outcomes
@@ -58,6 +59,14 @@ class Bots:
         for outcome, count in bot_outcomes(text):
             outcomes[outcome] = outcomes.get(outcome, 0.0) + count
         return outcomes
+
+
+@pytest.fixture(scope="module")
+def database_url(postgres_server_url: str) -> Iterator[str]:
+    """This module's own database: the bots' sweep plays every match of its database where a
+    bot waits, and matches other modules left there would add to the moves counted here."""
+    with fresh_database(postgres_server_url) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
