@@ -17,6 +17,11 @@ from services.operator.keys import development_keys
 from shared.infra.secretbox import new_entry
 from shared.infra.settings import Settings
 
+LOCAL_WEBHOOK_NETWORKS = "127.0.0.0/8,::1/128"
+"""Where the local stack's webhooks may go unless the environment says otherwise: a stack on
+a developer's machine delivers to receivers on it (the API tour's); a hosted deployment sets
+``PLAYTABLE_WEBHOOK_ALLOWED_NETWORKS`` itself, and without it refuses every private address."""
+
 SECRET_KEY_LINE = "development secret key (the README tour, your server): X-API-Key: "
 PUBLISHABLE_KEY_LINE = "development publishable key (the web client's): X-API-Key: "
 """How ``playtable stack`` prints the development app's keys, a new pair each start."""
@@ -90,6 +95,9 @@ def run_stack(
     # the services trust their own gateway's X-Forwarded-For (besides any proxy named)
     trusted = [settings.trusted_proxies, local_peer(settings.host) or ""]
     env["PLAYTABLE_TRUSTED_PROXIES"] = ",".join(item for item in trusted if item)
+    if not env.get("PLAYTABLE_WEBHOOK_ALLOWED_NETWORKS"):
+        env["PLAYTABLE_WEBHOOK_ALLOWED_NETWORKS"] = LOCAL_WEBHOOK_NETWORKS
+        print(f"webhooks may reach this machine ({LOCAL_WEBHOOK_NETWORKS})", flush=True)
     upstreams = {
         "lobby": copy_ports(settings.host, settings.lobby_port, lobby_copies),
         "match": copy_ports(settings.host, settings.match_port, match_copies),

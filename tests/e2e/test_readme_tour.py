@@ -32,11 +32,12 @@ def tour_script() -> str:
 
 
 @pytest.fixture(scope="module", autouse=True)
-def loopback_webhooks() -> Iterator[None]:
-    """The stack must allow the tour's local receiver; set before the gateway starts (autouse
-    fixtures come first in their scope)."""
+def stack_defaults() -> Iterator[None]:
+    """The stack as ``./infra/up.sh`` starts it, with no webhook networks named (the tour's
+    receiver on loopback is reached by the local stack's own default); unset before the
+    gateway starts (autouse fixtures come first in their scope)."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("PLAYTABLE_WEBHOOK_ALLOWED_NETWORKS", "127.0.0.0/8")
+        patch.delenv("PLAYTABLE_WEBHOOK_ALLOWED_NETWORKS", raising=False)
         yield
 
 
@@ -114,3 +115,28 @@ def test_refusals_no_rule_decides_are_titled_for_what_they_are(gateway: Gateway)
         (422, "https://playtable.dev/problems/bad-seat-count", "Unsupported number of players"),
         (422, "https://playtable.dev/problems/unknown-option", "Unknown table option"),
     ]
+
+
+def test_a_refused_step_inside_a_substitution_shows_its_problem(gateway: Gateway) -> None:
+    """The tour's ``call`` inside ``$(...)``, as its steps use it: a refusal stops the script
+    and its problem document reaches the terminal, not only curl's exit code."""
+    helpers = tour_script().split("\nnew_key()")[0]  # the settings, call() and get()
+    refused = subprocess.run(
+        [
+            "bash",
+            "-c",
+            "set -euo pipefail\n" + helpers + "\n"
+            'TABLE=$(call -XPOST "$API/tables" -d \'{"game":"hanabi","seats":9}\' | get table_id)\n'
+            "echo reached",
+        ],
+        env={
+            **os.environ,
+            "API": str(gateway.client.base_url).rstrip("/"),
+            "KEY": gateway.stack.app_key,
+        },
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert refused.returncode != 0 and "reached" not in refused.stdout
+    assert "https://playtable.dev/problems/bad-seat-count" in refused.stderr, refused.stderr
