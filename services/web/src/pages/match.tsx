@@ -8,7 +8,6 @@ import {
   type LegalActions,
   leaveMatch,
   listLegalActions,
-  listMatchEvents,
   type MatchEvent,
   type MatchInfo,
   type SubmitAction,
@@ -16,9 +15,10 @@ import {
 } from "../client";
 import { api, credentials, problemOf, sendOnce, type ShownProblem, takeRematchSeat } from "../api";
 import { Clocks, Players, ProblemBox, Result, useCommands } from "../components";
-import { EventLog, LOG_LENGTH, withEvents } from "../events";
+import { EventLog, withEvents } from "../events";
 import { type FeedMessage, follow, matchFeedUrl, serial } from "../feed";
 import { tableFor } from "../games";
+import { readHistory } from "../log";
 import { links } from "../router";
 
 const CREATING_RETRY_MS = 1000;
@@ -102,14 +102,9 @@ export function MatchPage({ matchId }: { matchId: string }) {
     const failed = (error: unknown) => {
       if (!stopped) setReadProblem(problemOf(error));
     };
-    listMatchEvents({
-      client: api(bearer),
-      path: { match_id: matchId },
-      query: { after: Math.max(0, shown.current - LOG_LENGTH), limit: LOG_LENGTH },
-      throwOnError: true,
-    })
-      .then(({ data }) => {
-        if (!stopped) setRecent((events) => withEvents(events, data.items));
+    readHistory(matchId, bearer)
+      .then((history) => {
+        if (!stopped) setRecent((events) => withEvents(events, history));
       })
       .catch(failed);
     // Named events reach only their own listeners: the catalogue names the game's.
