@@ -32,6 +32,7 @@ from services.rules.games.hanabi.state import (
     CardMisplayed,
     CardPlayed,
     ClueGiven,
+    ClueRecord,
     DiscardCard,
     Event,
     FuseBurned,
@@ -248,11 +249,24 @@ def _evolve_clue(state: HanabiState, event: ClueGiven) -> None:
         clued, excluded = state.colours_clued, state.colours_excluded
         bit = 1 << SUITS.index(event.colour)
     touched = event.touched
-    for order in state.hands[event.target]:
+    hand = state.hands[event.target]
+    for order in hand:
         if order in touched:
             clued[order] |= bit
         else:
             excluded[order] |= bit
+    slots = tuple(place for place, order in enumerate(hand, 1) if order in touched)
+    state.clues.append(
+        ClueRecord(
+            state.turns,
+            event.seat,
+            event.target,
+            tuple(touched),
+            slots,
+            event.colour,
+            event.rank,
+        )
+    )
     _next_turn(state)
 
 

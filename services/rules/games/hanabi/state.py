@@ -147,6 +147,22 @@ HanabiRedactedEvent = CardsDealt | _PlayEvent
 # --- State ----------------------------------------------------------------------------------
 
 
+class ClueRecord(msgspec.Struct, frozen=True):
+    """A clue as the whole table saw it given: public, like the ``ClueGiven`` it folds from.
+
+    ``turn`` counts from 0 (the view's ``turns`` when it was given); ``slots`` are the touched
+    cards' places, from 1, in the target's hand as it was listed then (oldest first).
+    """
+
+    turn: int
+    seat: int
+    target: int
+    touched: tuple[int, ...]
+    slots: tuple[int, ...]
+    colour: str | None = None
+    rank: int | None = None
+
+
 class HanabiState(msgspec.Struct, tag_field="type", tag=True):
     """The full, secret state. Cards are int codes and orders; ``evolve`` mutates the lists.
 
@@ -175,6 +191,9 @@ class HanabiState(msgspec.Struct, tag_field="type", tag=True):
     ranks_clued: list[int]
     ranks_excluded: list[int]
     end_reason: str | None = None
+    clues: list[ClueRecord] = msgspec.field(default_factory=list)
+    """Every clue so far, in the order given: folded from the ``ClueGiven`` events, so any
+    recorded match folds to it."""
 
 
 # --- Views ----------------------------------------------------------------------------------
@@ -214,3 +233,8 @@ class HanabiView(msgspec.Struct, frozen=True, tag_field="type", tag=True):
     turns_left: int | None
     end_reason: str | None
     undrawn: list[SeenCard] | None
+    variant: tuple[str, ...]
+    """The table's rules beyond the base game, in words: the suits, how multicolour behaves,
+    whether a clue may touch no card."""
+    clues: list[ClueRecord]
+    """Every clue so far, oldest first: who clued whom, what, which cards, on which turn."""

@@ -76,6 +76,25 @@ def _card_view(state: HanabiState, order: int, visible: bool) -> CardView:
     )
 
 
+@functools.cache
+def _variant(suits: int, rainbow: bool, rainbow_short: bool, empty_clues: bool) -> tuple[str, ...]:
+    """The table's options in words, as a player would explain them before the first turn."""
+    if rainbow_short:
+        sixth = ["multicolour: every colour clue touches it and none names it, one card per rank"]
+    elif rainbow:
+        sixth = ["multicolour: every colour clue touches it and none names it"]
+    elif suits == 6:
+        sixth = ["multicolour: a sixth colour, clued like the others"]
+    else:
+        sixth = []
+    clues = (
+        "empty clues: a clue may touch no card"
+        if empty_clues
+        else "a clue must touch at least one card"
+    )
+    return (f"{suits} suits", *sixth, clues)
+
+
 def view(state: HanabiState, seat: int | None) -> HanabiView:
     """The table for ``seat``: others' hands, own clue knowledge; everything once over."""
     over = state.end_reason is not None
@@ -107,6 +126,8 @@ def view(state: HanabiState, seat: int | None) -> HanabiView:
             if over
             else None
         ),
+        variant=_variant(state.suits, state.rainbow, state.rainbow_short, state.empty_clues),
+        clues=list(state.clues),
     )
 
 
