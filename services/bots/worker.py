@@ -2,13 +2,15 @@
 of those seats would: it reads the seat's view and legal actions, asks the bot's policy, and
 posts the move.
 
-Postgres says which bots are to move (the match service's read model ``match_bot_turns``); the match
-service's word that a bot is to move (``BotTurnDue`` on ``BOT_TURNS_STREAM``, published only by
+Postgres says which bots may move (the match service's read model ``match_bot_turns``); the match
+service's word that a bot may move (``BotTurnDue`` on ``BOT_TURNS_STREAM``, published only by
 matches with a bot seat) only makes this process look sooner, so matches without bots cost it
-nothing. Any number of copies may run. A move is sent with the version it was chosen at and an
-Idempotency-Key named by its match, seat and version, and the policy's random generator is
-seeded with the same name, so copies that play one turn send one move, which the match records
-once: the others get its answer again, or 409.
+nothing. Every bot seat among the seats to move plays its turn, each its own: where several may
+move at once (Breaking News' vote), the first move makes the others' turns stale, and those
+still to move play again at the new version. Any number of copies may run. A move is sent with
+the version it was chosen at and an Idempotency-Key named by its match, seat and version, and
+the policy's random generator is seeded with the same name, so copies that play one turn send
+one move, which the match records once: the others get its answer again, or 409.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import asyncio
 import contextlib
 import logging
 import random
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import Any, NamedTuple
 
@@ -53,6 +56,9 @@ reused just as the server closes it would fail the turn."""
 STOP_GRACE_S = 3.0
 """How long a stopping process lets the turns under way finish before cutting them (a turn
 cut short is played again later, under the same Idempotency-Key)."""
+WAITED_KEPT = 10_000
+"""How many turns a bot let pass this process remembers (the oldest are forgotten first, and at
+worst played again)."""
 
 
 _IN_MATCHES = """
@@ -64,7 +70,7 @@ where updated_at < now() - make_interval(secs => %s)
 """
 """The bots' turns that have waited a while: the others are being played, woken by their
 events. ``match_bot_turns`` is the match service's read model of the running matches where a
-bot is to move (docs/architecture.md)."""
+bot seat is among the seats to move (docs/architecture.md)."""
 
 _bots_decoder = msgspec.json.Decoder(dict[int, str])
 _due_decoder = msgspec.json.Decoder(BotTurnDue)
@@ -105,15 +111,14 @@ class BotTurnRow(NamedTuple):
     """The bot of each bot seat (JSON, by seat)."""
 
 
-def due_turn(row: tuple[Any, ...]) -> Turn | None:
-    """A bot's turn in a ``match_bot_turns`` row (match_id, game, version, to_move, bots): the first
-    seat to move, if a bot plays it. Only the first, as in the arena: where the others may act
-    too (anyone may interrupt a Breaking News story), a bot waits for its own turn."""
+def due_turns(row: tuple[Any, ...]) -> list[Turn]:
+    """The bots' turns in a ``match_bot_turns`` row (match_id, game, version, to_move, bots): one
+    for each seat to move that a bot plays, whatever its place among them (the voters of a
+    Breaking News tie vote at once). Whether a seat that may move wants to is its policy's say
+    (a bot does not interrupt a story it did not hear fall silent)."""
     match_id, game, version, to_move, bots = row
     seats = _bots_decoder.decode(bots)
-    if not to_move or to_move[0] not in seats:
-        return None
-    return Turn(match_id, version, to_move[0], game, seats[to_move[0]])
+    return [Turn(match_id, version, seat, game, seats[seat]) for seat in to_move if seat in seats]
 
 
 class Answer(msgspec.Struct, frozen=True):
@@ -174,6 +179,8 @@ class BotPlayer:
         except Exception:
             log.exception("bot %s failed to choose (turn %s)", turn.bot, turn.key)
             return "refused"
+        if action is None:
+            return "waited"  # the seat may move but its bot would not (see ``Turns``)
         moved = await self._call(
             "POST",
             f"{path}/actions",
@@ -211,15 +218,19 @@ class BotPlayer:
 
 class Turns:
     """The turns this process is playing: each at most once at a time, ``concurrency`` at
-    once (the others wait for a slot)."""
+    once (the others wait for a slot). A turn its bot let pass (``waited``) is not played
+    again: its view, actions and random generator are those of its version, so the bot would
+    choose the same (the sweep would otherwise ask it again every ``sweep_s`` while, say, a
+    person tells a story the bot may only interrupt)."""
 
     def __init__(self, play: Callable[[Turn], Awaitable[object]], concurrency: int) -> None:
         self._play = play
         self._slots = asyncio.Semaphore(concurrency)
         self._playing: dict[Turn, asyncio.Task[None]] = {}
+        self._waited: OrderedDict[Turn, None] = OrderedDict()
 
     def start(self, turn: Turn) -> None:
-        if turn in self._playing:
+        if turn in self._playing or turn in self._waited:
             return
         task = asyncio.create_task(self._run(turn), name=f"bot turn {turn.key}")
         self._playing[turn] = task
@@ -228,9 +239,17 @@ class Turns:
     async def _run(self, turn: Turn) -> None:
         async with self._slots:
             try:
-                await self._play(turn)
+                outcome = await self._play(turn)
             except Exception:
                 log.exception("bot turn %s failed", turn.key)
+            else:
+                if outcome == "waited":
+                    self._remember_waited(turn)
+
+    def _remember_waited(self, turn: Turn) -> None:
+        self._waited[turn] = None
+        if len(self._waited) > WAITED_KEPT:
+            self._waited.popitem(last=False)
 
     async def finish(self, grace_s: float) -> None:
         """Let the turns under way end, and cut those still going after ``grace_s``."""
@@ -288,8 +307,7 @@ class TurnFinder:
                 await asyncio.wait_for(stop.wait(), self._sweep_s)
 
     def _start(self, row: tuple[Any, ...]) -> None:
-        turn = due_turn(row)
-        if turn is not None:
+        for turn in due_turns(row):
             self._turns.start(turn)
 
 

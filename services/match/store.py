@@ -118,10 +118,11 @@ class MatchStore:
         deadline_ms: int | None,
     ) -> list[tuple[str, bytes]]:
         """``(topic, payload)`` to publish with a change committed at ``version``: a
-        ``BotTurnDue`` when a bot is first to move, a ``ClockSet`` when a clock runs. Matches
-        without bot seats or clocks publish neither, so those services read nothing of them."""
+        ``BotTurnDue`` when a bot's seat is among those that may move, a ``ClockSet`` when a
+        clock runs. Matches without bot seats or clocks publish neither, so those services read
+        nothing of them."""
         woken: list[tuple[str, bytes]] = []
-        if progress.result is None and progress.to_move and progress.to_move[0] in bots:
+        if progress.result is None and any(seat in bots for seat in progress.to_move):
             woken.append((self.bot_turns, _json.encode(BotTurnDue(match_id, version))))
         if deadline_ms is not None and progress.result is None:
             woken.append((self.clocks_set, _json.encode(ClockSet(match_id, version, deadline_ms))))

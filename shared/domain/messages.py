@@ -194,8 +194,9 @@ class TimeOut(msgspec.Struct, frozen=True):
 
 
 class BotTurnDue(msgspec.Struct, frozen=True):
-    """Match -> bots (``BOT_TURNS_STREAM``): a bot is first to move in the match at ``version``,
-    committed. Only matches with a bot seat publish it, so the bots read nothing else."""
+    """Match -> bots (``BOT_TURNS_STREAM``): a bot seat is among the seats that may move in the
+    match at ``version``, committed. Only matches with a bot seat publish it, so the bots read
+    nothing else."""
 
     match_id: str
     version: int

@@ -64,7 +64,9 @@ BOT_MOVES = Counter(
     "Bot turns played, by game and outcome: moved; stale (the match had moved on: another copy"
     " or a player came first, or the move's answer repeated another copy's); refused (the rules"
     " refused the bot's choice, or the bot failed to choose: a bug); denied (the match service"
-    " refused the bot's token); failed (the match service did not answer: played again later)",
+    " refused the bot's token); failed (the match service did not answer: played again later);"
+    " waited (the seat might move, but its bot lets the turn pass: another's story it may only"
+    " interrupt)",
     ["game", "outcome"],
 )
 TIMEOUTS_SENT = Counter(

@@ -21,7 +21,8 @@ stories) and the legal actions:
   most words (then the most points), skipping its own if ever offered one.
 
 With the stopwatch, a seat that is not the teller is shown only ``ReportSilence`` while a
-story runs; the bot returns it only then (a pure bot cannot hear silence).
+story runs, and is among the seats to move: the bot lets the story run (answers None), since a
+pure bot cannot hear silence.
 """
 
 from __future__ import annotations
@@ -288,11 +289,11 @@ def _news(view: View, actions: list[Action], rng: random.Random) -> Action:
     return _filled(view, chosen, cards, rng)
 
 
-def _story(view: View, actions: list[Action], rng: random.Random) -> Action:
+def _story(view: View, actions: list[Action], rng: random.Random) -> Action | None:
     tells = [a for a in actions if a["type"] == "TellStory"]
     called = view.get("called_news")
     if not tells or called is None:
-        return actions[0]  # not the teller: ReportSilence is all there is
+        return None  # not the teller: ReportSilence is all there is, and no one fell silent
     table = Table(view)
     cards = [table.element[card] for card in called["cards"] if card in table.element]
     if len(cards) != 3:
@@ -313,7 +314,7 @@ def _vote(view: View, actions: list[Action], rng: random.Random) -> Action:
     return rng.choice([a for a in candidates if interest(a) == top])
 
 
-def heuristic(view: View, actions: list[Action], rng: random.Random) -> Action:
+def heuristic(view: View, actions: list[Action], rng: random.Random) -> Action | None:
     """The bot's choice for the current step of the game (see the module notes)."""
     phase = view.get("phase")
     if phase == "play":

@@ -1,5 +1,6 @@
-"""The bots service's pure parts: which turn a row gives a bot, the name that makes every
-attempt at a turn send the same move, and how a turn is played against a fake match API."""
+"""The bots service's pure parts: which turns a row gives the bots, the name that makes every
+attempt at a turn send the same move, and how turns are played against a fake match API (one
+seat's, and those of bot seats that may move at once)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from aiohttp.test_utils import TestServer
 from services.bots.arena import play_match
 from services.bots.policies import Policy, load_policies
 from services.bots.policies.registry import HEURISTICS
-from services.bots.worker import BotPlayer, Turn, Turns, due_turn
+from services.bots.worker import BotPlayer, Turn, Turns, due_turns
 from services.rules.games import load_games
 from shared.domain.hosting import bot_token
 from shared.edge.idempotency import REPLAYED_HEADER
@@ -30,18 +31,29 @@ BOTS = msgspec.json.encode({"1": "hanabi-heuristic", "2": "hanabi-random"})
 
 
 def test_a_bot_plays_when_it_is_first_to_move() -> None:
-    assert due_turn(("m1", "hanabi", 7, [1], BOTS)) == Turn(
-        "m1", 7, 1, "hanabi", "hanabi-heuristic"
-    )
-    assert due_turn(("m1", "hanabi", 8, [2, 0], BOTS)) == Turn(
-        "m1", 8, 2, "hanabi", "hanabi-random"
-    )
+    assert due_turns(("m1", "hanabi", 7, [1], BOTS)) == [
+        Turn("m1", 7, 1, "hanabi", "hanabi-heuristic")
+    ]
+    assert due_turns(("m1", "hanabi", 8, [2, 0], BOTS)) == [
+        Turn("m1", 8, 2, "hanabi", "hanabi-random")
+    ]
 
 
-def test_a_bot_waits_while_a_person_is_first_to_move() -> None:
-    """Anyone may interrupt a Breaking News story: the bots listening wait for the teller."""
-    assert due_turn(("m1", "breaking_news", 7, [0, 1, 2], BOTS)) is None
-    assert due_turn(("m1", "hanabi", 9, [], BOTS)) is None
+def test_every_bot_seat_that_may_move_has_its_turn_whatever_its_place() -> None:
+    """A Breaking News tie's voters vote at once, and anyone may interrupt a story: each bot seat
+    among the seats to move plays (its policy says whether it wants to), not only the first."""
+    assert due_turns(("m1", "breaking_news", 7, [0, 2, 1], BOTS)) == [
+        Turn("m1", 7, 2, "breaking_news", "hanabi-random"),
+        Turn("m1", 7, 1, "breaking_news", "hanabi-heuristic"),
+    ]
+    assert due_turns(("m1", "breaking_news", 7, [0, 3], BOTS)) == []
+    assert due_turns(("m1", "hanabi", 9, [], BOTS)) == []
+
+
+def test_bot_seats_moving_at_one_version_send_moves_of_their_own() -> None:
+    one, other = due_turns(("m1", "breaking_news", 7, [1, 2], BOTS))
+    assert (one.idempotency_key, other.idempotency_key) == ("bot:m1:1:7", "bot:m1:2:7")
+    assert one.rng().random() != other.rng().random()
 
 
 def test_a_turn_is_named_by_its_match_seat_and_version() -> None:
@@ -209,6 +221,75 @@ async def test_a_policy_that_fails_refuses_its_turn() -> None:
     assert await _play(FakeMatch(), {"first": broken}) == "refused"
 
 
+@pytest.mark.asyncio
+async def test_a_bot_that_lets_its_turn_pass_sends_nothing() -> None:
+    match = FakeMatch()
+    assert await _play(match, {"first": lambda *_args: None}) == "waited"
+    assert [method for method, *_ in match.requests] == ["GET", "GET"]
+
+
+class SimultaneousMatch:
+    """A match where the seats in ``to_move`` may all move at ``version``: a move at the current
+    version records the seat's move and makes the next version, where the others may still
+    move; a move at another version is refused (409), as the match service refuses it."""
+
+    def __init__(self, version: int, to_move: list[int]) -> None:
+        self.version = version
+        self.to_move = to_move
+        self.moved: list[tuple[int, int, str]] = []
+        """(seat, version, Idempotency-Key) of each move recorded."""
+
+    async def answer(self, request: web.Request) -> web.StreamResponse:
+        if request.method == "POST":
+            move = json.loads(await request.read())
+            seat = int(request.headers["Authorization"].removeprefix("Bearer bot-"))
+            if move["expected_version"] != self.version or seat not in self.to_move:
+                return web.json_response({"status": 409}, status=409)
+            self.moved.append((seat, self.version, request.headers["Idempotency-Key"]))
+            self.version += 1
+            self.to_move.remove(seat)
+            return web.json_response({"type": "x"}, status=201)
+        if request.path.endswith("/actions"):
+            return web.json_response({"version": self.version, "actions": [{"n": 1}]})
+        return web.json_response({"version": self.version, "view": {}})
+
+
+@pytest.mark.asyncio
+async def test_bot_seats_that_may_move_at_once_each_move_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two bot seats may move at version 7. Both play it; the first move made makes version 8,
+    so the other's move at 7 is stale (409) and sent nowhere else: its seat, still to move,
+    plays its turn at 8 (published or swept then). Each seat moves once, under a key of its
+    own, and playing the turns again moves no one twice."""
+    monkeypatch.setattr("services.bots.worker.bot_token", lambda _s, _m, seat: f"bot-{seat}")
+    match = SimultaneousMatch(7, [1, 2])
+    bots = msgspec.json.encode({"1": "first", "2": "first"})
+    app = web.Application()
+    app.router.add_route("*", "/{path:.*}", match.answer)
+    async with TestServer(app) as server, aiohttp.ClientSession() as session:
+        player = BotPlayer(session, str(server.make_url("/")), SECRET, {"first": first})
+
+        async def play_due() -> list[str]:
+            due = due_turns(("m1", "breaking_news", match.version, list(match.to_move), bots))
+            return list(await asyncio.gather(*(player.play(turn) for turn in due)))
+
+        at_7 = await play_due()
+        assert sorted(at_7) == ["moved", "stale"]
+        assert await play_due() == ["moved"]
+        assert await play_due() == []  # no one left to move
+        for version in (7, 8):  # the turns played again: a new version moves on, so 409
+            for seat in (1, 2):
+                turn = Turn("m1", version, seat, "breaking_news", "first")
+                assert await player.play(turn) == "stale"
+    first_seat, second_seat = match.moved[0][0], match.moved[1][0]
+    assert {first_seat, second_seat} == {1, 2}
+    assert match.moved == [
+        (first_seat, 7, f"bot:m1:{first_seat}:7"),
+        (second_seat, 8, f"bot:m1:{second_seat}:8"),
+    ]
+
+
 # --- turns in flight ----------------------------------------------------------------------------
 
 
@@ -234,6 +315,26 @@ async def test_a_turn_plays_once_at_a_time_and_at_most_concurrency_at_once() -> 
     await asyncio.sleep(0.01)
     assert started == [*many, many[0]]
     await turns.finish(1.0)
+
+
+@pytest.mark.asyncio
+async def test_a_turn_its_bot_let_pass_is_not_played_again() -> None:
+    """A bot that lets another's story run would choose the same at that version: the sweep
+    finds the turn again and again while the story runs, and it is not asked again."""
+    played: list[Turn] = []
+
+    async def wait(turn: Turn) -> str:
+        played.append(turn)
+        return "waited"
+
+    turns = Turns(wait, concurrency=2)
+    turns.start(TURN)
+    await turns.finish(1.0)
+    turns.start(TURN)
+    later = Turn("m1", 8, 1, "hanabi", "first")
+    turns.start(later)
+    await turns.finish(1.0)
+    assert played == [TURN, later]
 
 
 @pytest.mark.asyncio

@@ -1,7 +1,7 @@
-"""Who the match service wakes with a change it commits: the bots service only when a bot is
-first to move, the clocks service only while a clock runs; matches with neither publish nothing
-beyond their events. And the clocks service looks again only for a clock that runs out before
-its next look."""
+"""Who the match service wakes with a change it commits: the bots service only when a bot seat
+may move (any of the seats to move, as in a simultaneous phase), the clocks service only while
+a clock runs; matches with neither publish nothing beyond their events. And the clocks service
+looks again only for a clock that runs out before its next look."""
 
 from __future__ import annotations
 
@@ -41,8 +41,15 @@ def test_a_bot_first_to_move_wakes_the_bots() -> None:
     assert wakeups([1], {1: "hanabi-heuristic"}, None) == [(BOT_TURNS, BotTurnDue("m1", 7))]
 
 
-def test_a_bot_waiting_for_a_person_wakes_nobody() -> None:
-    assert wakeups([0, 1], {1: "hanabi-heuristic"}, None) == []
+def test_a_bot_that_may_move_beside_a_person_wakes_the_bots() -> None:
+    """Breaking News' vote: seats 0 and 1 vote at once, and the bot of seat 1 need not wait."""
+    assert wakeups([0, 1], {1: "breaking_news-heuristic"}, None) == [
+        (BOT_TURNS, BotTurnDue("m1", 7))
+    ]
+
+
+def test_bots_not_among_the_seats_to_move_wake_nobody() -> None:
+    assert wakeups([0, 2], {1: "breaking_news-heuristic", 3: "breaking_news-heuristic"}, None) == []
 
 
 def test_a_running_clock_wakes_the_clocks() -> None:
