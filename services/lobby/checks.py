@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from services.lobby import schemas as s
 from services.lobby.rows import Holders, TableRow
-from shared.domain.hosting import Hosting, bot_named
+from shared.domain.hosting import Hosting, bot_named, timeout_problem
 from shared.edge import apps
 from shared.edge.errors import Problem, not_found
 from shared.edge.tokens import hash_token
@@ -19,8 +19,10 @@ def bot_seats(game: str, seats: int, bots: list[s.BotSeat], hosting: Hosting) ->
     """Where a new table's bots sit (those without a seat: the first free ones, in order),
     once its bots and hosting are found to be the game's and to fit its seats."""
     problem = hosting.clock.problem() if hosting.clock is not None else None
+    problem = problem and f"clock: {problem}"
+    problem = problem or timeout_problem(game, hosting)
     if problem is not None:
-        raise Problem(422, "bad-hosting", "Invalid hosting", f"clock: {problem}")
+        raise Problem(422, "bad-hosting", "Invalid hosting", problem)
     if hosting.bot is not None:
         require_bot(game, hosting.bot)
     for bot in bots:

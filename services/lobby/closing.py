@@ -1,16 +1,19 @@
-"""Closing tables before their match starts: by their app (``close``), or when nobody joined,
-left or changed a seat for the lobby's idle time (``close_idle``, swept by ``IdleSweep``)."""
+"""Closing tables before their match starts: by their app or its one seated player
+(``close``), or when nobody joined, left or changed a seat for the lobby's idle time
+(``close_idle``, swept by ``IdleSweep``)."""
 
 from __future__ import annotations
 
 from psycopg import AsyncConnection
 
 from services.lobby import schemas as s
-from services.lobby.checks import require_open
-from services.lobby.rows import read_seated, table_info
+from services.lobby.checks import require_open, seat_of
+from services.lobby.rows import Holders, read_seated, table_info
 from services.lobby.steps import TableSteps
 from shared.domain.messages import SYSTEM, Actor
-from shared.edge.errors import not_found
+from shared.edge import apps
+from shared.edge.errors import Problem, not_found
+from shared.edge.tokens import hash_token
 from shared.infra import outbox
 
 IDLE_BATCH = 100
@@ -21,20 +24,53 @@ async def close(
     steps: TableSteps,
     conn: AsyncConnection,
     table_id: str,
-    app_id: str | None,
+    bearer: str | None,
+    caller: apps.Caller,
     secret_options: dict[str, set[str]],
 ) -> s.TableInfo:
-    """Close the app's table before its match starts (a closed one answers as it is):
-    its seats are emptied and it no longer counts against the app's quota."""
+    """Close the app's table before its match starts (a closed one answers as it is, to the
+    secret key): its seats are emptied and it no longer counts against the app's quota.
+
+    The app's secret key closes any of its open tables. A publishable key (a browser's) closes
+    one only with the seat token of the one person seated there (bots may be), as its creator
+    waiting alone does; once another person sits down, closing it is the app's, and each
+    player may only leave."""
     row, holders = await read_seated(conn, table_id, lock=True)
-    if row.app_id != app_id:
+    if row.app_id != caller.app_id:
         raise not_found("table", table_id)
+    actor = Actor(kind="app")
+    if caller.kind != "secret":
+        actor = _sole_player(holders, bearer)
     if row.status != "closed":
         require_open(row)
-        closed = await steps.close(conn, table_id, "by_app", Actor(kind="app"))
+        closed = await steps.close(conn, table_id, "by_app", actor)
         assert closed is not None  # it is open, and locked since
         row, holders = closed, {}
     return table_info(row, holders, secret_options)
+
+
+def _sole_player(holders: Holders, bearer: str | None) -> Actor:
+    """The player who may close the table with a publishable key: the bearer, seated there
+    with no other person."""
+    seat = None if bearer is None else seat_of(holders, hash_token(bearer))
+    if seat is None:
+        raise Problem(
+            403,
+            "secret-key-required",
+            "Secret key required",
+            "closing a table needs the app's secret key, or a publishable key with the seat"
+            " token of the one player seated there",
+        )
+    others = [held.player for at, held in holders.items() if at != seat and held.bot is None]
+    if others:
+        raise Problem(
+            409,
+            "players-seated",
+            "Other players seated",
+            f"{', '.join(others)} sat down too: only the app's secret key closes the table now;"
+            " leave your seat instead",
+        )
+    return Actor(kind="player", seat=seat, name=holders[seat].player)
 
 
 async def close_idle(steps: TableSteps, idle_s: float, limit: int = IDLE_BATCH) -> int:

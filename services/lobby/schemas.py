@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
-from shared.domain.hosting import NO_HOSTING, BotInfo, BotName, Hosting
+from shared.domain.hosting import NO_HOSTING, BotInfo, BotName, Hosting, PolicyInfo
 from shared.domain.messages import MAX_SEATS, Visibility
 from shared.domain.rules_api import OptionType
 from shared.edge.contract import Timestamp, documented_as
@@ -15,17 +15,26 @@ from shared.edge.guard import PG_BIGINT_MAX
 
 PlayerName = Annotated[str, msgspec.Meta(min_length=1, max_length=40)]
 TableStatus = Literal["open", "started", "closed"]
+MatchStatusFilter = Literal["running", "finished"]
+"""A started table's match: being played (to watch), or over."""
 
 
 class GameOption(msgspec.Struct, omit_defaults=True):
     name: str
+    """What ``CreateTable.options`` names it by."""
+    title: str
+    """What a person calls it: a setup screen's label."""
     type: OptionType
     default: Any
     description: str
+    """What it does: a setup screen's help."""
     choices: list[Any] | None = None
     minimum: int | None = None
     maximum: int | None = None
     secret: bool = False
+    requires: dict[str, Any] = {}
+    """The value each named option must have for this one to be set (to other than its
+    default): offer it only then; a table setting it without them gets 422 ``bad-option``."""
 
 
 class GameInfo(msgspec.Struct):
@@ -42,6 +51,11 @@ class GameInfo(msgspec.Struct):
     """The types of its matches' events, as feeds and webhooks name them."""
     bots: list[BotInfo]
     """The bots that can play a seat (``seatBot``, ``CreateTable.bots``) or take one over."""
+    timeout_policies: list[PolicyInfo]
+    """The ``hosting.on_timeout`` policies its tables may choose, each with what it does in
+    this game (``pass`` only for a game whose rules have a pass)."""
+    leave_policies: list[PolicyInfo]
+    """The ``hosting.on_leave`` policies, each with what it does."""
 
 
 SeatNumber = Annotated[int, msgspec.Meta(ge=0, le=MAX_SEATS - 1)]

@@ -110,6 +110,7 @@ class Tables:
         *,
         app_id: str | None,
         status: str | None,
+        match_status: str | None,
         game: str | None,
         cursor: str | None,
         limit: int,
@@ -122,8 +123,11 @@ class Tables:
             " where (created_at, table_id) > (%s::timestamptz, %s)"
             " and visibility = 'public' and app_id is not distinct from %s"
             " and (%s::text is null or status = %s) and (%s::text is null or game = %s)"
+            " and (%s::text is null or exists (select from match_statuses m"
+            " where m.match_id = lobby_tables.match_id and m.status = %s))"
             " order by created_at, table_id limit %s",
-            (after_created, after_id, app_id, status, status, game, game, limit + 1),
+            (after_created, after_id, app_id, status, status, game, game)
+            + (match_status, match_status, limit + 1),
         )
         rows = await tables.fetchall()
         listed = rows[:limit]
@@ -290,11 +294,13 @@ class Tables:
         self,
         conn: AsyncConnection,
         table_id: str,
-        app_id: str | None,
+        bearer: str | None,
+        caller: apps.Caller,
         secret_options: dict[str, set[str]],
     ) -> s.TableInfo:
-        """``closing.close``: the app closes its table before its match starts."""
-        return await closing.close(self.steps, conn, table_id, app_id, secret_options)
+        """``closing.close``: the app, or its one seated player, closes its table before its
+        match starts."""
+        return await closing.close(self.steps, conn, table_id, bearer, caller, secret_options)
 
     async def rematch(
         self,

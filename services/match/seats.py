@@ -17,6 +17,7 @@ from services.match.timing import clock_event, encoded_event
 from shared.domain import hosting
 from shared.domain import rules_api as api
 from shared.domain.hosting import (
+    PASS_ACTIONS,
     BotTookOver,
     Clocks,
     MatchForfeited,
@@ -393,7 +394,7 @@ SEAT_CHANGE_ATTEMPTS = 5
 """A change of seats decided on a version a move just left is decided again, this often."""
 
 
-PASSES = frozenset({"PassTurn"})
+PASSES = frozenset(PASS_ACTIONS.values())
 """The actions that pass a turn, where a game's rules have one (Breaking News)."""
 
 

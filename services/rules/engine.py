@@ -25,6 +25,8 @@ from shared.domain.hosting import (
     HostingEvent,
     MatchForfeited,
     forfeit_result,
+    leave_policies,
+    timeout_policies,
 )
 from shared.domain.match_file import FORMAT, MatchFile, MatchFileResult, is_match_file
 from shared.domain.messages import summary
@@ -189,6 +191,10 @@ class RulesEngine:
                 "action_schema": msgspec.json.schema(codec.game.action_type),
                 "event_types": event_types(codec.game),
                 "bots": msgspec.to_builtins(BOTS.get(codec.game.name, ())),
+                "timeout_policies": msgspec.to_builtins(
+                    timeout_policies(codec.game.name, cooperative=codec.game.cooperative)
+                ),
+                "leave_policies": msgspec.to_builtins(leave_policies()),
             }
             for codec in self.codecs.values()
         ]

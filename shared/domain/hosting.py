@@ -75,8 +75,9 @@ class Hosting(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """None: no clock (a seat may take as long as it likes)."""
     on_timeout: TimeoutPolicy = "forfeit"
     """When a seat's time runs out: ``bot`` hands the seat to ``bot``; ``pass`` passes the turn
-    where the rules allow it (Breaking News' ``PassTurn``) and forfeits where they do not;
-    ``forfeit`` ends the match, lost by that seat (the result says so)."""
+    (only for a game with a pass, Breaking News' ``PassTurn``: where no pass is legal at that
+    moment, the seat forfeits); ``forfeit`` ends the match, lost by that seat (the result says
+    so). The game's catalogue entry says what each does in that game."""
     on_leave: LeavePolicy = "abandon"
     """When a player leaves the running match: ``bot`` hands the seat to ``bot``;
     ``abandon`` ends it as abandoned by that seat."""
@@ -88,6 +89,73 @@ class Hosting(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 
 NO_HOSTING = Hosting()
+
+
+# --- what each policy does in each game ----------------------------------------------------------
+
+
+class PolicyInfo(msgspec.Struct, frozen=True):
+    """A hosting policy a game's tables may choose, and what it does in that game."""
+
+    name: str
+    description: str
+
+
+PASS_ACTIONS: dict[str, str] = {"breaking_news": "PassTurn"}
+"""The action that passes a turn, for the games whose rules have one: ``on_timeout: pass``
+plays it; a game not here has no pass, so its tables cannot choose that policy."""
+
+_PASS_WHEN: dict[str, str] = {
+    "breaking_news": (
+        "When the seat's time runs out while it is to place a card, it passes (PassTurn: its"
+        " hand goes under the element deck and it draws three new cards) and the next seat"
+        " plays. When no pass is legal at that moment (the seat was completing news or ending"
+        " its turn, telling a story or voting), the seat forfeits instead: the match ends, lost"
+        " by that seat."
+    ),
+}
+"""What ``pass`` does in each game that has one, said plainly (a catalogue entry shows it)."""
+
+_FORFEIT = "When the seat's time runs out, the match ends, lost by that seat (the others win)."
+_FORFEIT_TOGETHER = (
+    "When a seat's time runs out, the match ends: the seats play together, so all of them lose."
+)
+_TIMEOUT_BOT = (
+    "When the seat's time runs out, a bot (the table's, else the game's heuristic bot) plays"
+    " the seat from then on; its player may take it back."
+)
+_LEAVE_BOT = (
+    "When a player leaves the running match, a bot (the table's, else the game's heuristic"
+    " bot) plays the seat from then on."
+)
+_ABANDON = "When a player leaves the running match, it ends as abandoned by that seat."
+
+
+def timeout_policies(game: str, *, cooperative: bool) -> list[PolicyInfo]:
+    """The ``on_timeout`` policies ``game``'s tables may choose, each as it acts in that game
+    (``pass`` only where the rules have a pass)."""
+    policies = [
+        PolicyInfo("forfeit", _FORFEIT_TOGETHER if cooperative else _FORFEIT),
+        PolicyInfo("bot", _TIMEOUT_BOT),
+    ]
+    if game in _PASS_WHEN:
+        policies.append(PolicyInfo("pass", _PASS_WHEN[game]))
+    return policies
+
+
+def leave_policies() -> list[PolicyInfo]:
+    """The ``on_leave`` policies (every game's tables may choose each)."""
+    return [PolicyInfo("abandon", _ABANDON), PolicyInfo("bot", _LEAVE_BOT)]
+
+
+def timeout_problem(game: str, hosting: Hosting) -> str | None:
+    """Why ``hosting``'s timeout policy is not one of ``game``'s, if it is not."""
+    if hosting.on_timeout == "pass" and game not in PASS_ACTIONS:
+        return (
+            f"on_timeout 'pass': {game} has no pass in its rules, so a late seat could only"
+            " forfeit: choose 'forfeit' (say so) or 'bot' (a bot plays the seat)"
+        )
+    return None
 
 
 # --- the bots on offer ---------------------------------------------------------------------------

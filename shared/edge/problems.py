@@ -137,8 +137,8 @@ PROBLEM_TYPES = _types(
         "Secret key required",
         "A publishable key (one shipped to browsers) was sent where only the app's secret key"
         " may act: re-seating a player, an invitation's rotation or revocation, imports,"
-        " webhooks, a table of bots only, a bot seated or removed without a seat's token at"
-        " the table.",
+        " webhooks, a table of bots only, a bot seated or removed or a table closed without a"
+        " seat's token at the table.",
     ),
     ProblemType(
         "publishable-scope",
@@ -252,8 +252,10 @@ PROBLEM_TYPES = _types(
         "bad-hosting",
         422,
         "Invalid hosting",
-        "The time control is not one: set exactly one of `per_move_s` and `bank_s`, and"
-        " `increment_s` only with `bank_s`.",
+        "The time control is not one (set exactly one of `per_move_s` and `bank_s`, and"
+        " `increment_s` only with `bank_s`), or `on_timeout` is `pass` for a game with no pass"
+        " in its rules (its catalogue entry lists its `timeout_policies`).",
+        state=True,
     ),
     ProblemType(
         "not-a-bot",
@@ -268,6 +270,14 @@ PROBLEM_TYPES = _types(
         "The token is not the token of that seat (re-seating: not the token it had before the"
         " bot that holds it now took over; a seat a person holds is re-seated only by the"
         " app's secret key).",
+    ),
+    ProblemType(
+        "players-seated",
+        409,
+        "Other players seated",
+        "A player closes a table with a publishable key only while no other person is seated"
+        " there: leave the seat instead, or close it with the app's secret key.",
+        state=True,
     ),
     ProblemType(
         "not-seated",

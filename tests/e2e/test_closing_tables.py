@@ -115,6 +115,39 @@ def test_the_apps_secret_key_closes_a_table_and_frees_its_quota(
     assert [table["table_id"] for table in listed] == [tables[0]]
 
 
+def test_a_browser_closes_its_table_only_while_its_player_sits_there_alone(
+    database_url: str, new_app: NewApp
+) -> None:
+    """A publishable key closes a table with the seat token of the one person seated there (its
+    creator waiting alone; bots may sit too), never without a seat's token nor once someone
+    else sat down."""
+    app = new_app()
+    browser = app.publishable
+    table_id = browser.post("/tables", json={**HANABI, "seats": 3}).json()["table_id"]
+    url = f"/tables/{table_id}"
+    ada = browser.post(f"{url}/seats", json={"name": "ada", "seat": 1}).json()
+    bob = browser.post(f"{url}/seats", json={"name": "bob"}).json()
+    bot = browser.post(f"{url}/bots", json={"bot": "hanabi-random"}, headers=auth(ada["token"]))
+    assert bot.status_code == 201, bot.text
+
+    assert_problem(browser.delete(url), 403, "secret-key-required")
+    assert_problem(browser.delete(url, headers=auth("not-a-seat")), 403, "secret-key-required")
+    refused = browser.delete(url, headers=auth(ada["token"]))
+    assert_problem(refused, 409, "players-seated")
+    assert "bob" in refused.json()["detail"]
+    assert browser.get(url).json()["status"] == "open"
+
+    left = browser.delete(f"{url}/seats/{bob['seat']}", headers=auth(bob["token"]))
+    assert left.status_code == 200, left.text
+    closed = browser.delete(url, headers=auth(ada["token"]))
+    assert closed.status_code == 200, closed.text
+    assert closed.json()["status"] == "closed"
+    assert [seat["player"] for seat in closed.json()["seats"]] == [None, None, None]
+    assert len(closed_events(database_url, table_id)) == 1
+    theirs = new_app().secret.post("/tables", json=HANABI).json()["table_id"]
+    assert_problem(browser.delete(f"/tables/{theirs}"), 404, "table-not-found")
+
+
 def test_a_closed_table_seats_and_starts_no_one(stack: Stack, new_app: NewApp) -> None:
     app = new_app()
     created = app.secret.post("/tables", json={**HANABI, "visibility": "private"}).json()

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import uuid
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
+from typing import Any
 
 import httpx
 import pytest
 
 from services.rules.games.hanabi.options import standard_deck
 from tests.e2e.conftest import Stack
-from tests.e2e.play import auth, started_match
+from tests.e2e.play import auth, open_table, started_match
 
 pytestmark = [pytest.mark.e2e, pytest.mark.shares_stack]
 
@@ -158,3 +160,78 @@ def test_concurrent_joins_fill_each_seat_once(stack: Stack) -> None:
             shown = answer["table"]
             taken = sum(seat["player"] is not None for seat in shown["seats"])
             assert taken == shown["version"] - 1
+
+
+def test_the_catalogue_gives_titles_requirements_and_policies(stack: Stack) -> None:
+    games = {game["name"]: game for game in stack.lobby.get("/games").json()}
+    for game in games.values():
+        assert all(option["title"] != option["name"] for option in game["options"])
+        assert [policy["name"] for policy in game["leave_policies"]] == ["abandon", "bot"]
+    options = {option["name"]: option for option in games["carcassonne"]["options"]}
+    assert options["messengers_edition"]["requires"] == {"messengers": True}
+    assert "requires" not in options["messengers"]
+    timeouts = {game: [p["name"] for p in games[game]["timeout_policies"]] for game in games}
+    assert "pass" in timeouts["breaking_news"] and "pass" not in timeouts["hanabi"]
+
+
+def _refused_creating_nothing(stack: Stack, body: dict[str, Any], code: str) -> str:
+    """Create a table the lobby must refuse: its problem's detail, once no such table is
+    listed (the body's name is unique)."""
+    refused = stack.lobby.post("/tables", json=body)
+    assert refused.status_code == 422, refused.text
+    assert refused.headers["content-type"].startswith("application/problem+json")
+    assert refused.json()["type"].endswith(f"/{code}"), refused.text
+    listed = stack.lobby.get("/tables", params={"game": body["game"], "limit": 200}).json()
+    assert body["name"] not in {table["name"] for table in listed["items"]}
+    return str(refused.json()["detail"])
+
+
+def test_a_dependent_option_without_its_requirement_creates_nothing(stack: Stack) -> None:
+    name = f"edition-{uuid.uuid4().hex[:8]}"
+    body = {"game": "carcassonne", "seats": 2, "name": name}
+    detail = _refused_creating_nothing(
+        stack, {**body, "options": {"messengers_edition": "C2"}}, "bad-option"
+    )
+    assert "'messengers_edition'" in detail and "'messengers' (The Messengers)" in detail
+    detail = _refused_creating_nothing(
+        stack, {**body, "options": {"messengers": True, "zmg_alone_rule": True}}, "bad-option"
+    )
+    assert "'messengers_edition' (Messengers edition) set to \"C2\"" in detail
+    with_it = {"messengers": True, "messengers_edition": "C2", "zmg_alone_rule": True}
+    created = stack.lobby.post("/tables", json={**body, "options": with_it})
+    assert created.status_code == 201, created.text
+    assert created.json()["options"]["zmg_alone_rule"] is True
+
+
+def test_pass_on_timeout_is_refused_for_a_game_without_a_pass(stack: Stack) -> None:
+    hosting = {"clock": {"per_move_s": 30}, "on_timeout": "pass"}
+    for game in ("hanabi", "carcassonne", "dingo"):
+        name = f"pass-{uuid.uuid4().hex[:8]}"
+        body = {"game": game, "seats": 2, "name": name, "hosting": hosting}
+        detail = _refused_creating_nothing(stack, body, "bad-hosting")
+        assert f"{game} has no pass" in detail and "'forfeit'" in detail
+    breaking_news = {"game": "breaking_news", "seats": 2, "hosting": hosting}
+    assert stack.lobby.post("/tables", json=breaking_news).status_code == 201
+
+
+def test_running_matches_are_listed_to_watch(stack: Stack) -> None:
+    match_id, tokens = open_table(stack, "dingo", 2)
+    waiting = stack.lobby.post("/tables", json={"game": "dingo", "seats": 2}).json()
+
+    def listed(match_status: str) -> set[str | None]:
+        params = {"status": "started", "match_status": match_status, "limit": 200}
+        page = stack.lobby.get("/tables", params=params)
+        assert page.status_code == 200, page.text
+        items = page.json()["items"]
+        assert all(table["status"] == "started" for table in items)
+        return {table["match_id"] for table in items} | {table["table_id"] for table in items}
+
+    running = listed("running")
+    assert match_id in running and waiting["table_id"] not in running
+    assert match_id not in listed("finished")
+    left = stack.match.post(f"/matches/{match_id}/leave", headers=auth(tokens[0]))
+    assert left.status_code == 200, left.text
+    assert stack.match.get(f"/matches/{match_id}").json()["status"] == "finished"
+    assert match_id in listed("finished") and match_id not in listed("running")
+    bad = stack.lobby.get("/tables", params={"match_status": "paused"})
+    assert bad.status_code == 400, bad.text

@@ -253,6 +253,7 @@ BAD_CREATIONS = [
     ({"hosting": {"clock": {"per_move_s": 30, "bank_s": 300}}}, 422, "bad-hosting"),
     ({"hosting": {"clock": {"per_move_s": 30, "increment_s": 2}}}, 422, "bad-hosting"),
     ({"hosting": {"on_timeout": "nap"}}, 400, "invalid-request"),
+    ({"hosting": {"on_timeout": "pass"}}, 422, "bad-hosting"),  # Hanabi has no pass
     ({"hosting": {"clock": {"per_move_s": 0}}}, 400, "invalid-request"),
     ({"hosting": {"referee": "me"}}, 400, "invalid-request"),
     ({"bots": [{"bot": "hanabi-random", "seat": -1}]}, 400, "invalid-request"),

@@ -20,6 +20,7 @@ from shared.edge.contract import (
     APP_KEY,
     OPTIONAL_SEAT_TOKEN,
     SECRET_KEY,
+    SECRET_KEY_OR_SEATED,
     problem_responses,
 )
 from shared.edge.feed_http import (
@@ -107,6 +108,8 @@ class TablesController(Controller):
         operation_id="listTables",
         security=APP_KEY,
         summary="The app's public tables, oldest first, a page at a time",
+        description="`status` picks open, started or closed tables; `match_status` only those"
+        " whose match is `running` (to watch) or `finished`.",
         responses=problem_responses(400, 401, 403, 503),
     )
     async def list_tables(
@@ -114,6 +117,7 @@ class TablesController(Controller):
         request: Request[Any, Any, Any],
         lobby: NamedDependency[Lobby],
         status: FromQuery[s.TableStatus | None] = None,
+        match_status: FromQuery[s.MatchStatusFilter | None] = None,
         game: FromQuery[str | None] = None,
         cursor: TableCursor = None,
         limit: Annotated[int, QueryParameter(ge=1, le=200)] = 50,
@@ -125,6 +129,7 @@ class TablesController(Controller):
                 conn,
                 app_id=caller.app_id,
                 status=status,
+                match_status=match_status,
                 game=game,
                 cursor=cursor,
                 limit=limit,
@@ -240,15 +245,20 @@ class TablesController(Controller):
     @delete(
         "/{table_id:str}",
         operation_id="closeTable",
-        security=SECRET_KEY,
+        security=SECRET_KEY_OR_SEATED,
         status_code=200,
         summary="Close one of the app's tables before its match starts: its seats are emptied"
         " (their tokens no longer work) and it no longer counts against the app's quota",
-        description="Only with the app's secret key (a publishable key, which browsers hold:"
-        " 403 `secret-key-required`). A closed table answers as it is; a started one 409"
-        " `table-started`. Its feed and webhooks get `TableClosed` (`reason: by_app`). An open"
-        " table nobody joins, leaves or changes a seat of for the lobby's idle time"
-        " (`PLAYTABLE_OPEN_TABLE_IDLE_S`, a day by default) closes by itself (`reason: idle`).",
+        description="With the app's secret key, any of its open tables; a closed table answers"
+        " as it is. With a publishable key (a browser's), only with the seat token"
+        " (`Authorization: Bearer`) of the one person seated at the table (bots may be seated"
+        " too), as its creator waiting alone: without a seat's token 403"
+        " `secret-key-required`, once another person sat down 409 `players-seated` (each"
+        " player may leave instead). A started table 409 `table-started`. Its feed and webhooks"
+        " get `TableClosed` (`reason: by_app`; the event's actor names the player who closed"
+        " it). An open table nobody joins, leaves or changes a seat of for the lobby's idle"
+        " time (`PLAYTABLE_OPEN_TABLE_IDLE_S`, a day by default) closes by itself (`reason:"
+        " idle`).",
         responses=problem_responses(401, 403, 404, 409, 503),
     )
     async def close_table(
@@ -258,9 +268,9 @@ class TablesController(Controller):
         table_id: FromPath[str],
     ) -> s.TableInfo:
         caller = await lobby.caller(request, "tables")
-        caller.require_secret("closing a table")
+        bearer = bearer_token(request)
         secrets = await lobby.secret_options()
         async with lobby.runtime.pool.connection() as conn, conn.transaction():
-            table = await lobby.tables.close(conn, table_id, caller.app_id, secrets)
+            table = await lobby.tables.close(conn, table_id, bearer, caller, secrets)
         lobby.runtime.relay.wake()
         return table

@@ -49,18 +49,24 @@ def struct_tags(type_: Any) -> list[str]:
     ]
 
 
-class OptionSpec(msgspec.Struct, frozen=True):
+class OptionSpec(msgspec.Struct, frozen=True, kw_only=True):
     """One per-match option, as the catalogue shows it to clients building a setup screen."""
 
     name: str
+    title: str
+    """What a person calls it: a setup screen's label (``name`` is what a request sends)."""
     type: OptionType
     default: Any
     description: str
+    """What it does, in a sentence or two: a setup screen's help."""
     choices: list[Any] | None = None
     minimum: int | None = None
     maximum: int | None = None
     secret: bool = False
     """Hidden from everyone but the table's creator while the match runs (e.g. a deck order)."""
+    requires: dict[str, Any] = {}
+    """The values other options must have for this one to be set (to other than its default):
+    a setup screen offers it only then, and a table setting it without them is refused."""
 
 
 class Rejection(msgspec.Struct, frozen=True):
@@ -153,6 +159,10 @@ class Game:
             if problem:
                 return Rejection("bad_option", f"option {name!r}: {problem}")
             resolved[name] = value
+        for name in given:
+            problem = _requirement_problem(specs, specs[name], given[name], resolved)
+            if problem:
+                return Rejection("bad_option", problem)
         if self.validate_options is not None:
             return self.validate_options(resolved, seats)
         return resolved
@@ -191,6 +201,23 @@ def decide_in_turn(
         return decider(state, seat, action)
 
     return decide
+
+
+def _requirement_problem(
+    specs: Mapping[str, OptionSpec], spec: OptionSpec, value: Any, resolved: dict[str, Any]
+) -> str | None:
+    """Why ``spec`` may not have ``value`` beside the ``resolved`` options: an option left at
+    its default needs nothing, one set needs every option it ``requires`` at its value."""
+    if value == spec.default:
+        return None
+    missing = {name: wanted for name, wanted in spec.requires.items() if resolved[name] != wanted}
+    if not missing:
+        return None
+    needs = " and ".join(
+        f"option {name!r} ({specs[name].title}) set to {msgspec.json.encode(wanted).decode()}"
+        for name, wanted in missing.items()
+    )
+    return f"option {spec.name!r} ({spec.title}) needs {needs}: set that too, or leave it out"
 
 
 def _option_problem(spec: OptionSpec, value: Any) -> str | None:

@@ -34,53 +34,65 @@ from services.rules.games.contract import (
 
 OPTIONS = (
     OptionSpec(
-        "mode",
-        "enum",
-        "beginner",
-        "advanced: the middle card of a completed chain is turned face down, and a later chain "
-        "may have only one of its cards next to a face-down card.",
-        list(MODES),
+        name="mode",
+        title="Rules",
+        type="enum",
+        default="beginner",
+        description="beginner: the basic rules. advanced: the middle card of a completed chain "
+        "is turned face down, and a later chain may have only one of its cards next to a "
+        "face-down card.",
+        choices=list(MODES),
     ),
     OptionSpec(
-        "tiebreak",
-        "enum",
-        "vote",
-        "vote: the other players choose the most interesting story of the tied players (German "
-        "rules); objects_in_hand: most object cards in hand (Italian rules).",
-        list(TIEBREAKS),
+        name="tiebreak",
+        title="Tied reporters",
+        type="enum",
+        default="vote",
+        description="vote: the other players choose the most interesting story of the tied "
+        "players (German rules). objects_in_hand: most object cards in hand wins (Italian "
+        "rules).",
+        choices=list(TIEBREAKS),
     ),
     OptionSpec(
-        "foreign_language_bonus",
-        "bool",
-        False,
-        "+1 point for a story declared as told in a language other than the teller's own "
-        "(needs home_languages).",
+        name="foreign_language_bonus",
+        title="Foreign-language bonus",
+        type="bool",
+        default=False,
+        description="+1 point for a story told in a language other than the teller's own. "
+        "Needs each seat's home language.",
     ),
     OptionSpec(
-        "home_languages",
-        "list[str]",
-        None,
-        "Each seat's own language as an ISO 639 code (e.g. de, it, lld), seat by seat.",
+        name="home_languages",
+        title="Home languages",
+        type="list[str]",
+        default=None,
+        description="Each seat's own language as an ISO 639 code (e.g. de, it, lld), seat by "
+        "seat: the foreign-language bonus counts against it.",
     ),
     OptionSpec(
-        "stopwatch",
-        "bool",
-        False,
-        "The server times each story: under 15 s costs a point, over 30 s earns one; a story "
-        "reported interrupted by more than 3 s of silence completes nothing.",
+        name="stopwatch",
+        title="Timed stories",
+        type="bool",
+        default=False,
+        description="The server times each story: under 15 s costs a point, over 30 s earns "
+        "one; a story interrupted by more than 3 s of silence completes nothing.",
     ),
     OptionSpec(
-        "element_order",
-        "list[int]",
-        None,
-        f"Explicit element deck in draw order: every element card id 0-{ELEMENT_COUNT - 1} once.",
+        name="element_order",
+        title="Stacked element deck (secret)",
+        type="list[int]",
+        default=None,
+        description="Replay a known game: every element card id "
+        f"0-{ELEMENT_COUNT - 1} once, in draw order. Default: shuffled.",
         secret=True,
     ),
     OptionSpec(
-        "object_order",
-        "list[int]",
-        None,
-        f"Explicit object deck in draw order: every object card id 0-{OBJECT_COUNT - 1} once.",
+        name="object_order",
+        title="Stacked object deck (secret)",
+        type="list[int]",
+        default=None,
+        description="Replay a known game: every object card id "
+        f"0-{OBJECT_COUNT - 1} once, in draw order. Default: shuffled.",
         secret=True,
     ),
 )

@@ -64,6 +64,7 @@ GAME = Game(
     options=(
         OptionSpec(
             name="tile_order",
+            title="Stacked tiles (secret)",
             type="list[str]",
             default=None,
             description=(
@@ -75,41 +76,49 @@ GAME = Game(
         ),
         OptionSpec(
             name="messengers",
+            title="The Messengers",
             type="bool",
             default=False,
             description=(
-                "Play with the mini expansion The Messengers: two scoring figures per player, "
-                "8 messages drawn on dark spaces of the scoring track; allows a 6th player."
+                "Play with the mini expansion: two scoring figures per player, and 8 messages "
+                "drawn when a figure ends on a dark space of the scoring track. Allows a 6th "
+                "player."
             ),
         ),
         OptionSpec(
             name="messengers_edition",
+            title="Messengers edition",
             type="enum",
             default="C3",
             choices=list(messengers.EDITIONS),
             description=(
-                "Edition of The Messengers (needs messengers). The HiG rules are the same in "
-                "both; only C2 admits zmg_alone_rule, the ZMG translation's extra condition."
+                "The printing of The Messengers: the rules are the same in both; only C2 has "
+                "the ZMG rules' 'figure alone' condition."
             ),
+            requires={"messengers": True},
         ),
         OptionSpec(
             name="zmg_alone_rule",
+            title="Messages only for a figure alone (ZMG)",
             type="bool",
             default=False,
             description=(
-                "C2 only, the ZMG rules' reading: draw a message only if your figure stands "
-                "alone on its dark space (no other player's figure on that space)."
+                "The ZMG rules' reading of the C2 edition: draw a message only if your figure "
+                "stands alone on its dark space (no other player's figure there)."
             ),
+            requires={"messengers": True, "messengers_edition": "C2"},
         ),
         OptionSpec(
             name="message_order",
+            title="Stacked messages (secret)",
             type="list[int]",
             default=None,
             description=(
                 "Replay a known game: the message stack top first, each of the messages 1-8 "
-                "once (needs messengers). Default: shuffled."
+                "once. Default: shuffled."
             ),
             secret=True,
+            requires={"messengers": True},
         ),
     ),
     action_type=Action,

@@ -202,20 +202,12 @@ class MessengersView(msgspec.Struct, frozen=True):
 
 
 def validate_options(options: dict[str, Any], seats: int) -> Rejection | None:
-    """Six players need the sixth colour; expansion options need the expansion; the ZMG
-    reading belongs to C2 (C3 dropped it); a message order lists every message once."""
-    enabled = options.get("messengers")
+    """Six players need the sixth colour; a message order lists every message once. (That the
+    expansion's options need the expansion, and the ZMG reading C2, the catalogue's
+    ``requires`` says: ``Game.resolve_options`` checks it first.)"""
     order = options.get("message_order")
-    if seats == SIX_PLAYERS and not enabled:
+    if seats == SIX_PLAYERS and not options.get("messengers"):
         return Rejection("bad_seat_count", "six players need The Messengers (option messengers)")
-    if not enabled:
-        if order is not None or options.get("zmg_alone_rule"):
-            return Rejection("bad_option", "message_order and zmg_alone_rule need messengers")
-        if options.get("messengers_edition", "C3") != "C3":
-            return Rejection("bad_option", "messengers_edition needs messengers")
-        return None
-    if options.get("zmg_alone_rule") and options.get("messengers_edition") != "C2":
-        return Rejection("bad_option", "zmg_alone_rule is a reading of the C2 rules only")
     if order is not None and sorted(order) != list(MESSAGE_NUMBERS):
         numbers = ", ".join(map(str, MESSAGE_NUMBERS))
         return Rejection("bad_option", f"message_order must list the messages {numbers} once each")

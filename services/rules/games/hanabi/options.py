@@ -12,27 +12,47 @@ from services.rules.games.contract import (
 from services.rules.games.hanabi.cards import COPIES_PER_RANK, MULTICOLOUR, RANKS
 
 OPTIONS = (
-    OptionSpec("suits", "enum", 5, "Number of suits: 6 adds multicolour as a sixth suit.", [5, 6]),
     OptionSpec(
-        "rainbow",
-        "bool",
-        False,
-        "The sixth suit is multicolour: every colour clue touches it and it cannot be named "
-        "(implies 6 suits).",
+        name="suits",
+        title="Number of suits",
+        type="enum",
+        default=5,
+        description="5: red, yellow, green, blue, white. 6 adds multicolour as a sixth suit, "
+        "clued as a colour of its own unless it is a rainbow.",
+        choices=[5, 6],
     ),
     OptionSpec(
-        "rainbow_short",
-        "bool",
-        False,
-        "Only one multicolour card per rank, 5 in all (implies rainbow).",
+        name="rainbow",
+        title="Rainbow sixth suit",
+        type="bool",
+        default=False,
+        description="The multicolour suit is a rainbow: every colour clue touches its cards and "
+        "no clue names it. Turns on the sixth suit.",
     ),
-    OptionSpec("empty_clues", "bool", False, "Allow clues that touch no card."),
     OptionSpec(
-        "deck",
-        "list[int]",
-        None,
-        "Explicit deck in draw order, each card coded suit_index*10 + rank with suits "
-        "red, yellow, green, blue, white, multicolour = 0..5; must be the variant's whole deck.",
+        name="rainbow_short",
+        title="Short rainbow suit",
+        type="bool",
+        default=False,
+        description="Only one multicolour card of each rank, 5 in all, so every one of them is "
+        "critical. Turns on the rainbow suit.",
+    ),
+    OptionSpec(
+        name="empty_clues",
+        title="Clues that touch no card",
+        type="bool",
+        default=False,
+        description="A clue may name a colour or rank the player holds none of (it still costs "
+        "a clue token).",
+    ),
+    OptionSpec(
+        name="deck",
+        title="Stacked deck (secret)",
+        type="list[int]",
+        default=None,
+        description="Replay a known deal: every card of the variant's deck in draw order, each "
+        "coded suit*10 + rank with suits red, yellow, green, blue, white, multicolour = 0-5. "
+        "Default: shuffled.",
         secret=True,
     ),
 )

@@ -1,0 +1,126 @@
+"""The catalogue a setup screen is built from: every option has a person's title and help, its
+dependencies name real options and values, and a table setting a dependent option without
+what it requires is refused (the lobby answers 422 ``bad-option``); the hosting policies it
+offers are the ones each game's rules can honour."""
+
+from __future__ import annotations
+
+import pytest
+
+from services.rules.engine import RulesEngine
+from services.rules.games import load_games
+from services.rules.games.contract import Game, OptionSpec, Rejection, struct_tags
+from shared.domain.hosting import PASS_ACTIONS, Hosting, TimeControl, timeout_problem
+
+GAMES = load_games()
+ENGINE = RulesEngine(GAMES)
+OPTIONS = [(game, spec) for game in GAMES.values() for spec in game.options]
+DEPENDENT = [(game, spec) for game, spec in OPTIONS if spec.requires]
+
+
+def _label(case: tuple[Game, OptionSpec]) -> str:
+    return f"{case[0].name}.{case[1].name}"
+
+
+def _set_value(spec: OptionSpec) -> object:
+    """A value other than the default that the option's type takes."""
+    if spec.type == "bool":
+        return not spec.default
+    assert spec.choices, spec.name  # the dependent options are flags and choices
+    return next(choice for choice in spec.choices if choice != spec.default)
+
+
+@pytest.mark.parametrize("case", OPTIONS, ids=[_label(case) for case in OPTIONS])
+def test_every_option_has_a_title_and_help(case: tuple[Game, OptionSpec]) -> None:
+    _, spec = case
+    assert spec.title.strip() and spec.title != spec.name
+    assert "_" not in spec.title, "a title is words, not an identifier"
+    assert len(spec.description) >= 30, "the help says what the option does"
+    assert spec.secret == ("(secret)" in spec.title), "a secret option says so in its title"
+
+
+def test_some_options_depend_on_others() -> None:
+    assert {_label(case) for case in DEPENDENT} >= {
+        "carcassonne.messengers_edition",
+        "carcassonne.zmg_alone_rule",
+        "carcassonne.message_order",
+    }
+
+
+@pytest.mark.parametrize("case", DEPENDENT, ids=[_label(case) for case in DEPENDENT])
+def test_a_requirement_names_another_option_and_a_value_it_takes(
+    case: tuple[Game, OptionSpec],
+) -> None:
+    game, spec = case
+    names = {other.name for other in game.options}
+    assert all(name != spec.name and name in names for name in spec.requires)
+    resolved = game.resolve_options(dict(spec.requires), game.min_players)
+    assert not isinstance(resolved, Rejection), resolved
+
+
+@pytest.mark.parametrize("case", DEPENDENT, ids=[_label(case) for case in DEPENDENT])
+def test_a_dependent_option_is_refused_without_its_requirements(
+    case: tuple[Game, OptionSpec],
+) -> None:
+    game, spec = case
+    if spec.type not in ("bool", "enum"):
+        pytest.skip("an explicit order is checked with its requirement below")
+    value = _set_value(spec)
+    refused = game.resolve_options({spec.name: value}, game.min_players)
+    assert isinstance(refused, Rejection)
+    assert refused.code == "bad_option"
+    for name in spec.requires:
+        assert repr(name) in refused.detail and spec.title in refused.detail
+    accepted = game.resolve_options({**spec.requires, spec.name: value}, game.min_players)
+    assert not isinstance(accepted, Rejection), accepted
+    at_default = game.resolve_options({spec.name: spec.default}, game.min_players)
+    assert not isinstance(at_default, Rejection), "an option left at its default needs nothing"
+
+
+def test_a_message_order_needs_the_messengers() -> None:
+    game = GAMES["carcassonne"]
+    order = list(range(1, 9))
+    refused = game.resolve_options({"message_order": order}, 2)
+    assert isinstance(refused, Rejection) and "'messengers'" in refused.detail
+    accepted = game.resolve_options({"messengers": True, "message_order": order}, 2)
+    assert not isinstance(accepted, Rejection), accepted
+
+
+def test_the_catalogue_serves_titles_requirements_and_policies() -> None:
+    entries = {entry["name"]: entry for entry in ENGINE.catalogue}
+    edition = next(
+        option
+        for option in entries["carcassonne"]["options"]
+        if option["name"] == "messengers_edition"
+    )
+    assert edition["title"] == "Messengers edition"
+    assert edition["requires"] == {"messengers": True}
+    for name, entry in entries.items():
+        timeouts = [policy["name"] for policy in entry["timeout_policies"]]
+        assert ("pass" in timeouts) == (name in PASS_ACTIONS), name
+        assert {"forfeit", "bot"} <= set(timeouts)
+        assert [policy["name"] for policy in entry["leave_policies"]] == ["abandon", "bot"]
+        assert all(policy["description"] for policy in entry["timeout_policies"])
+
+
+def test_a_pass_is_an_action_of_its_game() -> None:
+    for game, action in PASS_ACTIONS.items():
+        assert action in struct_tags(GAMES[game].action_type)
+
+
+def test_breaking_news_says_what_a_pass_does_when_none_is_legal() -> None:
+    entry = next(entry for entry in ENGINE.catalogue if entry["name"] == "breaking_news")
+    passing = next(policy for policy in entry["timeout_policies"] if policy["name"] == "pass")
+    assert "PassTurn" in passing["description"]
+    assert "no pass is legal" in passing["description"] and "forfeits" in passing["description"]
+
+
+@pytest.mark.parametrize("game", sorted(GAMES))
+def test_pass_on_timeout_only_for_a_game_with_a_pass(game: str) -> None:
+    hosting = Hosting(clock=TimeControl(per_move_s=30), on_timeout="pass")
+    problem = timeout_problem(game, hosting)
+    if game in PASS_ACTIONS:
+        assert problem is None
+    else:
+        assert problem is not None and "no pass" in problem and game in problem
+    assert timeout_problem(game, Hosting(on_timeout="forfeit")) is None
