@@ -1,6 +1,8 @@
 """The bots service through the API, each service its own process: bots play their seats of
 running matches beside people and against each other, every turn once, through a bots process
-killed mid-match, a Redis that forgets everything and wake-ups that never come."""
+killed mid-match, a Redis that forgets everything and wake-ups that never come; and in a
+simultaneous phase (a Breaking News tie's vote), every bot seat that may move plays, not only
+the first, each once."""
 
 from __future__ import annotations
 
@@ -12,13 +14,16 @@ from itertools import groupby
 from typing import Any
 
 import httpx
+import msgspec
 import pytest
 import redis
 
 from services.bots.policies import load_policies
+from services.rules.games import load_games
 from tests.conftest import fresh_database
 from tests.e2e.conftest import Stack, free_port, running_stack
 from tests.e2e.play import auth
+from tests.waiting import wait_until
 from tools.bench.bot_service import bot_outcomes
 
 pytestmark = pytest.mark.e2e
@@ -167,9 +172,8 @@ def wait_finished(stack: Stack, match_id: str, timeout_s: float = 90.0) -> dict[
     return match
 
 
-def movers(stack: Stack, match_id: str) -> list[int]:
-    """The seat of each move, in order, from the log: a move's events share its seat and the
-    moment its transaction recorded them. Checks that no version is missing."""
+def logged(stack: Stack, match_id: str) -> list[dict[str, Any]]:
+    """The match's events as a spectator sees them. Checks that no version is missing."""
     items: list[dict[str, Any]] = []
     after = 0
     while after is not None:
@@ -178,7 +182,13 @@ def movers(stack: Stack, match_id: str) -> list[int]:
         items += page.json()["items"]
         after = page.json()["next_after"]
     assert [item["version"] for item in items] == list(range(1, len(items) + 1))
-    moves = [item for item in items if item["seat"] is not None]
+    return items
+
+
+def movers(stack: Stack, match_id: str) -> list[int]:
+    """The seat of each move, in order, from the log: a move's events share its seat and the
+    moment its transaction recorded them."""
+    moves = [item for item in logged(stack, match_id) if item["seat"] is not None]
     return [seat for (seat, _), _ in groupby(moves, lambda i: (i["seat"], i["recorded_at"]))]
 
 
@@ -282,3 +292,151 @@ def test_a_bots_process_that_is_never_woken_plays_by_its_sweep(
         client = redis.Redis.from_url(redis_url)
         for key in client.scan_iter(f"{elsewhere}:*"):
             client.delete(key)
+
+
+# --- Breaking News: the tie's voters vote at once ------------------------------------------------
+
+NEWS = "breaking_news"
+NEWS_HEURISTIC = load_policies()[f"{NEWS}-heuristic"]
+NEWS_SEATS = 4
+
+
+def a_tie_two_vote_on() -> tuple[int, list[int]]:
+    """A deal (seed) after which four players who each play as the heuristic bot, with the
+    seed's random generator, end tied, the two others voting: the seed and the two voters. Found
+    by playing the rules here, so that the match played through the API goes the same way."""
+    game = load_games()[NEWS]
+    decoder = msgspec.json.Decoder(game.action_type)
+    for seed in range(200):
+        state = game.fold(
+            game.setup(game.resolve_options({}, NEWS_SEATS), NEWS_SEATS, random.Random(seed))
+        )
+        rng = random.Random(seed)
+        while game.result(state) is None:
+            to_move = game.to_move(state)
+            view = msgspec.to_builtins(game.view(state, to_move[0]))
+            if view["phase"] == "vote":
+                if len(to_move) == 2:
+                    return seed, to_move
+                break
+            actions = msgspec.to_builtins(game.legal_actions(state, to_move[0]))
+            chosen = NEWS_HEURISTIC(view, actions, rng)
+            state = game.fold(
+                game.decide(state, to_move[0], decoder.decode(msgspec.json.encode(chosen))), state
+            )
+    raise AssertionError("no deal of 200 ends in a tie two players vote on")
+
+
+def news_match(stack: Stack, seed: int, hosting: dict[str, Any]) -> tuple[str, list[str]]:
+    """A started four-seat Breaking News match of people, dealt by ``seed``: its id and the
+    seats' tokens."""
+    created = stack.lobby.post(
+        "/tables", json={"game": NEWS, "seats": NEWS_SEATS, "seed": seed, "hosting": hosting}
+    )
+    assert created.status_code == 201, created.text
+    table_id = created.json()["table_id"]
+    tokens = []
+    for seat in range(NEWS_SEATS):
+        joined = stack.lobby.post(f"/tables/{table_id}/seats", json={"name": f"player{seat}"})
+        assert joined.status_code == 201 and joined.json()["seat"] == seat, joined.text
+        tokens.append(joined.json()["token"])
+    started = stack.lobby.post(f"/tables/{table_id}/start", headers=auth(tokens[0]))
+    assert started.status_code == 201, started.text
+    return started.json()["match_id"], tokens
+
+
+def play_to_the_vote(stack: Stack, match_id: str, tokens: list[str], seed: int) -> list[int]:
+    """The people play as ``a_tie_two_vote_on`` played them, the first seat to move moving,
+    until the tie's vote: the seats to vote."""
+    rng = random.Random(seed)
+    url = f"/matches/{match_id}"
+    while True:
+        seat = stack.match.get(url).json()["to_move"][0]
+        token = auth(tokens[seat])
+        match = stack.match.get(url, headers=token).json()
+        if match["view"]["phase"] == "vote":
+            return match["to_move"]
+        assert match["status"] == "running", match
+        version = {"version": match["version"]}
+        listed = stack.match.get(f"{url}/actions", params=version, headers=token)
+        action = NEWS_HEURISTIC(match["view"], listed.json()["actions"], rng)
+        move = {"game": NEWS, "expected_version": match["version"], "action": action}
+        headers = {**token, "Idempotency-Key": uuid.uuid4().hex}
+        moved = stack.match.post(f"{url}/actions", json=move, headers=headers)
+        assert moved.status_code == 201, moved.text
+
+
+def votes(stack: Stack, match_id: str) -> list[int]:
+    """The seat of each vote cast, in the log's order."""
+    return [item["seat"] for item in logged(stack, match_id) if item["type"] == "VoteCast"]
+
+
+def moved_since(bots: Bots, before: dict[str, float]) -> dict[str, float]:
+    """The ``bots`` process's turns by outcome since ``before``."""
+    now = bots.outcomes("bots")
+    changed = {outcome: now[outcome] - before.get(outcome, 0.0) for outcome in now}
+    return {outcome: count for outcome, count in changed.items() if count}
+
+
+def test_a_bot_votes_as_soon_as_its_seat_may_though_a_person_votes_too(
+    stack: Stack, bots: Bots
+) -> None:
+    """The tie's voters vote at once: a bot that took the second voter's seat over votes while
+    the first, a person, has yet to (a bot that waited to be first to move would wait for
+    them forever); the person leaves too, and the other bot's vote ends the match."""
+    seed, voters = a_tie_two_vote_on()
+    match_id, tokens = news_match(stack, seed, {"on_leave": "bot"})
+    before = bots.outcomes("bots")
+    assert play_to_the_vote(stack, match_id, tokens, seed) == voters
+    first, second = voters
+
+    left = stack.match.post(f"/matches/{match_id}/leave", headers=auth(tokens[second]))
+    assert left.status_code == 200, left.text
+    wait_until(
+        lambda: votes(stack, match_id) == [second],
+        what=f"the vote of the bot in seat {second}, a person voting too",
+    )
+    assert stack.match.get(f"/matches/{match_id}").json()["to_move"] == [first]
+    left = stack.match.post(f"/matches/{match_id}/leave", headers=auth(tokens[first]))
+    assert left.status_code == 200, left.text
+
+    final = wait_finished(stack, match_id)
+    assert final["result"] is not None
+    assert votes(stack, match_id) == [second, first]
+    assert moved_since(bots, before).get("moved") == 2  # one move sent per vote
+    assert moved_since(bots, before).keys() <= {"moved", "stale"}
+
+
+def test_bots_that_may_move_at_once_each_move_once_and_finish_the_match(
+    stack: Stack, bots: Bots
+) -> None:
+    """Both voters run out of time together, so both seats pass to bots at one version: both
+    bots play it, the first vote makes the other's turn stale, and that bot votes at the next
+    version. Each votes once, and the match ends by itself."""
+    seed, voters = a_tie_two_vote_on()
+    stack.start("clocks")
+    try:
+        hosting = {"clock": {"per_move_s": 10}, "on_timeout": "bot"}
+        match_id, tokens = news_match(stack, seed, hosting)
+        before = bots.outcomes("bots")
+        assert play_to_the_vote(stack, match_id, tokens, seed) == voters
+        final = wait_finished(stack, match_id, timeout_s=60)
+    finally:
+        stack.stop("clocks")
+
+    assert final["result"] is not None
+    log = logged(stack, match_id)
+    timed_out = [item for item in log if item["type"] == "TurnTimedOut"]
+    assert sorted(item["data"]["seat"] for item in timed_out) == voters
+    assert len({item["recorded_at"] for item in timed_out}) == 1  # one change: both at once
+    taken = [item["data"]["seat"] for item in log if item["type"] == "BotTookOver"]
+    assert sorted(taken) == voters
+    assert sorted(votes(stack, match_id)) == voters  # each bot voted once
+    takeover = timed_out[0]["recorded_at"]
+    taken_at = max(item["version"] for item in log if item["recorded_at"] == takeover)
+    cast = [item for item in log if item["type"] == "VoteCast"]
+    assert cast[0]["version"] == taken_at + 1  # a bot moved at the version the takeover made
+    between = log[cast[0]["version"] : cast[1]["version"] - 1]  # the other, at the next one
+    assert {item["recorded_at"] for item in between} <= {cast[0]["recorded_at"]}
+    assert moved_since(bots, before).get("moved") == 2
+    assert moved_since(bots, before).keys() <= {"moved", "stale"}
