@@ -33,6 +33,8 @@ MAX_TOKENS = MAX_CLUE_TOKENS
 FIX = 100.0
 PLAY = 10.0
 SAVE = 9.0
+QUEUE_DELAY = 3.0
+"""A card the chain convention makes playable only after another is worth this much less."""
 TWO_SAVE = 4.0
 """A 2 on the chop whose other copy no other hand shows: worth a clue, not urgently."""
 LOW_VALUE = 1.0
@@ -138,44 +140,84 @@ def _touched(card: dict[str, Any]) -> bool:
     return bool(card["clued_colours"] or card["clued_ranks"])
 
 
-def _wants_to_play(
-    table: _Table, colour_only: bool, candidates: list[tuple[str, int]]
-) -> str | None:
-    """``"sure"`` if every candidate is playable, ``"colour"`` by the colour-touch convention."""
-    if not candidates:
-        return None
-    if all(table.playable(ident) for ident in candidates):
-        return "sure"
-    if colour_only and any(table.playable(ident) for ident in candidates):
-        return "colour"
-    return None
+def _marks(hand: list[dict[str, Any]]) -> list[tuple[bool, bool]]:
+    """Per card: whether a colour clue touched it, whether a rank clue did."""
+    return [(bool(card["clued_colours"]), bool(card["clued_ranks"])) for card in hand]
+
+
+def _chains(
+    table: _Table, knowledge: list[tuple[Any, Any]], marks: list[tuple[bool, bool]]
+) -> list[tuple[str, int] | None]:
+    """What the chain convention says each colour-only card of a known suit is.
+
+    A hand's colour-only cards of one suit, oldest first, are that firework's next cards in
+    order: the oldest is the playable one, the next follows it, and so on (a clue giver
+    touches them only so). ``None`` for the cards the convention says nothing about.
+    """
+    implied: list[tuple[str, int] | None] = [None] * len(knowledge)
+    seen: dict[str, int] = {}
+    for index, ((suits, _), (colour, rank)) in enumerate(zip(knowledge, marks, strict=True)):
+        if colour and not rank and len(suits) == 1:
+            suit = suits[0]
+            height = table.fw[suit] + 1 + seen.get(suit, 0)
+            seen[suit] = seen.get(suit, 0) + 1
+            if height <= 5:
+                implied[index] = (suit, height)
+    return implied
+
+
+def _told(marks: list[tuple[bool, bool]]) -> list[bool]:
+    """Which cards the conventions call playable (if any candidate is): a colour-only card,
+    and a rank-only card with an older untouched card beside it (it was not the chop when
+    clued, so the clue was no save; a discard can only turn this off, never on)."""
+    told, untouched_older = [], False
+    for colour, rank in marks:
+        told.append(colour != rank and (colour or untouched_older))
+        untouched_older = untouched_older or not (colour or rank)
+    return told
+
+
+def _plays(
+    table: _Table,
+    told: list[bool],
+    candidates: list[list[tuple[str, int]]],
+    implied: list[tuple[str, int] | None],
+) -> list[str | None]:
+    """Per card: ``"sure"`` (every candidate is playable), ``"told"`` (a convention says it
+    is playable now), ``"queued"`` (the chain says playable after the suit's older chained
+    cards) or ``None``."""
+    plays: list[str | None] = []
+    for says, cands, ident in zip(told, candidates, implied, strict=True):
+        if not cands:
+            play = None
+        elif all(table.playable(c) for c in cands):
+            play = "sure"
+        elif ident is not None:
+            play = None if ident not in cands else "told" if table.playable(ident) else "queued"
+        elif says and any(table.playable(c) for c in cands):
+            play = "told"
+        else:
+            play = None
+        plays.append(play)
+    return plays
 
 
 class _Hand:
-    """One teammate's hand as that teammate reads it (estimated), before or after a clue."""
+    """One hand as its holder reads it (estimated for a teammate), before or after a clue."""
 
     def __init__(
         self,
         table: _Table,
-        holder: int,
+        hand: list[dict[str, Any]],
         knowledge: list[tuple[Any, Any]],
-        colour_only: list[bool],
+        marks: list[tuple[bool, bool]],
         counts: dict[tuple[str, int], int],
     ) -> None:
-        self.cards = table.hands[holder]
-        self.idents = [(card["suit"], card["rank"]) for card in self.cards]
-        self.colour_only = colour_only
+        self.idents = [(card["suit"], card["rank"]) for card in hand]
         self.candidates = _candidates(knowledge, counts)
-        self.plays = [
-            _wants_to_play(table, colour, cands)
-            for colour, cands in zip(colour_only, self.candidates, strict=True)
-        ]
-
-
-def _teammate_hand(table: _Table, holder: int) -> _Hand:
-    hand = table.hands[holder]
-    colour_only = [bool(card["clued_colours"]) and not card["clued_ranks"] for card in hand]
-    return _Hand(table, holder, _knowledge(hand), colour_only, table.counts_for(holder))
+        self.implied = _chains(table, knowledge, marks)
+        self.told = _told(marks)
+        self.plays = _plays(table, self.told, self.candidates, self.implied)
 
 
 def _chop(hand: list[dict[str, Any]], plays: list[str | None]) -> int | None:
@@ -193,23 +235,43 @@ class _Bot:
         me = table.seat
         self.mine = table.hands[me]
         mine = self.mine
-        self.my_candidates = _candidates(_knowledge(mine), table.hidden)
-        self.my_plays = [
-            _wants_to_play(table, bool(card["clued_colours"]) and not card["clued_ranks"], cands)
-            for card, cands in zip(mine, self.my_candidates, strict=True)
-        ]
+        own = _Hand(table, mine, _knowledge(mine), _marks(mine), table.hidden)
+        self.my_candidates, self.my_implied, self.my_plays = own.candidates, own.implied, own.plays
         self.teammates = [(me + step) % table.seats for step in range(1, table.seats)]
-        self.read = {holder: _teammate_hand(table, holder) for holder in self.teammates}
+        self.read = {
+            holder: _Hand(
+                table,
+                table.hands[holder],
+                _knowledge(table.hands[holder]),
+                _marks(table.hands[holder]),
+                table.counts_for(holder),
+            )
+            for holder in self.teammates
+        }
         # Identities some teammate is about to play, and which of them by convention.
         self.claimed: dict[tuple[str, int], list[tuple[int, str]]] = {}
         for holder, hand in self.read.items():
             for ident, play in zip(hand.idents, hand.plays, strict=True):
                 if play is not None:
                     self.claimed.setdefault(ident, []).append((holder, play))
+        self.my_maybe = {
+            ident
+            for play, cands in zip(self.my_plays, self.my_candidates, strict=True)
+            if play in ("sure", "told")
+            for ident in cands
+            if table.playable(ident)
+        }
+        """Identities my cards about to be played might be."""
         self.my_claims: set[tuple[str, int]] = set()
-        for play, cands in zip(self.my_plays, self.my_candidates, strict=True):
-            if play is not None:
-                self.my_claims.update(ident for ident in cands if table.playable(ident))
+        for play, cands, implied in zip(
+            self.my_plays, self.my_candidates, self.my_implied, strict=True
+        ):
+            if play in ("told", "queued") and implied is not None:
+                self.my_claims.add(implied)
+            elif play is not None:
+                playable = {ident for ident in cands if table.playable(ident)}
+                if len(playable) == 1:  # an unsure claim would block every candidate
+                    self.my_claims.update(playable)
 
     # --- Plays --------------------------------------------------------------------------
 
@@ -219,13 +281,13 @@ class _Bot:
         playable = [ident for ident in cands if self.table.playable(ident)]
         if len(playable) != 1:
             return False
-        return any(play == "colour" for _, play in self.claimed.get(playable[0], ()))
+        return any(play == "told" for _, play in self.claimed.get(playable[0], ()))
 
     def best_play(self) -> dict[str, Any] | None:
         table = self.table
         options = []
         for index, (card, play) in enumerate(zip(self.mine, self.my_plays, strict=True)):
-            if play is None or self._yields(index):
+            if play in (None, "queued") or self._yields(index):
                 continue
             ranks = [rank for _, rank in self.my_candidates[index]]
             five = max(ranks) == 5 and table.tokens < MAX_TOKENS
@@ -258,7 +320,7 @@ class _Bot:
     def _after(self, holder: int, clue: dict[str, Any]) -> tuple[_Hand, list[bool]]:
         table = self.table
         hand = table.hands[holder]
-        knowledge, colour_only, touched = [], [], []
+        knowledge, marks, touched = [], [], []
         colour, rank = clue.get("colour"), clue.get("rank")
         for card in hand:
             suits, ranks = card["possible_suits"], card["possible_ranks"]
@@ -272,9 +334,9 @@ class _Bot:
                 ranks = [r for r in ranks if (r == rank) == hit]
                 has_rank = has_rank or hit
             knowledge.append((suits, ranks))
-            colour_only.append(has_colour and not has_rank)
+            marks.append((has_colour, has_rank))
             touched.append(hit)
-        after = _Hand(table, holder, knowledge, colour_only, table.counts_for(holder))
+        after = _Hand(table, hand, knowledge, marks, table.counts_for(holder))
         return after, touched
 
     def clue_value(self, clue: dict[str, Any]) -> float | None:
@@ -287,21 +349,29 @@ class _Bot:
         value = 0.0
         seen_plays: set[tuple[str, int]] = set()
         for index, ident in enumerate(after.idents):
-            if touched[index] and after.colour_only[index] and not table.playable(ident):
-                return None  # the colour-touch convention: a colour-only card is playable
+            if touched[index] and not self._safe_told(holder, after, index, seen_plays):
+                return None
             play, was = after.plays[index], before.plays[index]
-            bad_before = was is not None and not self._good_play(holder, ident, was, set())
+            bad_before = self._misread(holder, before, index, set())
             if play is not None:
-                good = self._good_play(holder, ident, play, seen_plays)
-                if not good:
-                    if play == "colour":
-                        return None
+                if self._misread(holder, after, index, seen_plays):
+                    if play == "sure":
+                        continue
+                    changed = touched[index] or after.implied[index] != before.implied[index]
+                    if changed or play == "told":
+                        return None  # it would read the card as playable (or next) wrongly
                     continue
+                if was is None and play == "sure" and self._claimed_elsewhere(holder, ident):
+                    continue  # a second copy of a card already on its way: worth nothing
                 seen_plays.add(ident)
-                if was is None:
-                    value += PLAY + (1.0 if ident[1] == 5 else 0.0) - 0.1 * ident[1]
-                elif bad_before:
+                if bad_before:
                     value += FIX
+                elif was is None:
+                    value += PLAY + (1.0 if ident[1] == 5 else 0.0) - 0.1 * ident[1]
+                    if play == "queued":
+                        value -= QUEUE_DELAY
+                elif was == "queued" and play != "queued":
+                    value += QUEUE_DELAY
             elif bad_before:
                 value += FIX
         chop = _chop(hand, before.plays)
@@ -343,17 +413,47 @@ class _Bot:
                     return True
         return False
 
-    def _good_play(
-        self, holder: int, ident: tuple[str, int], play: str, seen: set[tuple[str, int]]
+    def _misread(
+        self, holder: int, hand: _Hand, index: int, seen: set[tuple[str, int]]
     ) -> bool:
-        """Whether the teammate playing this card now would score, and nobody else claims it."""
-        if not self.table.playable(ident) or ident in seen:
+        """Whether the teammate's reading of this card as playable (or next) is wrong: not
+        that card, or a copy someone else (or an earlier card of the clue) already claims."""
+        play, ident = hand.plays[index], hand.idents[index]
+        if play is None:
             return False
-        if play == "colour":
-            others = [claim for claim in self.claimed.get(ident, ()) if claim[0] != holder]
-            if others or ident in self.my_claims:
-                return False
-        return True
+        if ident in seen:
+            return True
+        if play == "queued":
+            wrong = hand.implied[index] != ident
+        else:
+            wrong = not self.table.playable(ident)
+        if wrong or play == "sure":
+            return wrong
+        return self._claimed_elsewhere(holder, ident)
+
+    def _safe_told(
+        self, holder: int, hand: _Hand, index: int, seen: set[tuple[str, int]]
+    ) -> bool:
+        """A card a clue leaves "told" (the convention calls it playable whenever a candidate
+        is) must be playable now and the only copy on its way, even one I might hold, and a
+        chained card must be what the chain says: else, once the reading turns playable
+        (a candidate becomes playable, the suit's firework grows), it is played wrongly."""
+        ident = hand.idents[index]
+        if hand.implied[index] is not None:
+            return hand.implied[index] == ident
+        if not hand.told[index]:
+            return True
+        return (
+            self.table.playable(ident)
+            and ident not in seen
+            and ident not in self.my_maybe
+            and not self._claimed_elsewhere(holder, ident)
+        )
+
+    def _claimed_elsewhere(self, holder: int, ident: tuple[str, int]) -> bool:
+        """Someone other than ``holder`` (me included) is about to play this identity."""
+        others = [claim for claim in self.claimed.get(ident, ()) if claim[0] != holder]
+        return bool(others) or ident in self.my_claims
 
     def best_clue(self) -> tuple[float, dict[str, Any]] | None:
         best: tuple[float, dict[str, Any]] | None = None
@@ -364,6 +464,25 @@ class _Bot:
             if value is not None and (best is None or value > best[0]):
                 best = (value, action)
         return best
+
+    def least_harmful_clue(self) -> dict[str, Any] | None:
+        """With 8 tokens and no safe clue (no discard allowed, nothing to play), the clue
+        that misleads the fewest cards, and none into a misplay now if it can."""
+
+        def harm(clue: dict[str, Any]) -> tuple[int, int]:
+            holder = clue["target"]
+            after, touched = self._after(holder, clue)
+            now = sum(
+                self._misread(holder, after, index, set()) for index in range(len(touched))
+            )
+            later = sum(
+                hit and not self._safe_told(holder, after, index, set())
+                for index, hit in enumerate(touched)
+            )
+            return (now, later)
+
+        clues = [a for a in self.actions if a["type"] in ("GiveColourClue", "GiveRankClue")]
+        return min(clues, key=harm, default=None)
 
     # --- Discards -----------------------------------------------------------------------
 
@@ -413,11 +532,11 @@ class _Bot:
             return discard
         if clue is not None:
             return clue[1]
-        return self.actions[0]
+        return self.least_harmful_clue() or self.actions[0]
 
     def _save_is_urgent(self, clue: dict[str, Any]) -> bool:
         """A save matters before my own play if the target has nothing to play itself."""
-        return all(play is None for play in self.read[clue["target"]].plays)
+        return all(play in (None, "queued") for play in self.read[clue["target"]].plays)
 
 
 def heuristic(view: dict[str, Any], actions: list[dict[str, Any]], rng: random.Random) -> dict:
