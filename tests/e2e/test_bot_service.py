@@ -440,3 +440,35 @@ def test_bots_that_may_move_at_once_each_move_once_and_finish_the_match(
     assert {item["recorded_at"] for item in between} <= {cast[0]["recorded_at"]}
     assert moved_since(bots, before).get("moved") == 2
     assert moved_since(bots, before).keys() <= {"moved", "stale"}
+
+
+def test_bots_hearing_a_story_let_the_teller_tell_it(stack: Stack, bots: Bots) -> None:
+    """With the stopwatch every seat may report silence while a story runs, so every bot seat
+    is asked: those not telling let it run (a bot hears no silence), each story called is told,
+    and the match ends by itself, one move sent per bot move in the log."""
+    created = stack.lobby.post(
+        "/tables",
+        json={
+            "game": NEWS,
+            "seats": 3,
+            "options": {"stopwatch": True},
+            "bots": [{"bot": f"{NEWS}-heuristic", "seat": seat} for seat in range(3)],
+        },
+    )
+    assert created.status_code == 201, created.text
+    before = bots.outcomes("bots")
+    match_id = created.json()["match_id"]
+
+    wait_finished(stack, match_id)
+    types = [item["type"] for item in logged(stack, match_id)]
+    assert types.count("BreakingNewsCalled") > 0  # a story ran: every seat could interrupt it
+    assert "StoryInterrupted" not in types
+    told = [
+        item
+        for item in logged(stack, match_id)
+        if item["type"] == "ObjectCompleted" and item["data"]["duration_ms"] is not None
+    ]
+    assert len(told) == types.count("BreakingNewsCalled")
+    played = moved_since(bots, before)
+    assert played["moved"] == len(movers(stack, match_id))
+    assert played.keys() <= {"moved", "stale", "waited"}
