@@ -2,7 +2,8 @@
 gateway: two people (one on a phone-sized screen) play a whole 2-player match by clicking the
 board (a highlighted square, a rotation, a follower spot or none), the board showing as many
 tiles as the server holds after every move; then a few turns with The Messengers (a figure for
-each scoring, the messages). Screenshots of the table are kept (tests/e2e/web.py:
+each scoring, the messages); and a turn on a phone, down to 240 px wide, with the board centred
+on its tiles and never under the controls. Screenshots of the table are kept (tests/e2e/web.py:
 ``ARTIFACTS``)."""
 
 from __future__ import annotations
@@ -12,10 +13,10 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Locator, Page, ViewportSize, expect
 
 from tests.e2e.conftest import Gateway
-from tests.e2e.web import Player, screenshot, seat_two, server_match
+from tests.e2e.web import PHONE, Player, screenshot, seat_two, server_match
 
 # the fixtures skip without nginx, node or chromium
 pytestmark = [pytest.mark.e2e, pytest.mark.shares_gateway]
@@ -31,6 +32,10 @@ MESSENGERS_MOVES = 12
 """Actions with The Messengers: a few turns; with this seed and these clicks the eighth action
 moves a figure onto a dark space and the ninth resolves the message drawn (8: score a
 follower, chosen on the board)."""
+
+PHONE_TURNS = 5
+"""Moves before the phone's turn: a few tiles, so that the board is wider than one."""
+NARROW_PHONE: ViewportSize = {"width": 240, "height": 640}
 
 expect.set_options(timeout=10_000)
 
@@ -228,3 +233,88 @@ def test_a_few_turns_with_the_messengers(gateway: Gateway, people: Callable[...,
         for seat, (first, second) in enumerate(view["messengers"]["figures"]):
             expect(figures.nth(seat)).to_contain_text(f"{first} / {second}")
     print(f"carcassonne with the messengers by clicking: {done}")
+
+
+def test_a_turn_on_a_phone_keeps_the_board_centred_and_in_view(
+    gateway: Gateway, people: Callable[..., Player]
+) -> None:
+    """Bob's turn on a phone (390 px, then 240 px wide): on opening, the board shows its tiles
+    in its middle; with a square chosen, neither that square nor the board lies under the
+    controls; then he places the tile from the 240 px screen."""
+    players, match_id = seat_two(people, "carcassonne", SEED)
+    match, _ = play(gateway, players, match_id, PHONE_TURNS)
+    assert match["to_move"] == [1], match["to_move"]
+    page = players[1].page
+    for viewport in (PHONE, NARROW_PHONE):
+        page.set_viewport_size(viewport)
+        page.reload()
+        wait_until_shown(page, match["version"])
+        assert_board_shows(page, match["view"])
+        assert_tiles_centred(page)
+        page.get_by_test_id("carc-legal").first.click()
+        ghost = page.get_by_test_id("carc-ghost")
+        expect(ghost).to_be_visible()
+        board = box(page.locator(".carc-board-scroll"))
+        controls = box(page.locator(".carc-controls"))
+        assert not overlap(board, controls), (board, controls)
+        assert not overlap(box(ghost), controls)
+        assert shown_on_top(page, box(ghost)), "the chosen square is covered"
+        screenshot(page, f"carcassonne-phone-{viewport['width']}px")
+        assert page.evaluate("document.documentElement.scrollWidth <= innerWidth")
+        if viewport is PHONE:
+            page.get_by_test_id("carc-cancel").click()
+            expect(ghost).to_have_count(0)
+    page.get_by_test_id("carc-place").click()
+    expect(page.get_by_test_id("version")).not_to_have_text(str(match["version"]))
+    assert len(server_match(gateway, match_id)["view"]["board"]) == len(match["view"]["board"]) + 1
+
+
+def assert_tiles_centred(page: Page) -> None:
+    """The middle of the placed tiles' squares is the middle of the board's view (within
+    2 px)."""
+    view = box(page.locator(".carc-board-scroll"))
+    squares = page.get_by_test_id("carc-board").evaluate(SQUARES_ON_SCREEN)
+    left = min(x for x, _, _ in squares)
+    right = max(x + size for x, _, size in squares)
+    top = min(y for _, y, _ in squares)
+    bottom = max(y + size for _, y, size in squares)
+    inside = page.locator(".carc-board-scroll").evaluate(
+        "(el) => [el.clientLeft, el.clientTop, el.clientWidth, el.clientHeight]"
+    )
+    middle_x = view["x"] + inside[0] + inside[2] / 2
+    middle_y = view["y"] + inside[1] + inside[3] / 2
+    assert abs((left + right) / 2 - middle_x) <= 2, (left, right, view, inside)
+    assert abs((top + bottom) / 2 - middle_y) <= 2, (top, bottom, view, inside)
+
+
+SQUARES_ON_SCREEN = """(svg) => {
+  const at = svg.getBoundingClientRect();
+  return [...svg.querySelectorAll(".carc-tile")].map((tile) => {
+    const m = tile.transform.baseVal.consolidate().matrix;
+    return [at.x + m.e, at.y + m.f, m.a * 100];
+  });
+}"""
+"""Each placed tile's square on the screen (x, y, side): its art may reach past it."""
+
+
+def shown_on_top(page: Page, area: dict[str, float]) -> bool:
+    """Whether what the page shows at the middle of ``area`` belongs to the board."""
+    x, y = area["x"] + area["width"] / 2, area["y"] + area["height"] / 2
+    return page.evaluate(
+        "([x, y]) => !!document.elementFromPoint(x, y)?.closest('.carc-board-scroll')", [x, y]
+    )
+
+
+def overlap(one: dict[str, float], other: dict[str, float]) -> bool:
+    return (
+        one["x"] < other["x"] + other["width"]
+        and other["x"] < one["x"] + one["width"]
+        and one["y"] < other["y"] + other["height"]
+        and other["y"] < one["y"] + one["height"]
+    )
+
+
+def box(locator: Locator) -> dict[str, float]:
+    found = locator.bounding_box()
+    assert found is not None
+    return found

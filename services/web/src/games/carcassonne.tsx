@@ -268,12 +268,16 @@ function Board(props: BoardProps): JSX.Element {
     maxY = Math.max(maxY, y);
   };
   tiles.forEach((t) => extend(t.x, t.y));
+  const tilesSpan = { minX, maxX, minY, maxY };
   sorted.squares.forEach((s) => extend(s.x, s.y));
-  // one empty row and column all around, so the board never ends at a tile's edge
-  minX -= 1;
-  maxX += 1;
-  minY -= 1;
-  maxY += 1;
+  // one empty row and column all around, so the board never ends at a tile's edge, and as
+  // many on either side of the tiles: the board's middle is the tiles' middle
+  const aside = Math.max(tilesSpan.minX - minX, maxX - tilesSpan.maxX) + 1;
+  const above = Math.max(tilesSpan.minY - minY, maxY - tilesSpan.maxY) + 1;
+  minX = tilesSpan.minX - aside;
+  maxX = tilesSpan.maxX + aside;
+  minY = tilesSpan.minY - above;
+  maxY = tilesSpan.maxY + above;
   const width = (maxX - minX + 1) * size;
   const height = (maxY - minY + 1) * size;
   const left = (x: number) => (x - minX) * size;
@@ -281,7 +285,7 @@ function Board(props: BoardProps): JSX.Element {
   const scale = size / 100;
 
   // Keep what the player looks at in place when the board grows west or north, and start
-  // with the last placed tile in the middle of the view.
+  // with the tiles in the middle of the view.
   const scroller = useRef<HTMLDivElement>(null);
   const origin = useRef<{ minX: number; maxY: number; size: number } | null>(null);
   useLayoutEffect(() => {
@@ -289,17 +293,14 @@ function Board(props: BoardProps): JSX.Element {
     if (!el) return;
     const before = origin.current;
     if (!before || before.size !== size) {
-      const last = tiles[tiles.length - 1];
-      const cx = last ? left(last.x) + size / 2 : width / 2;
-      const cy = last ? top(last.y) + size / 2 : height / 2;
       if (before) {
         // zoom: keep the middle of the view in the middle
         const ratio = size / before.size;
         el.scrollLeft = (el.scrollLeft + el.clientWidth / 2) * ratio - el.clientWidth / 2;
         el.scrollTop = (el.scrollTop + el.clientHeight / 2) * ratio - el.clientHeight / 2;
       } else {
-        el.scrollLeft = cx - el.clientWidth / 2;
-        el.scrollTop = cy - el.clientHeight / 2;
+        el.scrollLeft = (width - el.clientWidth) / 2;
+        el.scrollTop = (height - el.clientHeight) / 2;
       }
     } else {
       el.scrollLeft += (before.minX - minX) * size;
