@@ -1,22 +1,27 @@
-"""The Dingo Ate the Baby and Breaking News in the web client, in the OS's Chromium against
-``playtable stack`` behind its gateway: for each game two people (one on a phone-sized screen)
-play a whole 2-player match by clicking the table's controls (the UI offering exactly the
-actions the server lists), typing each Breaking News story around the words the table names;
-the final result the table shows is the server's. A spectator sees the Dingo table read-only,
-and the replay shows the finished match without controls. Screenshots of each table at a
-mid-game position are kept (tests/e2e/web.py: ``ARTIFACTS``)."""
+"""The Dingo Ate the Baby, Breaking News and Hanabi in the web client, in the OS's Chromium
+against ``playtable stack`` behind its gateway: for the first two, two people (one on a
+phone-sized screen) play a whole 2-player match by clicking the table's controls (the UI
+offering exactly the actions the server lists), typing each Breaking News story around the
+words the table names; the final result the table shows is the server's. A spectator sees the
+Dingo table read-only, and the replay shows the finished match without controls. A Breaking
+News spectator sees the story clock run; Hanabi fits a 200 px wide screen and shows its
+spectator what the clues told. Screenshots of each table at a mid-game position are kept
+(tests/e2e/web.py: ``ARTIFACTS``)."""
 
 from __future__ import annotations
 
 import json
+import re
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from playwright.sync_api import Locator, Page, expect
+from playwright.sync_api import Locator, Page, ViewportSize, expect
 
 from tests.e2e.conftest import Gateway
+from tests.e2e.play import auth, open_table
 from tests.e2e.web import PHONE, Player, screenshot, seat_two, server_match
 
 # the fixtures skip without nginx, node or chromium
@@ -32,6 +37,13 @@ NEWS_MAX_MOVES = 200
 """A 2-player game ends when the element deck runs out (about 45 moves when cards are placed
 whenever they fit), or after the fourth completed object."""
 NEWS_SCREENSHOT_AT = 18
+NEWS_CALL_SEED = 3
+NEWS_MOVES_TO_A_CALL = 120
+"""Placing the first card that fits, a 2-player timed game has news to call well before."""
+HANABI_SEED = 5
+NARROW: ViewportSize = {"width": 200, "height": 800}
+SUIT_SYMBOLS = {"red": "♥", "yellow": "★", "green": "♣", "blue": "♦", "white": "○"}
+"""Each suit's symbol on the Hanabi cards, as the web client draws them."""
 
 expect.set_options(timeout=10_000)
 
@@ -283,3 +295,130 @@ def test_two_people_play_a_whole_breaking_news_match_by_clicking(
     expect(replay.page.get_by_test_id("action")).to_have_count(0)
     expect(replay.page.get_by_test_id("slot")).to_have_count(0)
     print(f"breaking news: {done} in {time.monotonic() - started:.1f} s")
+
+
+def test_a_breaking_news_spectator_sees_the_story_clock(
+    gateway: Gateway, people: Callable[..., Player]
+) -> None:
+    """Two seats play a timed game over the API up to a call; a spectator watching from the
+    start sees the story's clock count the seconds, as the seats do."""
+    options = {"stopwatch": True}
+    match_id, tokens = open_table(gateway.stack, "breaking_news", 2, options, NEWS_CALL_SEED)
+    watcher = people(PHONE)
+    watcher.open(f"#/matches/{match_id}")
+    expect(watcher.page.get_by_test_id("match")).to_have_attribute("data-you", "spectator")
+    version = play_until_a_call(gateway, match_id, tokens)
+    wait_until_shown(watcher.page, version)
+    table = watcher.page.get_by_test_id("breaking-news-table")
+    expect(table).to_have_attribute("data-phase", "story")
+    expect(table.get_by_test_id("story-clock")).to_have_text(re.compile(r"^\d+ s"))
+    screenshot(watcher.page, "breaking-news-spectator-clock")
+
+
+def play_until_a_call(gateway: Gateway, match_id: str, tokens: list[str]) -> int:
+    """Each seat to move calls Breaking News when it may, else places the first card that fits,
+    else ends its turn or passes; the version once news was called."""
+    for _ in range(NEWS_MOVES_TO_A_CALL):
+        match = server_match(gateway, match_id)
+        assert match["status"] == "running"
+        seat = match["to_move"][0]
+        headers = auth(tokens[seat])
+        listed = gateway.stack.match.get(f"/matches/{match_id}/actions", headers=headers)
+        assert listed.status_code == 200, listed.text
+        actions = listed.json()["actions"]
+        kinds = ("CallBreakingNews", "PlaceCard", "EndTurn", "PassTurn")
+        action = next(a for kind in kinds for a in actions if a["type"] == kind)
+        moved = gateway.stack.match.post(
+            f"/matches/{match_id}/actions",
+            json={"game": "breaking_news", "expected_version": match["version"], "action": action},
+            headers={**headers, "Idempotency-Key": uuid.uuid4().hex},
+        )
+        assert moved.status_code == 201, moved.text
+        if action["type"] == "CallBreakingNews":
+            return moved.json()["version"]
+    raise AssertionError(f"no news called in {NEWS_MOVES_TO_A_CALL} moves")
+
+
+# --- Hanabi ---------------------------------------------------------------------------------
+
+
+def test_hanabi_fits_a_narrow_screen_and_shows_a_spectator_what_the_clues_told(
+    gateway: Gateway, people: Callable[..., Player]
+) -> None:
+    """Ada clues Bob; Bob, on a 200 px wide screen, sees no horizontal scroll, his Play and
+    Discard buttons level, suit symbols on Ada's cards, the variant and the clue history; a
+    spectator (also 200 px wide) sees no face in any hand, the line that says why, and on each
+    card of Bob's what the clue told."""
+    (ada, bob), match_id = seat_two(people, "hanabi", HANABI_SEED)
+    watcher = people(NARROW)
+    watcher.open(f"#/matches/{match_id}")
+    expect(watcher.page.get_by_test_id("match")).to_have_attribute("data-you", "spectator")
+    bob.page.set_viewport_size(NARROW)
+    start = server_match(gateway, match_id)
+    wait_until_shown(ada.page, start["version"])
+    ada.page.get_by_test_id("clues-1").get_by_role("button").first.click()
+    expect(ada.page.get_by_test_id("version")).not_to_have_text(str(start["version"]))
+    match = server_match(gateway, match_id)
+    view = match["view"]  # the spectator's
+    [clue] = view["clues"]
+    assert (clue["seat"], clue["target"], clue["turn"]) == (0, 1, 0)
+    for person in (ada, bob, watcher):
+        page = person.page
+        wait_until_shown(page, match["version"])
+        for words in view["variant"]:
+            expect(page.get_by_test_id("variant")).to_contain_text(words)
+        records = page.get_by_test_id("clue-record")
+        expect(records).to_have_count(1)
+        slots = ", ".join(map(str, clue["slots"]))
+        expect(records).to_contain_text(re.compile(rf"^Turn 1: .* on cards? {slots}$"))
+    expect(watcher.page.get_by_test_id("clue-record")).to_have_text(
+        re.compile(r"^Turn 1: ada clued bob: ", re.IGNORECASE)
+    )
+    expect(bob.page.get_by_test_id("clue-record")).to_contain_text("clued you")
+
+    for person in (bob, watcher):  # nothing wider than the 200 px screen
+        assert person.page.evaluate("document.documentElement.scrollWidth <= innerWidth")
+    screenshot(bob.page, "hanabi-200px")
+    screenshot(watcher.page, "hanabi-spectator")
+
+    # Bob's own cards: Play and Discard (a token is spent) at one height each, level slot by slot
+    hand = bob.page.get_by_test_id("my-hand")
+    expect(hand.get_by_role("button", name="Discard")).to_have_count(len(view["hands"][1]))
+    heights, offsets = set(), set()
+    for slot in hand.locator(".slot").all():
+        face = box(slot.locator(".card"))
+        for name in ("Play", "Discard"):
+            button = box(slot.get_by_role("button", name=name))
+            heights.add(round(button["height"]))
+            offsets.add((name, round(button["y"] - face["y"])))
+    assert len(heights) == 1 and len(offsets) == 2, (heights, offsets)
+
+    # Ada's cards, face up for Bob: each with its suit's symbol
+    faces = bob.page.get_by_test_id("hand-0").locator(".card")
+    expect(faces).to_have_count(len(view["hands"][0]))
+    for face in faces.all():
+        suit = (face.get_attribute("aria-label") or "").split()[0]
+        expect(face.locator(".symbol")).to_have_text(SUIT_SYMBOLS[suit])
+
+    # the spectator: no face, the reason, and on each of Bob's cards what the clue told
+    page = watcher.page
+    expect(page.get_by_test_id("why-hidden")).to_contain_text("Spectators see no card face")
+    expect(page.locator(".hand .card:not(.hidden)")).to_have_count(0)
+    told = page.get_by_test_id("hand-1").get_by_test_id("knowledge")
+    expect(told).to_have_count(len(view["hands"][1]))  # touched or not, each card learnt
+    said = clue["colour"] or str(clue["rank"])
+    for card in view["hands"][1]:
+        face = page.get_by_test_id("hand-1").locator(f".slot[data-order='{card['order']}'] .card")
+        if card["order"] in clue["touched"]:
+            expect(face).to_have_attribute(
+                "aria-label", re.compile(rf"^hidden card, clued .*{said}")
+            )
+        else:
+            expect(face).not_to_have_attribute("aria-label", re.compile(said))
+    expect(bob.page.get_by_test_id("why-hidden")).to_contain_text("never see your own cards")
+
+
+def box(locator: Locator) -> dict[str, float]:
+    found = locator.bounding_box()
+    assert found is not None
+    return found

@@ -504,9 +504,9 @@ export function BreakingNewsTable(props: TableProps<BreakingNewsView, BreakingNe
   }, [view.turns, view.phase]);
   const over = view.phase === "over";
   const callSeenAt = useCallSeenAt(view.called_news?.called_at_ms ?? null);
-  // Only a seat playing now times the story: every seat has ReportSilence listed while it runs,
-  // and a replay (no actions) stepping across a call would otherwise start a clock of its own.
-  const liveCallSeenAt = actions.length > 0 ? callSeenAt : null;
+  // The match page times the story for its seats and its spectators alike; a replay stepping
+  // across a call would otherwise start a clock of its own.
+  const liveCallSeenAt = props.live ? callSeenAt : null;
 
   // Every element card on view (table and hand), by id, for words and symbols.
   const lookup = new Map<number, BreakingNewsElementCard>();

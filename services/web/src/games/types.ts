@@ -19,6 +19,9 @@ export interface TableProps<View, Action> {
   submit: (action: Action) => Promise<void>;
   /** True while a move is being sent: the table offers nothing meanwhile. */
   busy: boolean;
+  /** True when the view is the match as it stands now (the match page), not a past version
+   * (a replay): what runs in real time, such as a story's clock, runs only then. */
+  live?: boolean;
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

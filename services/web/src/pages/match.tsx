@@ -234,6 +234,7 @@ export function MatchPage({ matchId }: { matchId: string }) {
               toMove={match.to_move}
               submit={submit}
               busy={busy}
+              live
             />
           )}
           <EventLog events={recent} players={match.players} />
