@@ -249,23 +249,15 @@ def _evolve_clue(state: HanabiState, event: ClueGiven) -> None:
         clued, excluded = state.colours_clued, state.colours_excluded
         bit = 1 << SUITS.index(event.colour)
     touched = event.touched
-    hand = state.hands[event.target]
-    for order in hand:
+    slots = []
+    for place, order in enumerate(state.hands[event.target], 1):
         if order in touched:
             clued[order] |= bit
+            slots.append(place)
         else:
             excluded[order] |= bit
-    slots = tuple(place for place, order in enumerate(hand, 1) if order in touched)
     state.clues.append(
-        ClueRecord(
-            state.turns,
-            event.seat,
-            event.target,
-            tuple(touched),
-            slots,
-            event.colour,
-            event.rank,
-        )
+        ClueRecord(state.turns, event.seat, event.target, touched, slots, event.colour, event.rank)
     )
     _next_turn(state)
 

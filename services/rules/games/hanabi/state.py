@@ -157,8 +157,8 @@ class ClueRecord(msgspec.Struct, frozen=True):
     turn: int
     seat: int
     target: int
-    touched: tuple[int, ...]
-    slots: tuple[int, ...]
+    touched: list[int]
+    slots: list[int]
     colour: str | None = None
     rank: int | None = None
 

@@ -29,9 +29,9 @@ def test_the_clue_history_says_who_clued_whom_what_which_slots_and_when():
     act(state, 0, PlayCard(0))  # the red 1: the hand shifts, the green 1 drawn goes last
     act(state, 1, GiveColourClue(0, "red"))
     expected = [
-        ClueRecord(turn=0, seat=0, target=1, touched=(5, 6, 8), slots=(1, 2, 4), rank=3),
-        ClueRecord(1, 1, 0, (0, 2, 4), (1, 3, 5), colour="red"),
-        ClueRecord(3, 1, 0, (2, 4), (2, 4), colour="red"),
+        ClueRecord(turn=0, seat=0, target=1, touched=[5, 6, 8], slots=[1, 2, 4], rank=3),
+        ClueRecord(1, 1, 0, [0, 2, 4], [1, 3, 5], colour="red"),
+        ClueRecord(3, 1, 0, [2, 4], [2, 4], colour="red"),
     ]
     for seat in (0, 1, None):
         assert GAME.view(state, seat).clues == expected
@@ -44,7 +44,7 @@ def test_the_clue_history_folds_from_the_events_alone():
     decoded = msgspec.json.decode(msgspec.json.encode(log), type=list[GAME.event_type])
     assert GAME.fold(decoded).clues == state.clues
     clues = [event for event in log if type(event).__name__ == "ClueGiven"]
-    assert [(c.seat, c.target, tuple(c.touched), c.colour, c.rank) for c in clues] == [
+    assert [(c.seat, c.target, c.touched, c.colour, c.rank) for c in clues] == [
         (c.seat, c.target, c.touched, c.colour, c.rank) for c in state.clues
     ]
 
