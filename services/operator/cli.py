@@ -273,6 +273,9 @@ def _main(argv: list[str] | None = None) -> int:
     bots = bench_kinds.add_parser("bots", help="each game's heuristic bot, in seeded matches")
     bots.add_argument("--game", default=None)
     bots.add_argument("--matches", type=int, default=1000)
+    bots.add_argument(
+        "--players", type=int, default=None, help="only this player count (default: each)"
+    )
     bot_service = bench_kinds.add_parser(
         "bot-service", help="matches of bots only, played by bots processes through the services"
     )

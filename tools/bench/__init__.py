@@ -33,7 +33,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     if args.bench == "bots":
         from tools.bench.engine import bench_bots
 
-        return bench_bots(args.game, args.matches)
+        return bench_bots(args.game, args.matches, args.players)
     if args.bench == "bot-service":
         from tools.bench.bot_service import bench_bot_service
 

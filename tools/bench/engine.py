@@ -69,13 +69,62 @@ BOT_TABLES = {
 """Per game, the player counts measured (the bot's figures the issue asks for first)."""
 
 
-def bench_bots(only: str | None, matches: int) -> int:
-    """Each game's heuristic bot over ``matches`` seeded matches per player count, on every
-    core: Hanabi's self-play scores (a cooperative game) beside the random bot's, for the
-    others its win share against random bots in every other seat (its seat rotating)."""
+def timed_self_play(job: tuple[str, str, int, range]) -> tuple[list[int], int, float]:
+    """``(game, bot, players, seeds)``: the scores of ``arena.self_play``, with the decisions
+    the bot made and the CPU seconds they took (this process's, so other load is left out).
+    One picklable job, for a process pool."""
+    from services.bots.arena import play_match
+    from services.bots.policies.registry import POLICIES
+    from services.rules.games.registry import GAMES
+
+    name, bot, players, seeds = job
+    policy, spent = POLICIES[bot], [0, 0.0]
+
+    def timed(view: dict[str, Any], actions: list[dict[str, Any]], rng: random.Random) -> Any:
+        began = time.process_time()
+        choice = policy(view, actions, rng)
+        spent[0] += 1
+        spent[1] += time.process_time() - began
+        return choice
+
+    scores = [play_match(GAMES[name], [timed] * players, seed).scores[0] for seed in seeds]
+    return scores, spent[0], spent[1]
+
+
+def _self_play_line(pool: Any, name: str, players: int, matches: int, chunks: list[range]) -> str:
+    """Hanabi's figure: the heuristic's self-play score (mean with its standard error, so two
+    runs can be told apart), its CPU per decision, and the random bot's mean beside it."""
+    parts = list(
+        pool.map(timed_self_play, [(name, f"{name}-heuristic", players, c) for c in chunks])
+    )
+    mine = [score for part in parts for score in part[0]]
+    decisions, cpu = sum(part[1] for part in parts), sum(part[2] for part in parts)
+    randoms = [
+        score
+        for part in pool.map(
+            timed_self_play, [(name, f"{name}-random", players, c) for c in chunks]
+        )
+        for score in part[0]
+    ]
+    error = statistics.stdev(mine) / len(mine) ** 0.5 if len(mine) > 1 else 0.0
+    return (
+        f"heuristic self-play mean {statistics.mean(mine):.2f} (standard error {error:.2f}),"
+        f" median {statistics.median(mine)}, min {min(mine)}, max {max(mine)}"
+        f" ({sum(s == 25 for s in mine) / matches:.1%} perfect,"
+        f" {sum(s == 0 for s in mine) / matches:.1%} struck out),"
+        f" {cpu / decisions * 1e3:.2f} ms CPU per decision;"
+        f" random mean {statistics.mean(randoms):.2f}"
+    )
+
+
+def bench_bots(only: str | None, matches: int, players: int | None = None) -> int:
+    """Each game's heuristic bot over ``matches`` seeded matches (seeds 0 to matches - 1) per
+    player count (``players``, or each of ``BOT_TABLES``), on every core: Hanabi's self-play
+    scores (a cooperative game) beside the random bot's, for the others its win share against
+    random bots in every other seat (its seat rotating)."""
     from concurrent.futures import ProcessPoolExecutor
 
-    from services.bots.arena import seat_rotation, self_play
+    from services.bots.arena import seat_rotation
     from services.bots.policies.registry import POLICIES
 
     policies = POLICIES
@@ -86,36 +135,20 @@ def bench_bots(only: str | None, matches: int) -> int:
             if heuristic not in policies:
                 print(f"{name}: no heuristic bot yet")
                 continue
-            for players in BOT_TABLES[name]:
+            for count in [players] if players else BOT_TABLES[name]:
                 began = time.perf_counter()
                 if name == "hanabi":
-                    scores = {
-                        bot: [
-                            score
-                            for part in pool.map(
-                                self_play, [(name, bot, players, seeds) for seeds in chunks]
-                            )
-                            for score in part
-                        ]
-                        for bot in (heuristic, random_bot)
-                    }
-                    mine = scores[heuristic]
-                    line = (
-                        f"heuristic self-play mean {statistics.mean(mine):.2f}, median"
-                        f" {statistics.median(mine)}, min {min(mine)}, max {max(mine)}"
-                        f" ({sum(s == 25 for s in mine) / matches:.1%} perfect);"
-                        f" random mean {statistics.mean(scores[random_bot]):.2f}"
-                    )
+                    line = _self_play_line(pool, name, count, matches, chunks)
                 else:
-                    jobs = [(name, heuristic, random_bot, players, seeds) for seeds in chunks]
+                    jobs = [(name, heuristic, random_bot, count, seeds) for seeds in chunks]
                     parts = list(pool.map(seat_rotation, jobs))
                     wins = sum(p.wins * p.matches for p in parts) / matches
                     mean = sum(p.mean_score * p.matches for p in parts) / matches
                     others = sum(p.mean_others * p.matches for p in parts) / matches
                     line = (
                         f"heuristic against random wins {wins:.1%} (fair share"
-                        f" {1 / players:.0%}), mean score {mean:.1f} against {others:.1f}"
+                        f" {1 / count:.0%}), mean score {mean:.1f} against {others:.1f}"
                     )
                 took = (time.perf_counter() - began) / matches
-                print(f"{name}, {players} players, {matches} matches: {line} ({took:.3f} s each)")
+                print(f"{name}, {count} players, {matches} matches: {line} ({took:.3f} s each)")
     return 0

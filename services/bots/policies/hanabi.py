@@ -7,16 +7,24 @@ when), so every convention is a property of the table as it stands:
   every copy the holder can see elsewhere (discards, fireworks, other hands, and its own cards
   whose identity it knows). A teammate's knowledge is estimated with only what both seats see,
   so whatever that estimate proves, the teammate proves too.
-- **Plays.** A card is played when all its candidates are playable (certain), or when it carries
-  a colour clue and no rank clue (the *colour-touch* convention: such a card is always playable,
-  which every clue giver guarantees before cluing a colour). Misplays are otherwise avoided;
-  a gamble is taken only once the deck is out, with at most one fuse burned.
+- **Plays.** A card is played when all its candidates are playable (certain), or when a
+  convention says so. *Colour chains*: a hand's cards of one known suit touched by colour and
+  not by rank are, oldest first, that firework's next cards (the oldest is played, the next
+  follows it). *Rank play clues*: a card touched by rank and not by colour, with an untouched
+  card older than it in the hand, was not the chop when clued (that older card was there,
+  untouched, already), so the clue was no save: it is played if any candidate is playable (this
+  reading can fade, when the older card is discarded, but never appear later). Every clue giver
+  guarantees both readings before cluing. Misplays are otherwise avoided; a gamble is taken only
+  once the deck is out, with at most one fuse burned.
 - **Clues.** Each legal clue is simulated on the teammate's estimated knowledge: it is worth
   the cards it makes playable to them (never a card already claimed elsewhere), saving a
   critical card (a 5 or a last copy) from their chop (and, less urgently, a 2 whose twin no
   hand shows), protecting useful cards and showing trash;
-  a clue that would make a teammate misplay is never given, and one that stops a coming misplay
-  (a *fix*) comes first. The nearest teammate wins ties.
+  a clue that would make a teammate misplay is never given, now or once a candidate becomes
+  playable (a card a convention calls playable must be that card, and the only copy on its
+  way), and one that stops a coming misplay (a *fix*) comes first. The nearest teammate wins
+  ties. With three or more players a bot plays its own card before cluing; with two it clues
+  an idle teammate first.
 - **Discards.** Known trash first, then the chop (the oldest untouched card); never at 8 tokens.
 """
 

@@ -1,5 +1,5 @@
-"""The Hanabi heuristic bot: always legal, the basic conventions on built tables, and a quick
-figure (the 1,000-game figures are measured by a script, not here)."""
+"""The Hanabi heuristic bot: always legal, the conventions on built tables, and a strength
+floor on a few seeded matches (the 200-match figures come from `playtable bench bots`)."""
 
 from __future__ import annotations
 
@@ -139,6 +139,78 @@ def test_it_never_colour_clues_a_card_it_cannot_play() -> None:
     assert choice.get("colour") not in ("red", "green", "white")
 
 
-def test_two_player_self_play_scores_well() -> None:
-    scores = [play_match(GAME, [heuristic] * 2, seed).scores[0] for seed in range(50)]
-    assert statistics.mean(scores) >= 15  # the issue's goal; the bot averages about 21.5
+def test_a_rank_clue_beside_an_older_untouched_card_is_played() -> None:
+    """Seat 1's r2 has an untouched card older than it, so the 2 clue was no save: a play."""
+    deck = _deck(R + 1, Y + 2, G + 2, B + 2, W + 2, Y + 3, R + 2, B + 4, G + 3, W + 4)
+    state = _table(deck, [*RED_ONE_PLAYED, {"type": "GiveRankClue", "target": 1, "rank": 2}])
+    view, actions = _seen(state)
+    assert view["seat"] == 1 and view["fireworks"]["red"] == 1
+    assert list(view["hands"][1][1]["possible_suits"]) == list(view["suits"])  # any 2 at all
+    assert heuristic(view, actions, random.Random(0)) == {"type": "PlayCard", "card": 6}
+
+
+def test_a_rank_clue_on_the_chop_is_a_save_not_a_play() -> None:
+    """The same clue on the oldest untouched card may be a save: it is not played blind."""
+    deck = _deck(R + 1, Y + 2, G + 2, B + 2, W + 2, R + 2, Y + 3, B + 4, G + 3, W + 4)
+    state = _table(deck, [*RED_ONE_PLAYED, {"type": "GiveRankClue", "target": 1, "rank": 2}])
+    view, actions = _seen(state)
+    assert list(view["hands"][1][0]["clued_ranks"]) == [2]
+    assert heuristic(view, actions, random.Random(0)) != {"type": "PlayCard", "card": 5}
+
+
+def test_colour_clued_cards_of_one_suit_are_played_oldest_first() -> None:
+    """Two red cards, clued red together: the older is read as the next red, the newer as the
+    one after it, so the older is played (it is the r1) and the newer kept."""
+    deck = _deck(Y + 2, Y + 2, G + 2, B + 2, W + 2, Y + 3, R + 1, B + 4, R + 2, W + 4)
+    state = _table(deck, [{"type": "GiveColourClue", "target": 1, "colour": "red"}])
+    view, actions = _seen(state)
+    assert [card["order"] for card in view["hands"][1] if card["clued_colours"]] == [6, 8]
+    assert heuristic(view, actions, random.Random(0)) == {"type": "PlayCard", "card": 6}
+
+
+def test_it_never_rank_clues_an_unplayable_card_that_would_read_as_a_play() -> None:
+    """Seat 1 holds r2 (playable) and g2 (not) beside older untouched cards: a 2 clue would
+    make both read as plays, so seat 0 clues the r2 some other way."""
+    deck = _deck(R + 1, Y + 2, G + 2, B + 2, W + 2, W + 4, R + 2, B + 3, G + 2, Y + 4)
+    view, actions = _seen(_table(deck, [RED_ONE_PLAYED[0], CLUE_SEAT_ZERO]))
+    assert view["seat"] == 0 and view["fireworks"] == {**dict.fromkeys(view["suits"], 0), "red": 1}
+    choice = heuristic(view, actions, random.Random(0))
+    assert choice != {"type": "GiveRankClue", "target": 1, "rank": 2}
+    assert choice == {"type": "GiveColourClue", "target": 1, "colour": "red"}
+
+
+def test_with_no_token_it_discards_its_chop_never_a_clued_card() -> None:
+    """Seat 0 knows its oldest card is g2 (useful, not yet playable) and has nothing to play:
+    it discards the oldest untouched card instead."""
+    deck = _deck(G + 2, Y + 4, B + 4, W + 3, R + 4, Y + 3, R + 3, B + 3, G + 3, W + 3)
+    by_zero = {"type": "GiveRankClue", "target": 1, "rank": 3}
+    by_one = [
+        {"type": "GiveColourClue", "target": 0, "colour": "green"},
+        {"type": "GiveRankClue", "target": 0, "rank": 2},
+    ]
+    state = _table(deck, [move for _ in range(2) for clue in by_one for move in (by_zero, clue)])
+    view, actions = _seen(state)
+    assert view["seat"] == 0 and view["clue_tokens"] == 0
+    known = view["hands"][0][0]
+    assert (list(known["possible_suits"]), list(known["possible_ranks"])) == (["green"], [2])
+    assert heuristic(view, actions, random.Random(0)) == {"type": "DiscardCard", "card": 1}
+
+
+RED_ONE_PLAYED = [
+    {"type": "PlayCard", "card": 0},
+    {"type": "GiveRankClue", "target": 0, "rank": 2},
+]
+"""Seat 0 plays its r1 (order 0); seat 1 answers with a clue: seat 0 is to move."""
+CLUE_SEAT_ZERO = {"type": "GiveRankClue", "target": 0, "rank": 2}
+
+STRENGTH_FLOORS = {4: 19.5, 5: 18.5}
+"""Means over seeds 0-39 (200-match figures in docs/hosting.md): this bot 20.90 and 20.38;
+the bot before the rank play clue and the chains 18.62 and 15.85; HolmesBot's published
+4- and 5-player means 20.46 and 18.40."""
+
+
+@pytest.mark.parametrize("players", STRENGTH_FLOORS)
+def test_self_play_scores_above_the_floor(players: int) -> None:
+    scores = [play_match(GAME, [heuristic] * players, seed).scores[0] for seed in range(40)]
+    assert 0 not in scores  # no match struck out
+    assert statistics.mean(scores) >= STRENGTH_FLOORS[players]
