@@ -147,9 +147,12 @@ class Player:
         bots: dict[int, str] | None = None,
         filled: dict[str, str] | None = None,
         checked: dict[str, bool] | None = None,
+        player: str | None = None,
+        player_seat: int = 0,
     ) -> str:
-        """Fill the lobby's form (the game's options: ``filled`` fields, ``checked`` boxes) and
-        create the table; its id (the page is then the table's)."""
+        """Fill the lobby's form (the game's options: ``filled`` fields, ``checked`` boxes; with
+        ``player``, the creator's name and seat) and create the table; its id (the page is then
+        the table's)."""
         from playwright.sync_api import expect
 
         self.open()
@@ -158,6 +161,9 @@ class Player:
         form.locator("input[name=seats]").fill(str(seats))
         if seed is not None:
             form.locator("input[name=seed]").fill(str(seed))
+        if player is not None:
+            form.locator("input[name=creator]").fill(player)
+            form.locator("select[name=creator-seat]").select_option(str(player_seat))
         if private:
             form.locator("select[name=visibility]").select_option("private")
         for seat, bot in (bots or {}).items():
@@ -171,8 +177,11 @@ class Player:
         form.get_by_role("button", name="Create table").click()
         return self.wait_for_route("tables")
 
-    def take_seat(self, name: str) -> None:
+    def take_seat(self, name: str, seat: int | None = None) -> None:
+        """Take ``seat`` (the first free one if None) at the table this page shows."""
         self.page.locator("input[name=player]").fill(name)
+        if seat is not None:
+            self.page.locator("select[name=seat]").select_option(str(seat))
         self.page.get_by_role("button", name="Take a seat").click()
         self.page.get_by_role("button", name="Start").wait_for()
 

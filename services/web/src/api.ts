@@ -126,6 +126,15 @@ export const credentials = {
       return null; // not ours, or damaged: as if there were none
     }
   },
+  /** Every table at which this browser holds a seat, with the seat (the lobby lists them). */
+  seats(): { tableId: string; seat: Seat }[] {
+    const held = /^playtable\.table\.(.+)\.seat$/;
+    return Object.keys(localStorage).flatMap((key) => {
+      const tableId = held.exec(key)?.[1];
+      const seat = tableId === undefined ? null : credentials.seat(tableId);
+      return tableId === undefined || seat === null ? [] : [{ tableId, seat }];
+    });
+  },
   keepSeat(tableId: string, seat: Seat): void {
     localStorage.setItem(seatKey(tableId), JSON.stringify(seat));
   },

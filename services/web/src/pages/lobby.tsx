@@ -1,5 +1,6 @@
-// The lobby: the app's key, the games from the catalogue (GET /games) and a form built from
-// each one's options and bots, and the app's open tables.
+// The lobby: the app's key, this browser's tables and matches, the running matches to watch,
+// the games from the catalogue (GET /games) and a form built from each one's options, bots and
+// hosting policies, and the app's open tables.
 import { useEffect, useState } from "preact/hooks";
 
 import {
@@ -8,8 +9,11 @@ import {
   type CreateTable,
   type GameInfo,
   type GameOption,
+  type Hosting,
+  joinTable,
   listGames,
   listTables,
+  type PolicyInfo,
   type TableInfo,
 } from "../client";
 import {
@@ -23,6 +27,7 @@ import {
 } from "../api";
 import { ProblemBox, StackedWarning, useCommands } from "../components";
 import { links } from "../router";
+import { gameTitle, MatchesToWatch, YourTables } from "./lobby-yours";
 
 const TABLES_PER_PAGE = 50;
 
@@ -60,6 +65,8 @@ export function Lobby() {
     <main>
       <AppKeyField onSaved={() => void loadTables()} />
       <ProblemBox problem={gamesProblem ?? tablesProblem} />
+      <YourTables games={games} />
+      <MatchesToWatch games={games} />
       {games.length > 0 && <CreateTableForm games={games} />}
       <section>
         <h2>
@@ -100,7 +107,7 @@ function AppKeyField({ onSaved }: { onSaved: () => void }) {
 
 function TableList({ tables, games }: { tables: TableInfo[]; games: GameInfo[] }) {
   if (tables.length === 0) return <p>No tables yet.</p>;
-  const title = (name: string) => games.find((game) => game.name === name)?.title ?? name;
+  const title = (name: string) => gameTitle(games, name);
   return (
     <ul class="tables" data-testid="tables">
       {tables.map((table) => {
@@ -121,19 +128,57 @@ function TableList({ tables, games }: { tables: TableInfo[]; games: GameInfo[] }
 type Chosen = NonNullable<CreateTable["options"]>;
 /** A bot's name as the contract spells it (the catalogue lists them as plain strings). */
 type BotName = BotSeat["bot"];
+type TimeoutPolicy = NonNullable<Hosting["on_timeout"]>;
+type LeavePolicy = NonNullable<Hosting["on_leave"]>;
+
+/** A seat count the game takes: `wanted` brought within its player counts. */
+export function boundSeats(game: GameInfo, wanted: number): number {
+  if (!Number.isFinite(wanted)) return game.min_players;
+  return Math.min(game.max_players, Math.max(game.min_players, Math.round(wanted)));
+}
+
+/** Whether every option `option` requires has its value (chosen, else the default). */
+function requirementsMet(option: GameOption, game: GameInfo, chosen: Chosen): boolean {
+  return Object.entries(option.requires ?? {}).every(([name, wanted]) => {
+    const other = game.options.find((candidate) => candidate.name === name);
+    return (chosen[name] ?? other?.default) === wanted;
+  });
+}
+
+/** The options to send: those chosen whose requirements hold (an option whose requirement was
+ * turned off again is not sent, as the form disables it). */
+function optionsToSend(game: GameInfo, chosen: Chosen): Chosen {
+  return Object.fromEntries(
+    Object.entries(chosen).filter(([name]) => {
+      const option = game.options.find((candidate) => candidate.name === name);
+      return option !== undefined && requirementsMet(option, game, chosen);
+    }),
+  );
+}
+
+/** The table's name when none is typed: the creator's and the game's ("Ada's Hanabi"). */
+function defaultTableName(player: string, game: GameInfo): string {
+  return player.trim() ? `${player.trim()}'s ${game.title}` : `${game.title} table`;
+}
 
 function CreateTableForm(props: { games: GameInfo[] }) {
   const [gameName, setGameName] = useState(props.games[0]?.name ?? "");
   const game = props.games.find((candidate) => candidate.name === gameName);
-  const [seats, setSeats] = useState(2);
+  const [seatsWanted, setSeats] = useState(2);
   const [name, setName] = useState("");
+  const [player, setPlayer] = useState("");
+  const [playerSeat, setPlayerSeat] = useState(0);
   const [visibility, setVisibility] = useState<"public" | "private">("public");
   const [seed, setSeed] = useState("");
   const [perMove, setPerMove] = useState("");
+  const [onTimeout, setOnTimeout] = useState<TimeoutPolicy>("forfeit");
+  const [onLeave, setOnLeave] = useState<LeavePolicy>("abandon");
   const [options, setOptions] = useState<Chosen>({});
   const [bots, setBots] = useState<Record<number, BotName | "">>({});
   const { busy, refused, run } = useCommands();
   if (game === undefined) return null;
+  const seats = boundSeats(game, seatsWanted);
+  const mySeat = player.trim() ? Math.min(playerSeat, seats - 1) : null;
 
   const choose = (option: string, value: unknown) =>
     setOptions((chosen) => {
@@ -141,18 +186,28 @@ function CreateTableForm(props: { games: GameInfo[] }) {
       return value === undefined ? others : { ...others, [option]: value as Chosen[string] };
     });
 
+  const hosting = (): Hosting | undefined => {
+    const clock = perMove !== "" ? { per_move_s: Number(perMove) } : null;
+    if (clock === null && onLeave === "abandon") return undefined;
+    return { clock, on_timeout: clock === null ? "forfeit" : onTimeout, on_leave: onLeave };
+  };
+
   const create = async () => {
+    const chosenHosting = hosting();
     const body: CreateTable = {
       game: game.name,
       seats,
-      name,
+      name: name.trim() || defaultTableName(player, game),
       visibility,
-      options,
+      options: optionsToSend(game, options),
       bots: Object.entries(bots)
-        .filter((entry): entry is [string, BotName] => entry[1] !== "" && Number(entry[0]) < seats)
+        .filter(
+          (entry): entry is [string, BotName] =>
+            entry[1] !== "" && Number(entry[0]) < seats && Number(entry[0]) !== mySeat,
+        )
         .map(([seat, bot]) => ({ bot, seat: Number(seat) })),
       ...(seed !== "" && { seed: Number(seed) }),
-      ...(perMove !== "" && { hosting: { clock: { per_move_s: Number(perMove) } } }),
+      ...(chosenHosting && { hosting: chosenHosting }),
     };
     return run(async () => {
       const created = await sendOnce(["createTable", body], (key) =>
@@ -165,6 +220,7 @@ function CreateTableForm(props: { games: GameInfo[] }) {
       );
       const { table_id: tableId, invitation_token: invitation } = created.data;
       if (invitation) credentials.keepInvitation(tableId, invitation);
+      if (mySeat !== null) await sitDown(tableId, invitation ?? null, player.trim(), mySeat);
       location.hash = links.table(tableId);
     });
   };
@@ -194,6 +250,7 @@ function CreateTableForm(props: { games: GameInfo[] }) {
               setSeats(picked?.min_players ?? 2);
               setOptions({});
               setBots({});
+              setOnTimeout("forfeit");
             }}
           >
             {props.games.map((candidate) => (
@@ -212,15 +269,47 @@ function CreateTableForm(props: { games: GameInfo[] }) {
             min={game.min_players}
             max={game.max_players}
             value={seats}
-            onInput={(event) => setSeats(Number(event.currentTarget.value))}
-          />
+            onInput={(event) => setSeats(boundSeats(game, Number(event.currentTarget.value)))}
+          />{" "}
+          <small class="help" data-testid="seat-bounds">
+            {game.min_players === game.max_players
+              ? `${game.min_players} players`
+              : `${game.min_players} to ${game.max_players} players`}
+          </small>
         </label>
         <label>
-          Name{" "}
+          Your name{" "}
+          <input
+            name="creator"
+            value={player}
+            maxLength={40}
+            placeholder="to sit down at once"
+            onInput={(event) => setPlayer(event.currentTarget.value)}
+          />
+        </label>
+        {mySeat !== null && (
+          <label>
+            Your seat{" "}
+            <select
+              name="creator-seat"
+              value={mySeat}
+              onChange={(event) => setPlayerSeat(Number(event.currentTarget.value))}
+            >
+              {Array.from({ length: seats }, (_, seat) => (
+                <option key={seat} value={seat}>
+                  Seat {seat}
+                </option>
+              ))}
+            </select>
+          </label>
+        )}
+        <label>
+          Table name{" "}
           <input
             name="name"
             value={name}
             maxLength={80}
+            placeholder={defaultTableName(player, game)}
             onInput={(event) => setName(event.currentTarget.value)}
           />
         </label>
@@ -247,17 +336,36 @@ function CreateTableForm(props: { games: GameInfo[] }) {
             onInput={(event) => setSeed(event.currentTarget.value)}
           />
         </label>
-        <label>
-          Seconds per move{" "}
-          <input
-            name="per-move"
-            type="number"
-            min={1}
-            value={perMove}
-            placeholder="no clock"
-            onInput={(event) => setPerMove(event.currentTarget.value)}
+        <fieldset key={`${game.name}-hosting`}>
+          <legend>Clock and absences</legend>
+          <label>
+            Seconds per move{" "}
+            <input
+              name="per-move"
+              type="number"
+              min={1}
+              value={perMove}
+              placeholder="no clock"
+              onInput={(event) => setPerMove(event.currentTarget.value)}
+            />
+          </label>
+          <PolicyField
+            name="on-timeout"
+            label="When time runs out"
+            policies={game.timeout_policies}
+            value={onTimeout}
+            disabled={perMove === ""}
+            onChoose={(policy) => setOnTimeout(policy as TimeoutPolicy)}
           />
-        </label>
+          <PolicyField
+            name="on-leave"
+            label="When a player leaves"
+            policies={game.leave_policies}
+            value={onLeave}
+            disabled={false}
+            onChoose={(policy) => setOnLeave(policy as LeavePolicy)}
+          />
+        </fieldset>
         {game.options.length > 0 && (
           <fieldset key={game.name}>
             <legend>Options</legend>
@@ -267,6 +375,9 @@ function CreateTableForm(props: { games: GameInfo[] }) {
                 option={option}
                 value={options[option.name]}
                 choose={choose}
+                needs={
+                  requirementsMet(option, game, options) ? null : requirementText(option, game)
+                }
               />
             ))}
           </fieldset>
@@ -274,25 +385,31 @@ function CreateTableForm(props: { games: GameInfo[] }) {
         {game.bots.length > 0 && (
           <fieldset>
             <legend>Bots</legend>
-            {Array.from({ length: seats }, (_, seat) => (
-              <label key={seat}>
-                Seat {seat}{" "}
-                <select
-                  name={`bot-${seat}`}
-                  value={bots[seat] ?? ""}
-                  onChange={(event) =>
-                    setBots({ ...bots, [seat]: event.currentTarget.value as BotName })
-                  }
-                >
-                  <option value="">a player</option>
-                  {game.bots.map((bot) => (
-                    <option key={bot.name} value={bot.name} title={bot.description}>
-                      {bot.name}
-                    </option>
-                  ))}
-                </select>
-              </label>
-            ))}
+            {Array.from({ length: seats }, (_, seat) =>
+              seat === mySeat ? (
+                <p key={seat} class="help">
+                  Seat {seat}: you
+                </p>
+              ) : (
+                <label key={seat}>
+                  Seat {seat}{" "}
+                  <select
+                    name={`bot-${seat}`}
+                    value={bots[seat] ?? ""}
+                    onChange={(event) =>
+                      setBots({ ...bots, [seat]: event.currentTarget.value as BotName })
+                    }
+                  >
+                    <option value="">a player</option>
+                    {game.bots.map((bot) => (
+                      <option key={bot.name} value={bot.name} title={bot.description}>
+                        {bot.name}
+                      </option>
+                    ))}
+                  </select>
+                </label>
+              ),
+            )}
           </fieldset>
         )}
         <button disabled={busy}>Create table</button>
@@ -301,22 +418,110 @@ function CreateTableForm(props: { games: GameInfo[] }) {
   );
 }
 
-/** One option's field, by its catalogue type; left alone, the game's default applies. */
+/** The creator takes `seat` at the table just created, and this browser keeps the seat. */
+async function sitDown(tableId: string, invitation: string | null, name: string, seat: number) {
+  const joined = await sendOnce(["joinTable", tableId, name, seat], (key) =>
+    joinTable({
+      client: api(invitation),
+      path: { table_id: tableId },
+      body: { name, seat },
+      headers: { "Idempotency-Key": key },
+      throwOnError: true,
+    }),
+  );
+  credentials.keepSeat(tableId, { seat: joined.data.seat, token: joined.data.token, name });
+}
+
+/** What a dependent option waits for, in the titles a person reads. */
+function requirementText(option: GameOption, game: GameInfo): string {
+  const needs = Object.entries(option.requires ?? {}).map(([name, wanted]) => {
+    const other = game.options.find((candidate) => candidate.name === name);
+    const title = other?.title ?? name;
+    return typeof wanted === "boolean" ? (wanted ? title : `no ${title}`) : `${title} ${wanted}`;
+  });
+  return `needs ${needs.join(" and ")}`;
+}
+
+/** A hosting policy to choose, each said in the catalogue's words for this game. */
+function PolicyField(props: {
+  name: string;
+  label: string;
+  policies: PolicyInfo[];
+  value: string;
+  disabled: boolean;
+  onChoose: (policy: string) => void;
+}) {
+  const chosen = props.policies.find((policy) => policy.name === props.value);
+  return (
+    <div class="policy">
+      <label>
+        {props.label}{" "}
+        <select
+          name={props.name}
+          value={props.value}
+          disabled={props.disabled}
+          onChange={(event) => props.onChoose(event.currentTarget.value)}
+        >
+          {props.policies.map((policy) => (
+            <option key={policy.name} value={policy.name}>
+              {policy.name}
+            </option>
+          ))}
+        </select>
+      </label>
+      <small class="help" data-testid={`${props.name}-help`}>
+        {props.disabled ? "Set a clock first." : chosen?.description}
+      </small>
+    </div>
+  );
+}
+
+/** One option's field, by its catalogue type, labelled by its title with its help below; left
+ * alone, the game's default applies. While `needs` says what it waits for, it is disabled. */
 function OptionField(props: {
   option: GameOption;
   value: unknown;
   choose: (option: string, value: unknown) => void;
+  needs: string | null;
 }) {
-  const { option, value, choose } = props;
-  const label = `${option.name}${option.secret ? " (secret)" : ""}`;
+  const { option, value, choose, needs } = props;
+  const disabled = needs !== null;
+  const help = (
+    <small class="help">
+      {option.description}
+      {needs && <em class="needs"> ({needs})</em>}
+    </small>
+  );
+  return (
+    <div class={`option${disabled ? " disabled" : ""}`} data-option={option.name}>
+      <OptionInput
+        option={option}
+        value={disabled ? undefined : value}
+        choose={choose}
+        disabled={disabled}
+      />
+      {help}
+    </div>
+  );
+}
+
+function OptionInput(props: {
+  option: GameOption;
+  value: unknown;
+  choose: (option: string, value: unknown) => void;
+  disabled: boolean;
+}) {
+  const { option, value, choose, disabled } = props;
+  const label = option.title;
   const shownDefault = option.default === null ? "" : String(option.default);
   switch (option.type) {
     case "bool":
       return (
-        <label title={option.description}>
+        <label>
           <input
             type="checkbox"
             name={option.name}
+            disabled={disabled}
             checked={Boolean(value ?? option.default)}
             onChange={(event) => {
               const checked = event.currentTarget.checked;
@@ -329,10 +534,11 @@ function OptionField(props: {
     case "enum": {
       const choices = option.choices ?? [];
       return (
-        <label title={option.description}>
+        <label>
           {label}{" "}
           <select
             name={option.name}
+            disabled={disabled}
             value={String(value ?? option.default)}
             onChange={(event) => {
               const picked = choices.find((choice) => String(choice) === event.currentTarget.value);
@@ -350,11 +556,12 @@ function OptionField(props: {
     }
     case "int":
       return (
-        <label title={option.description}>
+        <label>
           {label}{" "}
           <input
             type="number"
             name={option.name}
+            disabled={disabled}
             min={option.minimum ?? undefined}
             max={option.maximum ?? undefined}
             placeholder={shownDefault || "default"}
@@ -370,10 +577,11 @@ function OptionField(props: {
       // list[int] and list[str]: comma-separated, the field left to hold what is typed
       const numbers = option.type === "list[int]";
       return (
-        <label title={option.description}>
+        <label>
           {label}{" "}
           <input
             name={option.name}
+            disabled={disabled}
             placeholder="default"
             onInput={(event) => {
               const items = event.currentTarget.value

@@ -1,12 +1,13 @@
-// A table before its match: its seats (live, from the table's feed), taking or leaving one,
-// seating and unseating bots, the invitation link of a private table, and starting. Once the
-// match exists, a seated player goes to it; once its rematch exists, they may take their seat
-// there.
+// A table before its match: its seats (live, from the table's feed), taking (a chosen free one)
+// or leaving one, seating and unseating bots, the invitation link of a private table, starting,
+// and closing it while its player waits there alone. Once the match exists, a seated player
+// goes to it; once its rematch exists, they may take their seat there.
 import { useEffect, useRef, useState } from "preact/hooks";
 
 import {
   type BotInfo,
   type BotSeat,
+  closeTable,
   getGame,
   getTable,
   joinTable,
@@ -49,6 +50,7 @@ export function TablePage(props: { tableId: string; invitation: string | null })
   const [table, setTable] = useState<TableInfo | null>(null);
   const [readProblem, setReadProblem] = useState<ShownProblem | null>(null);
   const [name, setName] = useState("");
+  const [wantedSeat, setWantedSeat] = useState<number | null>(null);
   const [bots, setBots] = useState<BotInfo[]>([]);
   const { busy, refused, run } = useCommands();
 
@@ -103,13 +105,19 @@ export function TablePage(props: { tableId: string; invitation: string | null })
     if (seat !== null && sawOpen.current) location.hash = links.match(matchId);
   }, [table?.status, matchId, bearer, seat]);
 
+  // The seat a joiner picked is sent as picked (the first free one otherwise, the server's
+  // choice), so a retry repeats the same request whatever the table shows meanwhile.
+  const freeSeats = table?.seats.filter((info) => info.player === null).map((info) => info.seat);
+  const shownSeat =
+    wantedSeat !== null && freeSeats?.includes(wantedSeat) ? wantedSeat : freeSeats?.[0];
+
   const join = () =>
     run(async () => {
-      const joined = await sendOnce(["joinTable", tableId, name], (key) =>
+      const joined = await sendOnce(["joinTable", tableId, name, wantedSeat], (key) =>
         joinTable({
           client: api(invitation),
           path: { table_id: tableId },
-          body: { name },
+          body: { name, ...(wantedSeat !== null && { seat: wantedSeat }) },
           headers: { "Idempotency-Key": key },
           throwOnError: true,
         }),
@@ -170,6 +178,23 @@ export function TablePage(props: { tableId: string; invitation: string | null })
       show(started.data);
     });
 
+  // A browser closes its table only while its player is the one person seated (see closeTable).
+  const close = (held: Seat) =>
+    run(async () => {
+      const closed = await closeTable({
+        client: api(held.token),
+        path: { table_id: tableId },
+        throwOnError: true,
+      });
+      credentials.forgetSeat(tableId);
+      setSeat(null);
+      show(closed.data);
+    });
+  const alone =
+    seat !== null &&
+    table !== null &&
+    table.seats.every((info) => info.seat === seat.seat || info.player === null || info.bot);
+
   const rematchId = table?.rematch_table_id ?? null;
   const rematchSeated = credentials.rematch(tableId) !== null;
   return (
@@ -229,13 +254,34 @@ export function TablePage(props: { tableId: string; invitation: string | null })
                   value={name}
                   onInput={(event) => setName(event.currentTarget.value)}
                 />
-              </label>
+              </label>{" "}
+              {freeSeats && freeSeats.length > 0 && (
+                <label>
+                  Seat{" "}
+                  <select
+                    name="seat"
+                    value={shownSeat}
+                    onChange={(event) => setWantedSeat(Number(event.currentTarget.value))}
+                  >
+                    {freeSeats.map((free) => (
+                      <option key={free} value={free}>
+                        Seat {free}
+                      </option>
+                    ))}
+                  </select>
+                </label>
+              )}{" "}
               <button disabled={busy}>Take a seat</button>
             </form>
           )}
           {table.status === "open" && seat !== null && (
             <button disabled={busy} onClick={() => void start(seat.token)}>
               Start
+            </button>
+          )}
+          {table.status === "open" && seat !== null && alone && (
+            <button disabled={busy} onClick={() => void close(seat)}>
+              Close table
             </button>
           )}
           {matchId && (
