@@ -74,6 +74,7 @@ class CreateTable(msgspec.Struct, forbid_unknown_fields=True):
     seats: Annotated[int, msgspec.Meta(ge=1, le=MAX_SEATS)]
     options: dict[str, Any] = {}
     name: Annotated[str, msgspec.Meta(max_length=80)] = ""
+    """What the lobby shows; empty: the game's title and "table" ("Hanabi table")."""
     seed: Annotated[int, msgspec.Meta(ge=0, le=PG_BIGINT_MAX)] | None = None
     """Two tables with the same seed and options get the same deal (duplicate tournaments)."""
     visibility: Visibility = "public"

@@ -153,19 +153,21 @@ class Tables:
         self,
         conn: AsyncConnection,
         body: s.CreateTable,
+        title: str,
         options: dict[str, Any],
         secret: set[str],
         actor: Actor,
         app_id: str | None,
     ) -> tuple[s.TableInfo, str | None]:
         """Create the app's table, committed to its ``secret`` options, with its bots seated (a
-        table of bots only starts at once); return it and, for a private one, its invitation."""
+        table of bots only starts at once), named after its game's ``title`` if its body names
+        it not; return it and, for a private one, its invitation."""
         bots = bot_seats(body.game, body.seats, body.bots, body.hosting)
         await self.steps.within_quota(conn, app_id)
         invitation = new_token() if body.visibility == "private" else None
         new = NewTable(
             game=body.game,
-            name=body.name or f"{body.game} table",
+            name=body.name or f"{title} table",
             seats=body.seats,
             options=options,
             secret=secret,

@@ -211,7 +211,10 @@ def test_pass_on_timeout_is_refused_for_a_game_without_a_pass(stack: Stack) -> N
         detail = _refused_creating_nothing(stack, body, "bad-hosting")
         assert f"{game} has no pass" in detail and "'forfeit'" in detail
     breaking_news = {"game": "breaking_news", "seats": 2, "hosting": hosting}
-    assert stack.lobby.post("/tables", json=breaking_news).status_code == 201
+    created = stack.lobby.post("/tables", json=breaking_news)
+    assert created.status_code == 201, created.text
+    title = stack.lobby.get("/games/breaking_news").json()["title"]
+    assert created.json()["name"] == f"{title} table"  # unnamed: after the game's title
 
 
 def test_running_matches_are_listed_to_watch(stack: Stack) -> None:

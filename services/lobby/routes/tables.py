@@ -78,7 +78,7 @@ class TablesController(Controller):
             caller.require_secret("creating a table of bots only")
         if data.seats_per_invitation is not None and data.visibility != "private":
             raise not_private()
-        await lobby.game(data.game)
+        game = await lobby.game(data.game)
         options = await lobby.runtime.ask_rules(
             rules_api.ResolveOptions(game=data.game, options=data.options, seats=data.seats),
             dict[str, Any],
@@ -89,6 +89,7 @@ class TablesController(Controller):
             table, invitation = await lobby.tables.create(
                 conn,
                 data,
+                game.title,
                 options,
                 secrets.get(data.game, set()),
                 Actor(kind="player"),
