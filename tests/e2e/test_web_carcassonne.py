@@ -250,6 +250,7 @@ def test_a_turn_on_a_phone_keeps_the_board_centred_and_in_view(
         page.reload()
         wait_until_shown(page, match["version"])
         assert_board_shows(page, match["view"])
+        expect(page.get_by_test_id("carc-legal").first).to_be_visible()  # the actions came
         assert_tiles_centred(page)
         page.get_by_test_id("carc-legal").first.click()
         ghost = page.get_by_test_id("carc-ghost")

@@ -253,6 +253,27 @@ interface BoardProps {
   onTarget: (key: string) => void;
 }
 
+/** The board's extent, zoom and place in its scroller when last drawn. */
+interface BoardOrigin {
+  minX: number;
+  maxY: number;
+  size: number;
+  margin: { x: number; y: number };
+  scrollLeft: number;
+  scrollTop: number;
+}
+
+/** Where the board's drawing starts in its scroller's content: the margins that centre it
+ * while it is smaller than the view, else 0. */
+function marginIn(scroller: HTMLElement, drawing: Element): { x: number; y: number } {
+  const outer = scroller.getBoundingClientRect();
+  const inner = drawing.getBoundingClientRect();
+  return {
+    x: inner.left - outer.left - scroller.clientLeft + scroller.scrollLeft,
+    y: inner.top - outer.top - scroller.clientTop + scroller.scrollTop,
+  };
+}
+
 function Board(props: BoardProps): JSX.Element {
   const { view, sorted, square, rotation, size, busy, you, players } = props;
   const tiles = view.board;
@@ -284,30 +305,50 @@ function Board(props: BoardProps): JSX.Element {
   const top = (y: number) => (maxY - y) * size;
   const scale = size / 100;
 
-  // Keep what the player looks at in place when the board grows west or north, and start
-  // with the tiles in the middle of the view.
+  // Keep what the player looks at in place when the board grows or shrinks (a board smaller
+  // than the view sits in its middle by its margins, which change too), and start with the
+  // tiles in the middle of the view.
   const scroller = useRef<HTMLDivElement>(null);
-  const origin = useRef<{ minX: number; maxY: number; size: number } | null>(null);
+  const drawing = useRef<SVGSVGElement>(null);
+  const origin = useRef<BoardOrigin | null>(null);
   useLayoutEffect(() => {
     const el = scroller.current;
-    if (!el) return;
+    const svg = drawing.current;
+    if (!el || !svg) return;
     const before = origin.current;
-    if (!before || before.size !== size) {
-      if (before) {
-        // zoom: keep the middle of the view in the middle
-        const ratio = size / before.size;
-        el.scrollLeft = (el.scrollLeft + el.clientWidth / 2) * ratio - el.clientWidth / 2;
-        el.scrollTop = (el.scrollTop + el.clientHeight / 2) * ratio - el.clientHeight / 2;
-      } else {
-        el.scrollLeft = (width - el.clientWidth) / 2;
-        el.scrollTop = (height - el.clientHeight) / 2;
-      }
+    const margin = marginIn(el, svg);
+    if (!before) {
+      el.scrollLeft = (width - el.clientWidth) / 2;
+      el.scrollTop = (height - el.clientHeight) / 2;
+    } else if (before.size !== size) {
+      // zoom: keep the middle of the view in the middle
+      const ratio = size / before.size;
+      const middleX = before.scrollLeft + el.clientWidth / 2 - before.margin.x;
+      const middleY = before.scrollTop + el.clientHeight / 2 - before.margin.y;
+      el.scrollLeft = middleX * ratio + margin.x - el.clientWidth / 2;
+      el.scrollTop = middleY * ratio + margin.y - el.clientHeight / 2;
     } else {
-      el.scrollLeft += (before.minX - minX) * size;
-      el.scrollTop += (maxY - before.maxY) * size;
+      el.scrollLeft = before.scrollLeft + (before.minX - minX) * size + margin.x - before.margin.x;
+      el.scrollTop = before.scrollTop + (maxY - before.maxY) * size + margin.y - before.margin.y;
     }
-    origin.current = { minX, maxY, size };
-  }, [minX, maxY, size]);
+    origin.current = {
+      minX,
+      maxY,
+      size,
+      margin,
+      scrollLeft: el.scrollLeft,
+      scrollTop: el.scrollTop,
+    };
+  }, [minX, maxY, size, width, height]);
+  // where the view was scrolled to, as the player left it: a board that shrank has already
+  // clamped the scroller's own numbers when the effect above reads them
+  const onScroll = () => {
+    const el = scroller.current;
+    if (el && origin.current) {
+      origin.current.scrollLeft = el.scrollLeft;
+      origin.current.scrollTop = el.scrollTop;
+    }
+  };
 
   // Once a square is chosen its highlight (which may have had the focus) is gone: keyboard
   // focus goes on to the tile shown there, which turns it as a click does.
@@ -371,6 +412,7 @@ function Board(props: BoardProps): JSX.Element {
     <div
       class="carc-board-scroll"
       ref={scroller}
+      onScroll={onScroll}
       onPointerDown={onPointerDown}
       onPointerMove={onPointerMove}
       onPointerUp={endDrag}
@@ -379,6 +421,7 @@ function Board(props: BoardProps): JSX.Element {
       }}
     >
       <svg
+        ref={drawing}
         class="carc-board"
         data-testid="carc-board"
         data-placed={tiles.length}
