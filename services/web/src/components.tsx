@@ -24,8 +24,40 @@ export function useCommands() {
   return { busy, refused, run };
 }
 
+/** The problems on screen, by what they say, each with the boxes that would show it in the
+ * order they came, and what redraws those boxes when that changes. */
+const showing = new Map<string, symbol[]>();
+const redraws = new Set<() => void>();
+
+function setShowing(said: string, boxes: symbol[]): void {
+  if (boxes.length === 0) showing.delete(said);
+  else showing.set(said, boxes);
+  for (const redraw of redraws) redraw();
+}
+
+/** A refused call's problem, shown once however many parts of the page met it (a wrong app
+ * key refuses the lobby's list and its form alike): the box that showed it first keeps it. */
 export function ProblemBox({ problem }: { problem: ShownProblem | null }) {
-  if (problem === null) return null;
+  const [box] = useState(() => Symbol("problem box"));
+  const [, setDrawn] = useState(0);
+  const said = problem === null ? null : `${problem.title}\n${problem.detail}`;
+  useEffect(() => {
+    const redraw = () => setDrawn((count) => count + 1);
+    redraws.add(redraw);
+    return () => void redraws.delete(redraw);
+  }, []);
+  useEffect(() => {
+    if (said === null) return;
+    setShowing(said, [...(showing.get(said) ?? []), box]);
+    return () =>
+      setShowing(
+        said,
+        (showing.get(said) ?? []).filter((other) => other !== box),
+      );
+  }, [said, box]);
+  if (problem === null || said === null) return null;
+  const first = showing.get(said)?.[0];
+  if (first !== undefined && first !== box) return null;
   return (
     <div class="problem" role="alert" data-testid="problem">
       <strong data-testid="problem-title">{problem.title}</strong>

@@ -3,9 +3,9 @@
 import { useMemo } from "preact/hooks";
 
 import type { MatchEvent } from "./client";
-import { tell } from "./log";
+import { type LogLine, tell } from "./log";
 
-/** How many of the latest events the log shows. */
+/** How many of the latest events the log shows at once; the earlier ones fold away. */
 export const LOG_LENGTH = 30;
 
 /** `events` with `more` added: each version once, in order, from the first (the log's words
@@ -17,18 +17,32 @@ export function withEvents(events: MatchEvent[], more: MatchEvent[]): MatchEvent
 }
 
 export function EventLog({ events, players }: { events: MatchEvent[]; players: string[] }) {
-  const lines = useMemo(() => tell(events, players).slice(-LOG_LENGTH), [events, players]);
+  const lines = useMemo(() => tell(events, players).reverse(), [events, players]);
   if (lines.length === 0) return null;
+  const earlier = lines.slice(LOG_LENGTH);
   return (
     <details class="event-log" open>
       <summary>What happened</summary>
-      <ol data-testid="event-log">
-        {[...lines].reverse().map((line) => (
-          <li key={line.version} value={line.version} data-type={line.type}>
-            {line.text}
-          </li>
-        ))}
-      </ol>
+      <Lines lines={lines.slice(0, LOG_LENGTH)} testId="event-log" />
+      {earlier.length > 0 && (
+        <details class="event-log-earlier">
+          <summary>Earlier ({earlier.length})</summary>
+          <Lines lines={earlier} testId="event-log-earlier" />
+        </details>
+      )}
     </details>
+  );
+}
+
+/** Lines newest first, each numbered with its event's version. */
+function Lines({ lines, testId }: { lines: LogLine[]; testId: string }) {
+  return (
+    <ol data-testid={testId}>
+      {lines.map((line) => (
+        <li key={line.version} value={line.version} data-type={line.type}>
+          {line.text}
+        </li>
+      ))}
+    </ol>
   );
 }

@@ -30,7 +30,7 @@ function sayBreakingNews(
     case "DecksShuffled":
       return `The decks were shuffled: ${counted(event.element_cards, "element card")}, ${counted(event.object_cards, "object card")}`;
     case "StartingCardPlaced":
-      return `An element card was laid out at (${event.x}, ${event.y}) to start`;
+      return `${name(event.seat)}'s starting card was laid out at (${event.x}, ${event.y})`;
     case "StartingCardSetAside":
       return "An element card fitted nowhere to start and went under the deck";
     case "ElementDrawn":

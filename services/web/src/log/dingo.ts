@@ -20,7 +20,9 @@ const DAY_ENDS: Record<string, string> = {
 
 export function sayDingo(event: DingoEvent, players: string[]): string {
   const name = (seat: number) => seatName(players, seat);
-  const ranch = (seat: number) => `${name(seat)}'s ranch`;
+  /** A ranch as the mover says it: their own, or its owner's. */
+  const ranch = (seat: number, mover: number) =>
+    seat === mover ? "their own ranch" : `${name(seat)}'s ranch`;
   switch (event.type) {
     case "GameStarted":
       return `The game began: first to ${counted(event.target_score, "point")}, ${name(event.first_player)} starts`;
@@ -29,9 +31,9 @@ export function sayDingo(event: DingoEvent, players: string[]): string {
       return `Day ${event.day} began: the die rolled ${event.roll}, each ranch aims at ${event.target}, ${name(event.start_player)} starts${hand}`;
     }
     case "CardPlayed":
-      return `${name(event.seat)} played ${card(event.card)} on ${ranch(event.ranch)}`;
+      return `${name(event.seat)} played ${card(event.card)} on ${ranch(event.ranch, event.seat)}`;
     case "CardRemoved":
-      return `${name(event.seat)}'s card ${REMOVED[event.keyword] ?? "removed"} ${card(event.card)} on ${ranch(event.ranch)}`;
+      return `${name(event.seat)}'s card ${REMOVED[event.keyword] ?? "removed"} ${card(event.card)} on ${ranch(event.ranch, event.seat)}`;
     case "ProtectedCardDestroyed":
       return `${name(event.seat)} destroyed their protected card, ${card(event.card)}`;
     case "CardDiscarded":

@@ -1,12 +1,20 @@
 // A match at any version (GET /matches/{id}/replay), as this browser's seat saw it then or as a
-// spectator, drawn by the game's own table with nothing to play; once the match is over, the
-// complete state too ("full").
-import { useEffect, useState } from "preact/hooks";
+// spectator, drawn by the game's own table with nothing to play, with the event that led to it
+// in the log's words; once the match is over, the complete state too ("full"). The version
+// shown stays on screen, marked as loading, until the next one arrives.
+import { useEffect, useMemo, useState } from "preact/hooks";
 
-import { getMatch, type MatchInfo, type MatchReplay, replayMatch } from "../client";
+import {
+  getMatch,
+  type MatchEvent,
+  type MatchInfo,
+  type MatchReplay,
+  replayMatch,
+} from "../client";
 import { api, credentials, problemOf, type ShownProblem } from "../api";
 import { Players, ProblemBox, Result } from "../components";
 import { tableFor } from "../games";
+import { readHistory, tell } from "../log";
 import { links } from "../router";
 
 const readOnly = async () => {};
@@ -19,6 +27,8 @@ export function ReplayPage({ matchId }: { matchId: string }) {
   const [full, setFull] = useState(false);
   const [replay, setReplay] = useState<MatchReplay | null>(null);
   const [problem, setProblem] = useState<ShownProblem | null>(null);
+  const [loading, setLoading] = useState(false);
+  const [history, setHistory] = useState<MatchEvent[]>([]);
 
   // The match's latest version, read again now and then while it runs: the slider grows
   // with it, and starts at the end.
@@ -37,9 +47,32 @@ export function ReplayPage({ matchId }: { matchId: string }) {
     return () => window.clearInterval(timer);
   }, [matchId, bearer, running]);
 
+  // The log up to the latest version, read again as it grows: each version's line.
+  const latestVersion = latest?.version ?? 0;
+  useEffect(() => {
+    if (latestVersion < 1) return;
+    let wanted = true;
+    readHistory(matchId, bearer)
+      .then((events) => {
+        if (wanted) setHistory(events);
+      })
+      .catch((error: unknown) => {
+        if (wanted) setProblem(problemOf(error));
+      });
+    return () => {
+      wanted = false;
+    };
+  }, [matchId, bearer, latestVersion]);
+  const players = latest?.players;
+  const lines = useMemo(
+    () => new Map(tell(history, players ?? []).map((line) => [line.version, line.text])),
+    [history, players],
+  );
+
   useEffect(() => {
     if (version < 1) return;
     let wanted = true; // a slider dragged fast asks for many: only the last one is shown
+    setLoading(true);
     replayMatch({
       client: api(bearer),
       path: { match_id: matchId },
@@ -53,6 +86,9 @@ export function ReplayPage({ matchId }: { matchId: string }) {
       })
       .catch((error: unknown) => {
         if (wanted) setProblem(problemOf(error));
+      })
+      .finally(() => {
+        if (wanted) setLoading(false);
       });
     return () => {
       wanted = false;
@@ -63,6 +99,7 @@ export function ReplayPage({ matchId }: { matchId: string }) {
     return (
       <main>
         <ProblemBox problem={problem} />
+        {latest === null && problem === null && <Loading text="Loading the replay…" />}
         {latest && <p>Nothing to replay yet: the match is being set up.</p>}
       </main>
     );
@@ -98,7 +135,7 @@ export function ReplayPage({ matchId }: { matchId: string }) {
           version <span data-testid="replay-version">{replay?.version ?? "…"}</span> of{" "}
           {latest.version}
         </span>
-        <label title={finished ? "every hand and the deck" : "once the match is over"}>
+        <label>
           <input
             type="checkbox"
             name="full"
@@ -108,10 +145,24 @@ export function ReplayPage({ matchId }: { matchId: string }) {
           />{" "}
           full
         </label>
+        {loading && <Loading text={`Loading version ${version}…`} />}
       </div>
+      <p class="replay-full-note" data-testid="full-explained">
+        Full: the complete state, every hand and the deck included, shown only once the match is
+        over{finished ? "" : " (this one is still running)"}. Without it, the replay shows what{" "}
+        {replay?.you == null ? "a spectator" : "your seat"} saw then.
+      </p>
       <ProblemBox problem={problem} />
       {replay && (
-        <section data-testid="replay" data-version={replay.version}>
+        <section
+          data-testid="replay"
+          data-version={replay.version}
+          class={loading ? "replay-stale" : ""}
+          aria-busy={loading}
+        >
+          <p class="replay-move" data-testid="replay-move">
+            v{replay.version}: {lines.get(replay.version) ?? "…"}
+          </p>
           <Players players={replay.players} toMove={replay.to_move} you={replay.you} />
           {replay.result && <Result result={replay.result} players={replay.players} />}
           <Table
@@ -132,5 +183,14 @@ export function ReplayPage({ matchId }: { matchId: string }) {
         </section>
       )}
     </main>
+  );
+}
+
+/** A visible sign that something is on its way. */
+function Loading({ text }: { text: string }) {
+  return (
+    <span class="loading" role="status" data-testid="replay-loading">
+      {text}
+    </span>
   );
 }
