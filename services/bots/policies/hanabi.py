@@ -10,22 +10,26 @@ when), so every convention is a property of the table as it stands:
 - **Plays.** A card is played when all its candidates are playable (certain), or when a
   convention says so. *Colour chains*: a hand's cards of one known suit touched by colour and
   not by rank are, oldest first, that firework's next cards (the oldest is played, the next
-  follows it). *Rank play clues*: a card touched by rank and not by colour, with an untouched
-  card older than it in the hand, was not the chop when clued (that older card was there,
-  untouched, already), so the clue was no save: it is played if any candidate is playable (this
-  reading can fade, when the older card is discarded, but never appear later). Every clue giver
-  guarantees both readings before cluing. Misplays are otherwise avoided; a gamble is taken only
-  once the deck is out, with at most one fuse burned.
+  follows it). *Rank play clues*: a card touched by rank (not 5) and not by colour, with an
+  untouched card older than it in the hand, was not the chop when clued (that older card was
+  there, untouched, already), so the clue was no save: it is played if any candidate is
+  playable (this reading can fade, when the older card is discarded, but never appear later).
+  A 5 clue is always a save. Every clue giver guarantees these readings before cluing.
+  Misplays are otherwise avoided; a gamble is taken only once the deck is out, with at most
+  one fuse burned.
 - **Clues.** Each legal clue is simulated on the teammate's estimated knowledge: it is worth
   the cards it makes playable to them (never a card already claimed elsewhere), saving a
   critical card (a 5 or a last copy) from their chop (and, less urgently, a 2 whose twin no
-  hand shows), protecting useful cards and showing trash;
-  a clue that would make a teammate misplay is never given, now or once a candidate becomes
-  playable (a card a convention calls playable must be that card, and the only copy on its
-  way), and one that stops a coming misplay (a *fix*) comes first. The nearest teammate wins
-  ties. With three or more players a bot plays its own card before cluing; with two it clues
-  an idle teammate first.
+  hand shows), protecting useful cards and showing trash. A clue that would make a teammate
+  misplay is never given, now or once a candidate becomes playable: a card a convention calls
+  playable must be that card, and the only copy on its way (only a save of a critical card
+  may leave another card to be read as a play later, at a cost: a fix will be needed). One
+  that stops a coming misplay (a *fix*) comes first; the nearest teammate wins ties. With
+  three or more players a bot plays its own card before cluing; with two it clues an idle
+  teammate first.
 - **Discards.** Known trash first, then the chop (the oldest untouched card); never at 8 tokens.
+  A hand of clued cards only gives any safe clue rather than discard; if it must, it discards
+  the card whose loss costs the fewest points (a last 5 costs 1, a last 3 costs 3).
 """
 
 from __future__ import annotations
@@ -41,6 +45,9 @@ MAX_TOKENS = MAX_CLUE_TOKENS
 FIX = 100.0
 PLAY = 10.0
 SAVE = 9.0
+RISK = 3.0
+"""A save's cost per other card it leaves read as a play once a candidate becomes playable
+(someone must then spend a clue on a fix)."""
 QUEUE_DELAY = 3.0
 """A card the chain convention makes playable only after another is worth this much less."""
 TWO_SAVE = 4.0
@@ -174,13 +181,15 @@ def _chains(
     return implied
 
 
-def _told(marks: list[tuple[bool, bool]]) -> list[bool]:
+def _told(knowledge: list[tuple[Any, Any]], marks: list[tuple[bool, bool]]) -> list[bool]:
     """Which cards the conventions call playable (if any candidate is): a colour-only card,
-    and a rank-only card with an older untouched card beside it (it was not the chop when
-    clued, so the clue was no save; a discard can only turn this off, never on)."""
+    and a rank-only card other than a 5 with an older untouched card beside it (it was not the
+    chop when clued, so the clue was no save; a discard can only turn this off, never on).
+    A 5 clue is always a save, wherever it lands: it keeps the 5s of one clue together."""
     told, untouched_older = [], False
-    for colour, rank in marks:
-        told.append(colour != rank and (colour or untouched_older))
+    for (_, ranks), (colour, rank) in zip(knowledge, marks, strict=True):
+        rank_play = untouched_older and tuple(ranks) != (5,)
+        told.append(colour != rank and (colour or rank_play))
         untouched_older = untouched_older or not (colour or rank)
     return told
 
@@ -224,7 +233,7 @@ class _Hand:
         self.idents = [(card["suit"], card["rank"]) for card in hand]
         self.candidates = _candidates(knowledge, counts)
         self.implied = _chains(table, knowledge, marks)
-        self.told = _told(marks)
+        self.told = _told(knowledge, marks)
         self.plays = _plays(table, self.told, self.candidates, self.implied)
 
 
@@ -356,9 +365,12 @@ class _Bot:
         hand = table.hands[holder]
         value = 0.0
         seen_plays: set[tuple[str, int]] = set()
+        risky = 0
         for index, ident in enumerate(after.idents):
             if touched[index] and not self._safe_told(holder, after, index, seen_plays):
-                return None
+                if after.implied[index] is not None or after.plays[index] is not None:
+                    return None
+                risky += 1  # read as a play only later: tolerable to save a critical card
             play, was = after.plays[index], before.plays[index]
             bad_before = self._misread(holder, before, index, set())
             if play is not None:
@@ -383,6 +395,7 @@ class _Bot:
             elif bad_before:
                 value += FIX
         chop = _chop(hand, before.plays)
+        saves = False
         for index, ident in enumerate(after.idents):
             if not touched[index] or _touched(hand[index]):
                 continue
@@ -392,6 +405,7 @@ class _Bot:
             elif after.plays[index] is None:
                 if index == chop and (table.critical(ident) or ident[1] == 5):
                     value += SAVE
+                    saves = True
                 elif table.critical(ident):
                     value += 1.5
                 elif (
@@ -404,8 +418,10 @@ class _Bot:
                     value -= 1.0
                 else:
                     value += 0.5 if table.playable(ident) or ident[1] <= 2 else 0.2
+        if risky and not saves:
+            return None
         distance = (holder - table.seat) % table.seats
-        return value - 0.05 * distance
+        return value - RISK * risky - 0.05 * distance
 
     def _duplicate(
         self, holder: int, index: int, ident: tuple[str, int], visible: bool = False
@@ -502,14 +518,15 @@ class _Bot:
         if chop is not None:
             return {"type": "DiscardCard", "card": mine[chop]["order"]}
 
-        def risk(index: int) -> tuple[float, int]:
-            weights = [table.hidden[ident] for ident in cands[index]] or [1]
-            bad = sum(
-                w for ident, w in zip(cands[index], weights, strict=False) if table.critical(ident)
-            )
-            return (bad / sum(weights), -index)
+        def loss(index: int) -> tuple[float, int]:
+            """The points a discard is expected to lose: a last copy of rank r takes its
+            suit's r..5 with it (a 5 costs 1, a 3 costs 3); the newest card on ties."""
+            weighed = [(table.hidden[ident], ident) for ident in cands[index]]
+            total = sum(weight for weight, _ in weighed) or 1
+            lost = sum(w * (6 - ident[1]) for w, ident in weighed if table.critical(ident))
+            return (lost / total, -index)
 
-        index = min(range(len(mine)), key=risk)
+        index = min(range(len(mine)), key=loss)
         return {"type": "DiscardCard", "card": mine[index]["order"]}
 
     # --- The turn -----------------------------------------------------------------------
@@ -531,12 +548,21 @@ class _Bot:
             return gamble
         if clue is not None and (table.tokens >= MAX_TOKENS or clue[0] >= LOW_VALUE):
             return clue[1]
+        if clue is not None and self._locked():
+            return clue[1]
         discard = self.best_discard()
         if discard is not None:
             return discard
         if clue is not None:
             return clue[1]
         return self.least_harmful_clue() or self.actions[0]
+
+    def _locked(self) -> bool:
+        """Every card of my hand is clued and none is known trash: any discard loses one."""
+        table = self.table
+        if _chop(self.mine, self.my_plays) is not None:
+            return False
+        return not any(all(table.trash[ident] for ident in cands) for cands in self.my_candidates)
 
     def _idle(self, clue: dict[str, Any]) -> bool:
         """Two players: a clue (a play or a save) goes before my own play if its target has
