@@ -70,6 +70,8 @@ class _Table:
         self.tokens: int = view["clue_tokens"]
         self.fuses: int = view["fuses_burned"]
         self.deck_size: int = view["deck_size"]
+        self.turns_left: int | None = view["turns_left"]
+        """Moves left in the final round, this one included (``None`` while the deck lasts)."""
         self.rainbow = len(self.suits) == 6 and "multicolour" not in view["clue_colours"]
         in_hands = sum(len(hand) for hand in self.hands)
         total = self.deck_size + in_hands + len(view["discards"]) + sum(self.fw.values())
@@ -357,10 +359,19 @@ class _Bot:
         return after, touched
 
     def clue_value(self, clue: dict[str, Any]) -> float | None:
-        """What a clue is worth, or ``None`` if it would lead its target to misplay."""
+        """What a clue is worth, or ``None`` if it would lead its target to misplay (or, in
+        the final round, if its target has no move left, or one already spoken for)."""
         table = self.table
         holder = clue["target"]
         before = self.read[holder]
+        if table.turns_left is not None and (
+            (holder - table.seat) % table.seats >= table.turns_left
+            or any(
+                play in ("sure", "told") and not self._misread(holder, before, index, set())
+                for index, play in enumerate(before.plays)
+            )
+        ):
+            return None
         after, touched = self._after(holder, clue)
         hand = table.hands[holder]
         value = 0.0
