@@ -194,7 +194,9 @@ class RulesEngine:
                 "timeout_policies": msgspec.to_builtins(
                     timeout_policies(codec.game.name, cooperative=codec.game.cooperative)
                 ),
-                "leave_policies": msgspec.to_builtins(leave_policies()),
+                "leave_policies": msgspec.to_builtins(
+                    leave_policies(cooperative=codec.game.cooperative)
+                ),
             }
             for codec in self.codecs.values()
         ]

@@ -128,7 +128,13 @@ _LEAVE_BOT = (
     "When a player leaves the running match, a bot (the table's, else the game's heuristic"
     " bot) plays the seat from then on."
 )
-_ABANDON = "When a player leaves the running match, it ends as abandoned by that seat."
+_ABANDON = (
+    "When a player leaves the running match, it ends as abandoned by that seat (the others win)."
+)
+_ABANDON_TOGETHER = (
+    "When a player leaves the running match, it ends as abandoned by that seat: the seats play"
+    " together, so all of them lose."
+)
 
 
 def timeout_policies(game: str, *, cooperative: bool) -> list[PolicyInfo]:
@@ -143,9 +149,11 @@ def timeout_policies(game: str, *, cooperative: bool) -> list[PolicyInfo]:
     return policies
 
 
-def leave_policies() -> list[PolicyInfo]:
-    """The ``on_leave`` policies (every game's tables may choose each)."""
-    return [PolicyInfo("abandon", _ABANDON), PolicyInfo("bot", _LEAVE_BOT)]
+def leave_policies(*, cooperative: bool) -> list[PolicyInfo]:
+    """The ``on_leave`` policies (every game's tables may choose each), as each acts in a game
+    whose seats win together (``cooperative``) or not."""
+    abandon = _ABANDON_TOGETHER if cooperative else _ABANDON
+    return [PolicyInfo("abandon", abandon), PolicyInfo("bot", _LEAVE_BOT)]
 
 
 def timeout_problem(game: str, hosting: Hosting) -> str | None:

@@ -101,6 +101,8 @@ def test_the_catalogue_serves_titles_requirements_and_policies() -> None:
         assert {"forfeit", "bot"} <= set(timeouts)
         assert [policy["name"] for policy in entry["leave_policies"]] == ["abandon", "bot"]
         assert all(policy["description"] for policy in entry["timeout_policies"])
+        together = "all of them lose" in entry["leave_policies"][0]["description"]
+        assert together == GAMES[name].cooperative, name
 
 
 def test_a_pass_is_an_action_of_its_game() -> None:
