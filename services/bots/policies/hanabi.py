@@ -24,9 +24,9 @@ when), so every convention is a property of the table as it stands:
   misplay is never given, now or once a candidate becomes playable: a card a convention calls
   playable must be that card, and the only copy on its way (only a save of a critical card
   may leave another card to be read as a play later, at a cost: a fix will be needed). One
-  that stops a coming misplay (a *fix*) comes first; the nearest teammate wins ties. With
-  three or more players a bot plays its own card before cluing; with two it clues an idle
-  teammate first.
+  that stops a coming misplay (a *fix*) comes first, then a save for the next seat if it has
+  nothing to play; the nearest teammate wins ties. With three or more players a bot plays its
+  own card before cluing; with two it clues an idle teammate first.
 - **Discards.** Known trash first, then the chop (the oldest untouched card); never at 8 tokens.
   A hand of clued cards only gives any safe clue rather than discard; if it must, it discards
   the card whose loss costs the fewest points (a last 5 costs 1, a last 3 costs 3).
@@ -239,6 +239,10 @@ class _Hand:
         self.plays = _plays(table, self.told, self.candidates, self.implied)
 
 
+def _key(clue: dict[str, Any]) -> tuple[Any, ...]:
+    return (clue["target"], clue.get("colour"), clue.get("rank"))
+
+
 def _chop(hand: list[dict[str, Any]], plays: list[str | None]) -> int | None:
     for index, card in enumerate(hand):
         if not _touched(card) and plays[index] is None:
@@ -256,6 +260,10 @@ class _Bot:
         mine = self.mine
         own = _Hand(table, mine, _knowledge(mine), _marks(mine), table.hidden)
         self.my_candidates, self.my_implied, self.my_plays = own.candidates, own.implied, own.plays
+        self.saves: set[tuple[Any, ...]] = set()
+        """The clues (by ``_key``) that save a critical card from their target's chop."""
+        self.values: list[tuple[float, dict[str, Any]]] = []
+        """Every clue ``best_clue`` found safe, with its value."""
         self.teammates = [(me + step) % table.seats for step in range(1, table.seats)]
         self.read = {
             holder: _Hand(
@@ -417,6 +425,7 @@ class _Bot:
                 if index == chop and (table.critical(ident) or ident[1] == 5):
                     value += SAVE
                     saves = True
+                    self.saves.add(_key(clue))
                 elif table.critical(ident):
                     value += 1.5
                 elif (
@@ -494,9 +503,24 @@ class _Bot:
             value = self.clue_value(action)
             if value is None:
                 continue
+            self.values.append((value, action))
             if best is None or value > best[0]:
                 best = (value, action)
         return best
+
+    def next_save(self) -> dict[str, Any] | None:
+        """The best clue saving a critical card on the next seat's chop when that seat has
+        nothing to play (it would discard the card): before any other clue, though not before
+        my own play (with 4 players, 21.60 against 21.39 over 200 matches)."""
+        following = self.teammates[0]
+        if any(play not in (None, "queued") for play in self.read[following].plays):
+            return None
+        saves = [
+            (value, clue)
+            for value, clue in self.values
+            if clue["target"] == following and _key(clue) in self.saves
+        ]
+        return max(saves, key=lambda pair: pair[0])[1] if saves else None
 
     def least_harmful_clue(self) -> dict[str, Any] | None:
         """With 8 tokens and no safe clue (no discard allowed, nothing to play), the clue
@@ -552,6 +576,9 @@ class _Bot:
         play = self.best_play()
         if play is not None:
             return play
+        save = self.next_save() if clue is not None else None
+        if save is not None:
+            return save
         if clue is not None and clue[0] >= PLAY / 2:
             return clue[1]
         gamble = self.gamble()
