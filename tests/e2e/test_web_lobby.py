@@ -15,7 +15,7 @@ from playwright.sync_api import Locator, Page, expect
 
 from tests.e2e.conftest import Gateway
 from tests.e2e.play import auth
-from tests.e2e.web import PHONE, Player
+from tests.e2e.web import PHONE, Player, screenshot
 
 pytestmark = [pytest.mark.e2e, pytest.mark.shares_gateway]
 
@@ -52,6 +52,7 @@ def test_the_form_shows_titles_and_help_and_holds_a_dependent_option_back(
     expect(alone).to_be_disabled()  # it needs the C2 edition too
     edition.select_option("C2")
     expect(alone).to_be_enabled()
+    screenshot(ada.page, "lobby-form")
     form.locator("input[name=messengers]").uncheck()
     expect(edition).to_be_disabled()
     expect(alone).to_be_disabled()
@@ -150,6 +151,7 @@ def test_the_lobby_remembers_your_tables_and_matches(
     assert match["to_move"] == [0]  # Ada's: the bot waits for her
     expect(playing).to_have_attribute("data-standing", "your turn")
     expect(playing).to_contain_text("Hanabi")
+    screenshot(ada.page, "lobby-yours")
     playing.get_by_role("link", name=name).click()
     assert ada.wait_for_route("matches") == match_id
     expect(ada.page.get_by_test_id("match")).to_have_attribute("data-you", "0")
