@@ -168,12 +168,12 @@ class Player:
             form.locator("select[name=visibility]").select_option("private")
         for seat, bot in (bots or {}).items():
             form.locator(f"select[name=bot-{seat}]").select_option(bot)
-        for name, value in (filled or {}).items():
-            form.locator(f"input[name={name}]").fill(value)
-        for name, on in (checked or {}).items():
+        for name, on in (checked or {}).items():  # first: a field may require a box
             box = form.locator(f"input[name={name}]")
             box.set_checked(on)
             expect(box).to_be_checked(checked=on)
+        for name, value in (filled or {}).items():
+            form.locator(f"input[name={name}]").fill(value)
         form.get_by_role("button", name="Create table").click()
         return self.wait_for_route("tables")
 
