@@ -28,8 +28,10 @@ when), so every convention is a property of the table as it stands:
   nothing to play; the nearest teammate wins ties. With three or more players a bot plays its
   own card before cluing; with two it clues an idle teammate first.
 - **Discards.** Known trash first, then the chop (the oldest untouched card); never at 8 tokens.
-  A hand of clued cards only gives any safe clue rather than discard; if it must, it discards
-  the card whose loss costs the fewest points (a last 5 costs 1, a last 3 costs 3).
+  A hand of clued cards only gives any safe clue rather than discard, and so does everyone once
+  the deck holds no more cards than there are seats (a clue, unlike a discard, draws no card,
+  so the final round waits while the known plays go down); if it must, a bot discards the
+  card whose loss costs the fewest points (a last 5 costs 1, a last 3 costs 3).
 """
 
 from __future__ import annotations
@@ -318,11 +320,28 @@ class _Bot:
                 continue
             ranks = [rank for _, rank in self.my_candidates[index]]
             five = max(ranks) == 5 and table.tokens < MAX_TOKENS
-            # Prefer sure cards, 5s (a token back), then low ranks (they unlock more).
-            options.append((play != "sure", not five, min(ranks), card["order"]))
+            # Prefer sure cards, 5s (a token back), cards whose successor a teammate holds
+            # clued (it becomes playable), then low ranks (they unlock more).
+            unlocks = self._unlocks(index)
+            options.append((play != "sure", not five, -unlocks, min(ranks), card["order"]))
         if not options:
             return None
-        return {"type": "PlayCard", "card": min(options)[3]}
+        return {"type": "PlayCard", "card": min(options)[-1]}
+
+    def _unlocks(self, index: int) -> int:
+        """Teammates' clued cards that my card, once played, would make the next of a suit."""
+        table = self.table
+        nexts = {
+            (suit, rank + 1)
+            for suit, rank in self.my_candidates[index]
+            if table.playable((suit, rank))
+        }
+        return sum(
+            1
+            for holder in self.teammates
+            for card in table.hands[holder]
+            if _touched(card) and (card["suit"], card["rank"]) in nexts
+        )
 
     def gamble(self) -> dict[str, Any] | None:
         """Once the deck is out, play the likeliest card if a misplay cannot lose the game."""
@@ -586,7 +605,8 @@ class _Bot:
             return gamble
         if clue is not None and (table.tokens >= MAX_TOKENS or clue[0] >= LOW_VALUE):
             return clue[1]
-        if clue is not None and self._locked():
+        if clue is not None and (self._locked() or 0 < table.deck_size <= table.seats):
+            return clue[1]
             return clue[1]
         discard = self.best_discard()
         if discard is not None:
