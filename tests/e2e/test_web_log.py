@@ -18,7 +18,7 @@ from playwright.sync_api import Page, Route, expect
 
 from tests.e2e.conftest import Gateway
 from tests.e2e.play import auth, open_table, play_to_end
-from tests.e2e.web import Player
+from tests.e2e.web import Player, screenshot
 
 pytestmark = [pytest.mark.e2e, pytest.mark.shares_gateway]
 
@@ -145,6 +145,10 @@ def test_every_event_reads_as_a_sentence_in_the_log_and_the_replay(
     ada.open(f"#/matches/{match_id}")
     page = ada.page
     expect(page.get_by_test_id("match")).to_have_attribute("data-status", "finished")
+    result = page.get_by_test_id("result")  # how it ended in words too
+    for seat, score in enumerate(final["result"]["scores"]):
+        expect(result).to_contain_text(f"{players[seat]} {score}")
+    expect(result).not_to_contain_text("_")
     latest = page.get_by_test_id("event-log").locator("li")
     expect(latest).to_have_count(min(LOG_LENGTH, len(events)))
     expect(latest.first).to_have_attribute("value", str(events[-1]["version"]))
@@ -153,6 +157,7 @@ def test_every_event_reads_as_a_sentence_in_the_log_and_the_replay(
     read = "(all) => all.map((li) => [li.value, li.textContent])"
     lines = dict(latest.evaluate_all(read) + earlier.evaluate_all(read))
     assert sorted(lines) == sorted(by_version)
+    screenshot(page, f"log-{game}")
     for version, line in lines.items():
         assert_sentence(line, by_version[version], players, you=0)
         if version in clues:
@@ -194,6 +199,7 @@ def test_the_replay_explains_full_and_keeps_its_view_while_the_next_version_load
     shown = page.get_by_test_id("replay")
     expect(shown).to_have_attribute("data-version", str(middle))  # the last one stays
     expect(shown).to_have_attribute("aria-busy", "true")
+    screenshot(page, "replay-loading")
     assert len(held) == 1
     held[0].continue_()
     page.unroute("**/matches/*/replay?*")

@@ -4,6 +4,7 @@ import { useEffect, useMemo, useState } from "preact/hooks";
 
 import type { ClockView, Outcome, TableInfo } from "./client";
 import { problemOf, type ShownProblem } from "./api";
+import { names, standings } from "./log/words";
 
 /** A page's commands, one at a time: `busy` while one runs (its buttons are disabled), and the
  * problem of the last one refused, until the next succeeds. */
@@ -127,15 +128,29 @@ export function Players(props: {
   );
 }
 
+/** Why a match ended, in words: the games' reasons and a forfeit's; "finished" says nothing
+ * more, and a reason not listed is said as written. */
+const ENDINGS: Record<string, string> = {
+  finished: "",
+  perfect: "every firework is complete",
+  strike_out: "the third fuse burned",
+  deck_out: "the deck ran out",
+  tie_shared: "the lead is shared",
+  objects_completed: "enough objects were completed",
+  deck_empty: "the element deck is empty",
+  timeout: "a player ran out of time",
+  abandoned: "a player left",
+};
+
 export function Result({ result, players }: { result: Outcome; players: string[] }) {
-  const names = (seats: number[]) => seats.map((seat) => players[seat] ?? seat).join(", ");
+  const why = ENDINGS[result.reason ?? "finished"] ?? (result.reason ?? "").replaceAll("_", " ");
   return (
     <p class="result" data-testid="result">
-      Finished ({result.reason ?? "finished"}): scores {result.scores.join(" / ")}
-      {result.winners.length > 0 && `; won by ${names(result.winners)}`}
+      Finished{why && `, ${why}`}: {standings(players, result.scores)}
+      {result.winners.length > 0 && `; won by ${names(players, result.winners)}`}
       {result.forfeited &&
         result.forfeited.length > 0 &&
-        `; forfeited by ${names(result.forfeited)}`}
+        `; forfeited by ${names(players, result.forfeited)}`}
     </p>
   );
 }
