@@ -93,6 +93,15 @@ def test_seats_are_bounded_by_the_game_and_the_policies_are_the_games(
     expect(form.get_by_test_id("on-timeout-help")).to_have_text(passing["description"])
     expect(form.get_by_test_id("on-timeout-help")).to_contain_text("no pass is legal")
 
+    form.locator("input[name=creator]").fill("Ada")
+    form.get_by_role("button", name="Create table").click()
+    table_id = ada.wait_for_route("tables")
+    hosting = gateway.client.get(f"/tables/{table_id}").json()["hosting"]
+    assert hosting["clock"]["per_move_s"] == 30 and hosting["on_timeout"] == "pass"
+    said = ada.page.get_by_test_id("hosting")  # the table says it before anyone starts
+    expect(said).to_contain_text("30 s per move")
+    expect(said).to_contain_text(passing["description"])
+
 
 def test_the_creator_names_the_table_sits_where_they_chose_and_closes_it_alone(
     gateway: Gateway, people: Callable[..., Player]

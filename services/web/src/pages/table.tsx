@@ -8,8 +8,10 @@ import {
   type BotInfo,
   type BotSeat,
   closeTable,
+  type GameInfo,
   getGame,
   getTable,
+  type Hosting,
   joinTable,
   leaveTable,
   seatBot,
@@ -51,7 +53,8 @@ export function TablePage(props: { tableId: string; invitation: string | null })
   const [readProblem, setReadProblem] = useState<ShownProblem | null>(null);
   const [name, setName] = useState("");
   const [wantedSeat, setWantedSeat] = useState<number | null>(null);
-  const [bots, setBots] = useState<BotInfo[]>([]);
+  const [gameInfo, setGameInfo] = useState<GameInfo | null>(null);
+  const bots = gameInfo?.bots ?? [];
   const { busy, refused, run } = useCommands();
 
   /** Reads, feed and answers overlap: an older table never replaces a newer one. */
@@ -89,7 +92,7 @@ export function TablePage(props: { tableId: string; invitation: string | null })
   useEffect(() => {
     if (game === undefined) return;
     getGame({ client: api(), path: { game }, throwOnError: true })
-      .then((answer) => setBots(answer.data.bots))
+      .then((answer) => setGameInfo(answer.data))
       .catch((error: unknown) => setReadProblem(problemOf(error)));
   }, [game]);
 
@@ -212,6 +215,7 @@ export function TablePage(props: { tableId: string; invitation: string | null })
             </small>
           </h2>
           <StackedWarning table={table} />
+          {gameInfo && <HostingSaid hosting={table.hosting} game={gameInfo} />}
           <ol class="seats" start={0} data-testid="seats">
             {table.seats.map((info) => (
               <li key={info.seat}>
@@ -330,6 +334,30 @@ function InvitationLink({ tableId, invitation }: { tableId: string; invitation: 
         </button>
       )}
     </p>
+  );
+}
+
+/** The table's clock and what happens to a slow or absent player, in the catalogue's words for
+ * its game: said before anyone takes a seat or starts. */
+function HostingSaid({ hosting, game }: { hosting: Hosting; game: GameInfo }) {
+  const said = (policies: GameInfo["leave_policies"], name: string | undefined) =>
+    policies.find((policy) => policy.name === name)?.description ?? name;
+  const clock = hosting.clock;
+  return (
+    <ul class="hosting" data-testid="hosting">
+      {clock ? (
+        <li>
+          Clock:{" "}
+          {clock.per_move_s != null
+            ? `${clock.per_move_s} s per move`
+            : `${clock.bank_s} s for the game, +${clock.increment_s ?? 0} s a move`}
+          . {said(game.timeout_policies, hosting.on_timeout ?? "forfeit")}
+        </li>
+      ) : (
+        <li>No clock: each player takes the time they need.</li>
+      )}
+      <li>{said(game.leave_policies, hosting.on_leave ?? "abandon")}</li>
+    </ul>
   );
 }
 
