@@ -171,6 +171,11 @@ def test_every_event_reads_as_a_sentence_in_the_log_and_the_replay(
     ada.open(f"#/matches/{match_id}/replay")
     for version in sorted(last_of_kind.values()):
         assert replay_line(page, version) == lines[version]
+    # the setup's versions come before the first one a replay shows: it settles there
+    page.locator("input[name=version]").fill("1")
+    expect(page.get_by_test_id("replay-version")).to_have_text(str(first))
+    expect(page.get_by_role("button", name="Back")).to_be_disabled()
+    expect(page.get_by_test_id("problem")).to_have_count(0)
     print(f"{game}: {len(events)} events, replayable from {first}, kinds {sorted(kinds)}")
 
 

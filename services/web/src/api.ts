@@ -87,6 +87,12 @@ export function problemOf(error: unknown): ShownProblem {
   return { title: "Unexpected answer", detail: String(error).slice(0, LONGEST_DETAIL) };
 }
 
+/** Whether `error` is a problem of this type (the last part of its type URI, e.g.
+ * "version-not-found"): what a page may act on, beyond showing it. */
+export function isProblemOfType(error: unknown, type: string): boolean {
+  return isProblem(error) && error.type.endsWith(`/${type}`);
+}
+
 function isProblem(error: unknown): error is ProblemDocument {
   return isRecord(error) && typeof error.title === "string" && typeof error.status === "number";
 }

@@ -2,7 +2,7 @@
 // spectator, drawn by the game's own table with nothing to play, with the event that led to it
 // in the log's words; once the match is over, the complete state too ("full"). The version
 // shown stays on screen, marked as loading, until the next one arrives.
-import { useEffect, useMemo, useState } from "preact/hooks";
+import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 
 import {
   getMatch,
@@ -11,7 +11,7 @@ import {
   type MatchReplay,
   replayMatch,
 } from "../client";
-import { api, credentials, problemOf, type ShownProblem } from "../api";
+import { api, credentials, isProblemOfType, problemOf, type ShownProblem } from "../api";
 import { Players, ProblemBox, Result } from "../components";
 import { tableFor } from "../games";
 import { readHistory, tell } from "../log";
@@ -24,6 +24,9 @@ export function ReplayPage({ matchId }: { matchId: string }) {
   const bearer = credentials.match(matchId);
   const [latest, setLatest] = useState<MatchInfo | null>(null);
   const [version, setVersion] = useState(0);
+  /** The first version a replay shows: those of the match's setup come before it, and are
+   * learnt as the server refuses them. */
+  const [first, setFirst] = useState(1);
   const [full, setFull] = useState(false);
   const [replay, setReplay] = useState<MatchReplay | null>(null);
   const [problem, setProblem] = useState<ShownProblem | null>(null);
@@ -49,6 +52,8 @@ export function ReplayPage({ matchId }: { matchId: string }) {
 
   // The log up to the latest version, read again as it grows: each version's line.
   const latestVersion = latest?.version ?? 0;
+  const newest = useRef(0);
+  newest.current = latestVersion;
   useEffect(() => {
     if (latestVersion < 1) return;
     let wanted = true;
@@ -85,7 +90,11 @@ export function ReplayPage({ matchId }: { matchId: string }) {
         setProblem(null);
       })
       .catch((error: unknown) => {
-        if (wanted) setProblem(problemOf(error));
+        if (!wanted) return;
+        if (isProblemOfType(error, "version-not-found") && version < newest.current) {
+          setFirst(version + 1); // part of the setup: the next one, then
+          setVersion((at) => Math.max(at, version + 1));
+        } else setProblem(problemOf(error));
       })
       .finally(() => {
         if (wanted) setLoading(false);
@@ -117,13 +126,13 @@ export function ReplayPage({ matchId }: { matchId: string }) {
         <small>{replay?.you == null ? "as a spectator" : `as ${latest.players[replay.you]}`}</small>
       </h2>
       <div class="replay-controls">
-        <button disabled={version <= 1} onClick={() => setVersion(version - 1)}>
+        <button disabled={version <= first} onClick={() => setVersion(version - 1)}>
           ◀ Back
         </button>
         <input
           type="range"
           name="version"
-          min={1}
+          min={first}
           max={latest.version}
           value={version}
           onInput={(event) => setVersion(Number(event.currentTarget.value))}
