@@ -203,9 +203,9 @@ RED_ONE_PLAYED = [
 """Seat 0 plays its r1 (order 0); seat 1 answers with a clue: seat 0 is to move."""
 CLUE_SEAT_ZERO = {"type": "GiveRankClue", "target": 0, "rank": 2}
 
-STRENGTH_FLOORS = {4: 19.5, 5: 18.5}
-"""Means over seeds 0-39 (200-match figures in docs/hosting.md): this bot 20.90 and 20.38;
-the bot before the rank play clue and the chains 18.62 and 15.85; HolmesBot's published
+STRENGTH_FLOORS = {4: 20.0, 5: 19.0}
+"""Means over seeds 0-39 (200-match figures in docs/hosting.md): this bot 21.73 and 20.70;
+the bot before the rank play clues and the chains 18.62 and 15.85; HolmesBot's published
 4- and 5-player means 20.46 and 18.40."""
 
 
