@@ -262,7 +262,7 @@ class Turns:
 
 
 class TurnFinder:
-    """Asks Postgres which bots may move: in one match when its turn wakes this process,
+    """Asks Postgres which bots are to move: in one match when its turn wakes this process,
     and, every ``sweep_s``, in every match where a bot has waited that long (its wake-up was
     lost with Redis, or went to a copy killed since, or its move failed)."""
 

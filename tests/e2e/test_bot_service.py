@@ -443,9 +443,10 @@ def test_bots_that_may_move_at_once_each_move_once_and_finish_the_match(
 
 
 def test_bots_hearing_a_story_let_the_teller_tell_it(stack: Stack, bots: Bots) -> None:
-    """With the stopwatch every seat may report silence while a story runs, so every bot seat
-    is asked: those not telling let it run (a bot hears no silence), each story called is told,
-    and the match ends by itself, one move sent per bot move in the log."""
+    """With the stopwatch every seat may report silence while a story runs, but the game waits
+    on the teller alone: no other bot seat is asked (none waited), no story is interrupted,
+    each story called is told, and the match ends by itself, one move sent per bot move in the
+    log."""
     created = stack.lobby.post(
         "/tables",
         json={
@@ -471,4 +472,4 @@ def test_bots_hearing_a_story_let_the_teller_tell_it(stack: Stack, bots: Bots) -
     assert len(told) == types.count("BreakingNewsCalled")
     played = moved_since(bots, before)
     assert played["moved"] == len(movers(stack, match_id))
-    assert played.keys() <= {"moved", "stale", "waited"}
+    assert played.keys() <= {"moved", "stale"}

@@ -289,23 +289,11 @@ def _news(view: View, actions: list[Action], rng: random.Random) -> Action:
     return _filled(view, chosen, cards, rng)
 
 
-def listening(view: View, actions: list[Action]) -> bool:
-    """Whether the seat hears another's story: it may only report silence, and a bot hears
-    none, so it lets the story run."""
-    return view.get("phase") == "story" and all(a["type"] == "ReportSilence" for a in actions)
-
-
-def random_bot(view: View, actions: list[Action], rng: random.Random) -> Action | None:
-    """The baseline: any legal action, uniformly, except that it too lets another's story run
-    (it is asked during every story, as every seat may report silence)."""
-    return None if listening(view, actions) else rng.choice(actions)
-
-
 def _story(view: View, actions: list[Action], rng: random.Random) -> Action | None:
     tells = [a for a in actions if a["type"] == "TellStory"]
     called = view.get("called_news")
-    if listening(view, actions) or not tells or called is None:
-        return None
+    if not tells or called is None:
+        return None  # not the teller: ReportSilence is all there is, and no one fell silent
     table = Table(view)
     cards = [table.element[card] for card in called["cards"] if card in table.element]
     if len(cards) != 3:

@@ -23,19 +23,12 @@ _HEURISTIC_OF: dict[str, Policy] = {
     "breaking_news": breaking_news.heuristic,
 }
 
-_RANDOM_OF: dict[str, Policy] = {"breaking_news": breaking_news.random_bot}
-"""A game's own random bot, where ``random_choice`` would play a move no seat must make (every
-seat may interrupt a Breaking News story)."""
-
 HEURISTICS: dict[str, Policy] = {game: _HEURISTIC_OF[game] for game in GAMES}
 """Each game's heuristic bot, by game id, in the games' catalogue order."""
 
 POLICIES: dict[str, Policy] = {
     name: policy
     for game, heuristic in HEURISTICS.items()
-    for name, policy in (
-        (f"{game}-random", _RANDOM_OF.get(game, random_choice)),
-        (f"{game}-heuristic", heuristic),
-    )
+    for name, policy in ((f"{game}-random", random_choice), (f"{game}-heuristic", heuristic))
 }
 """Every bot by name: each game's random bot, then its heuristic bot."""

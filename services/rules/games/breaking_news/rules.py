@@ -428,15 +428,14 @@ def _completions(state: BreakingNewsState, seat: int) -> list[Any]:
 
 
 def to_move(state: BreakingNewsState) -> list[int]:
-    """The seat to move; during a story every seat (anyone may report silence); voters."""
+    """The seats the game waits on: the voters yet to vote, else the seat to move. During a
+    story that is the teller alone: the others may report silence (``legal_actions`` lists
+    it) but the game does not wait on them, so no clock of theirs runs and no bot is asked."""
     phase = state.phase
     if phase == OVER:
         return []
     if phase == VOTE:
         return [seat for seat in state.voters if seat not in state.votes]
-    if phase == STORY:
-        teller = state.seat_to_move
-        return [teller] + [seat for seat in range(state.seats) if seat != teller]
     return [state.seat_to_move]
 
 
