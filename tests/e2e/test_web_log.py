@@ -8,8 +8,10 @@ shows once."""
 
 from __future__ import annotations
 
+import json
 import random
 import re
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -44,13 +46,14 @@ LOG_LENGTH = 30
 expect.set_options(timeout=15_000)
 
 
-def history(gateway: Gateway, match_id: str, token: str) -> list[dict[str, Any]]:
-    """The match's events as the seat holding ``token`` may see them."""
+def history(gateway: Gateway, match_id: str, token: str | None) -> list[dict[str, Any]]:
+    """The match's events as the seat holding ``token`` (None: a spectator) may see them."""
     events: list[dict[str, Any]] = []
     cursor: str | None = None
     while True:
         params: dict[str, Any] = {"limit": 500, **({"cursor": cursor} if cursor else {})}
-        page = gateway.client.get(f"/matches/{match_id}/events", params=params, headers=auth(token))
+        headers = auth(token) if token else {}
+        page = gateway.client.get(f"/matches/{match_id}/events", params=params, headers=headers)
         assert page.status_code == 200, page.text
         events += page.json()["items"]
         cursor = page.json()["next_cursor"]
@@ -108,12 +111,12 @@ def replay_line(page: Page, version: int) -> str:
 
 
 def as_seat(person: Player, match_id: str, token: str) -> None:
-    """This browser holds the seat ``token`` in the match (as the table page keeps it)."""
-    person.open()
-    person.page.evaluate(
-        "([key, token]) => localStorage.setItem(key, token)",
-        [f"playtable.match.{match_id}.bearer", token],
-    )
+    """This browser holds the seat ``token`` in the match (as the table page keeps it), from
+    before its pages' scripts run."""
+    keep = f"localStorage.setItem('playtable.match.{match_id}.bearer', {json.dumps(token)})"
+    person.page.context.add_init_script(keep)
+    if person.page.url.startswith(person.base_url):  # a page of the app is open already
+        person.page.evaluate(keep)
 
 
 def first_replayable(gateway: Gateway, match_id: str) -> int:
@@ -179,11 +182,76 @@ def test_every_event_reads_as_a_sentence_in_the_log_and_the_replay(
     print(f"{game}: {len(events)} events, replayable from {first}, kinds {sorted(kinds)}")
 
 
+def hosted_match(gateway: Gateway, hosting: dict[str, Any]) -> tuple[str, list[str]]:
+    """A started 2-seat Hanabi table with ``hosting`` (clocks, bots, what a leave does): its
+    match id and the seat tokens."""
+    body = {"game": "hanabi", "seats": 2, "hosting": hosting}
+    created = gateway.client.post("/tables", json=body)
+    assert created.status_code == 201, created.text
+    table_id = created.json()["table_id"]
+    tokens = []
+    for seat in range(2):
+        joined = gateway.client.post(f"/tables/{table_id}/seats", json={"name": f"player{seat}"})
+        assert joined.status_code == 201, joined.text
+        tokens.append(joined.json()["token"])
+    started = gateway.client.post(f"/tables/{table_id}/start", headers=auth(tokens[0]))
+    assert started.status_code == 201, started.text
+    return started.json()["match_id"], tokens
+
+
+def shown_lines(page: Page, kind: str) -> list[tuple[int, str]]:
+    """The match page's log lines of events of ``kind``, once there is one: version and text."""
+    lines = page.get_by_test_id("event-log").locator(f"li[data-type={kind}]")
+    expect(lines.first).to_be_visible()
+    return lines.evaluate_all("(all) => all.map((li) => [li.value, li.textContent])")
+
+
+def test_timeouts_bots_taking_over_and_a_player_leaving_read_as_sentences(
+    gateway: Gateway, people: Callable[..., Player]
+) -> None:
+    """The seats' and clocks' events any match may hold, in a spectator's log and in the log of
+    a player who stays."""
+    timed = {"clock": {"per_move_s": 1}, "on_timeout": "bot", "bot": "hanabi-heuristic"}
+    timed_id, timed_tokens = hosted_match(gateway, timed)
+    left_id, left_tokens = hosted_match(gateway, {})
+    ada = people()
+    # nobody moves: the clocks run out and the bot plays both seats, which a spectator watches
+    # (a seat's token no longer works once a bot holds it)
+    ada.open(f"#/matches/{timed_id}")
+    seen = {kind: shown_lines(ada.page, kind) for kind in ("TurnTimedOut", "BotTookOver")}
+    seen["ClockUpdated"] = shown_lines(ada.page, "ClockUpdated")
+    events = {event["version"]: event for event in history(gateway, timed_id, None)}
+
+    left = gateway.client.post(
+        f"/matches/{left_id}/leave",
+        headers={**auth(left_tokens[1]), "Idempotency-Key": uuid.uuid4().hex},
+    )
+    assert left.status_code in {200, 201}, left.text
+    as_seat(ada, left_id, left_tokens[0])
+    ada.open(f"#/matches/{left_id}")
+    expect(ada.page.get_by_test_id("match")).to_have_attribute("data-status", "finished")
+    for kind in ("PlayerLeft", "MatchForfeited"):
+        seen[kind] = shown_lines(ada.page, kind)
+    events |= {
+        (left_id, event["version"]): event for event in history(gateway, left_id, left_tokens[0])
+    }
+    players = ["player0", "player1"]
+    for kind, lines in seen.items():
+        match_of = left_id if kind in {"PlayerLeft", "MatchForfeited"} else None
+        for version, line in lines:
+            event = events[(match_of, version) if match_of else version]
+            assert event["data"]["type"] == kind
+            assert_sentence(line, event, players, you=0)
+            if kind in {"MatchForfeited"}:
+                assert players[1] in line and "left" in line, line
+    print({kind: lines[0][1] for kind, lines in seen.items()})
+
+
 def test_the_replay_explains_full_and_keeps_its_view_while_the_next_version_loads(
     gateway: Gateway, people: Callable[..., Player]
 ) -> None:
     match_id, tokens = open_table(gateway.stack, "hanabi", 2, seed=SEED)
-    play_to_end(gateway.stack, match_id, tokens, random.Random(SEED))
+    final = play_to_end(gateway.stack, match_id, tokens, random.Random(SEED))
     watcher = people()
     watcher.open(f"#/matches/{match_id}/replay")
     page = watcher.page
@@ -191,7 +259,8 @@ def test_the_replay_explains_full_and_keeps_its_view_while_the_next_version_load
     expect(explained).to_contain_text("the complete state, every hand and the deck included")
     expect(explained).to_contain_text("shown only once the match is over")
     expect(page.locator("input[name=full]")).to_be_enabled()  # this one is over
-    middle = int(page.get_by_test_id("replay-version").inner_text()) // 2
+    expect(page.get_by_test_id("replay-version")).to_have_text(str(final["version"]))
+    middle = final["version"] // 2
     replay_line(page, middle)
     expect(page.get_by_test_id("replay-loading")).to_have_count(0)
 

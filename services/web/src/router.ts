@@ -44,6 +44,7 @@ export function useRoute(): Route {
   useEffect(() => {
     const changed = () => setRoute(parseRoute(location.hash));
     addEventListener("hashchange", changed);
+    changed(); // a change between the first render and this effect fired no event heard here
     return () => removeEventListener("hashchange", changed);
   }, []);
   return route;

@@ -15,13 +15,13 @@ export type HostingEvent =
   ClockUpdated | TurnTimedOut | PlayerLeft | BotTookOver | PlayerReseated | MatchForfeited;
 
 const AFTER_TIMEOUT: Record<TurnTimedOut["policy"], string> = {
-  bot: "a bot plays the seat from now on",
+  bot: "a bot plays for them from now on",
   forfeit: "the match is forfeited",
   pass: "the turn passes",
 };
 const AFTER_LEAVING: Record<PlayerLeft["policy"], string> = {
   abandon: "the match is abandoned",
-  bot: "a bot plays the seat from now on",
+  bot: "a bot plays for them from now on",
 };
 
 export function sayHosting(event: HostingEvent, players: string[]): string {
@@ -39,8 +39,8 @@ export function sayHosting(event: HostingEvent, players: string[]): string {
       }`;
     case "PlayerReseated":
       return event.from_bot
-        ? `${event.player} took seat ${event.seat + 1} back from the bot ${event.from_bot}`
-        : `${event.player} took seat ${event.seat + 1}`;
+        ? `${event.player} is back as player ${event.seat + 1}, in place of the bot ${event.from_bot}`
+        : `${event.player} now plays as player ${event.seat + 1}`;
     case "MatchForfeited":
       return `The match ended early: ${names(players, event.seats)} ${
         event.reason === "timeout" ? "ran out of time" : "left"
