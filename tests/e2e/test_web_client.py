@@ -244,10 +244,15 @@ def test_seats_bots_leaving_and_a_rematch_by_clicking(
     match_id = ada.start()
     assert bob.wait_for_route("matches") == match_id
 
-    ada.page.once("dialog", lambda dialog: dialog.accept())
+    policies = gateway.client.get("/games/hanabi").json()["leave_policies"]
+    abandon = next(policy["description"] for policy in policies if policy["name"] == "abandon")
+    expect(ada.page.get_by_test_id("leaving")).to_contain_text(abandon)  # said before pressed
+    asked: list[str] = []
+    ada.page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.accept()))
     ada.page.get_by_role("button", name="Leave match").click()
     for page in (ada.page, bob.page):
         expect(page.get_by_test_id("result")).to_contain_text("forfeited by ada")
+    assert abandon in asked[0]
     finished = gateway.client.get(f"/matches/{match_id}").json()
     assert finished["status"] == "finished" and finished["result"]["forfeited"] == [0]
     expect(ada.page.get_by_role("button", name="Rematch")).to_have_count(0)  # she left

@@ -3,6 +3,7 @@
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 
 import {
+  type GameInfo,
   getGame,
   getMatch,
   type LegalActions,
@@ -31,6 +32,8 @@ export function MatchPage({ matchId }: { matchId: string }) {
   const [match, setMatch] = useState<MatchInfo | null>(null);
   const [actions, setActions] = useState<GameAction[]>([]);
   const [lastEvent, setLastEvent] = useState<FeedMessage | null>(null);
+  /** The game's catalogue entry: its events, and what its policies do, in words. */
+  const [gameInfo, setGameInfo] = useState<GameInfo | null>(null);
   const [recent, setRecent] = useState<MatchEvent[]>([]);
   const [readProblem, setReadProblem] = useState<ShownProblem | null>(null);
   const { busy, refused, run } = useCommands();
@@ -111,6 +114,7 @@ export function MatchPage({ matchId }: { matchId: string }) {
     getGame({ client: api(), path: { game }, throwOnError: true })
       .then(({ data }) => {
         if (stopped) return;
+        setGameInfo(data);
         // from the event before the one shown, so the page learns which event that was
         stop = follow(
           matchFeedUrl(matchId, bearer),
@@ -163,7 +167,11 @@ export function MatchPage({ matchId }: { matchId: string }) {
     });
 
   const leave = () => {
-    if (!confirm("Leave this match? The table decides what happens to your seat.")) return;
+    if (
+      !confirm(`Leave this match? ${leaving ?? "The table decides what happens to your seat."}`)
+    ) {
+      return;
+    }
     void run(async () => {
       await sendOnce(["leaveMatch", matchId], (key) =>
         leaveMatch({
@@ -180,6 +188,10 @@ export function MatchPage({ matchId }: { matchId: string }) {
     });
   };
 
+  /** What leaving does at this table, in the catalogue's words (a forfeit, or a bot's seat). */
+  const leaving = gameInfo?.leave_policies.find(
+    (policy) => policy.name === (match?.hosting.on_leave ?? "abandon"),
+  )?.description;
   const Table = match ? tableFor(match.game) : null;
   const rematchId = tableId === null ? null : credentials.rematch(tableId);
   /** A finished match's table and the seat token that takes this player's seat in its rematch. */
@@ -239,9 +251,12 @@ export function MatchPage({ matchId }: { matchId: string }) {
           )}
           <EventLog events={recent} players={match.players} />
           {match.you !== null && match.status === "running" && (
-            <button class="leave" disabled={busy} onClick={leave}>
-              Leave match
-            </button>
+            <p class="leave">
+              <button disabled={busy} onClick={leave}>
+                Leave match
+              </button>{" "}
+              {leaving && <small data-testid="leaving">If you leave: {leaving}</small>}
+            </p>
           )}
           {rematchable && (
             <button
