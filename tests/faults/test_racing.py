@@ -68,12 +68,13 @@ def _commits(result: RaceResult) -> int:
 
 
 async def _story(load: Load, match_id: str, tokens: list[str], rng: random.Random) -> bool:
-    """Play Breaking News until a story runs (several seats may act); False if it ended."""
+    """Play Breaking News until a story runs (every seat may act: the teller tells, the others
+    may report silence); False if it ended."""
     for _ in range(400):
         info = (await load.send("match", "GET", f"/matches/{match_id}")).json()
         if info["status"] != "running":
             return False
-        if len(info["to_move"]) > 1:
+        if info["view"]["phase"] == "story":
             return True
         if await load.move(0, match_id, tokens, rng) is None:
             return False
@@ -102,8 +103,7 @@ async def _race(stack: FaultStack, mode: str) -> dict[str, Any]:
                 if not await _story(load, match_id, tokens, rng):
                     match_id = None
                     continue
-                info = (await load.send("match", "GET", f"/matches/{match_id}")).json()
-                seats = info["to_move"]
+                seats = list(range(players))  # the teller, and listeners reporting silence
             result = await race_round(
                 session,
                 stack.match_urls,
