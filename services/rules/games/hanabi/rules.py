@@ -5,6 +5,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
+import msgspec
+
 from services.rules.games.contract import (
     Outcome,
     Rejection,
@@ -44,6 +46,12 @@ from services.rules.games.hanabi.state import (
     PlayCard,
 )
 
+RULES_VERSION = 2
+"""The rules a new deal is recorded under (``GameStarted.rules_version``): each recorded match
+folds by its own version, so a change to how events fold never rewrites a match already played."""
+CLUE_HISTORY_SINCE = 2
+"""The first rules version whose state keeps the clue history."""
+
 
 def setup(options: dict[str, Any], seats: int, rng: random.Random) -> list[Event]:
     """Shuffle with ``rng`` (or take the explicit deck) and record the whole deck."""
@@ -65,6 +73,7 @@ def setup(options: dict[str, Any], seats: int, rng: random.Random) -> list[Event
             rainbow_short=short,
             empty_clues=resolved["empty_clues"],
             deck=deck,
+            rules_version=RULES_VERSION,
         )
     ]
 
@@ -79,9 +88,10 @@ def deal_problem(events: list[Any], options: dict[str, Any], seats: int) -> str 
     problem = deck_problem(started.deck, resolved["suits"], resolved["rainbow_short"])
     if problem:
         return f"GameStarted: {problem}"
-    if setup({**resolved, "deck": resolved["deck"] or started.deck}, seats, random.Random()) != [
-        started
-    ]:
+    if not 1 <= started.rules_version <= RULES_VERSION:
+        return f"GameStarted: no rules version {started.rules_version} (1 to {RULES_VERSION})"
+    dealt = setup({**resolved, "deck": resolved["deck"] or started.deck}, seats, random.Random())
+    if [msgspec.structs.replace(dealt[0], rules_version=started.rules_version)] != [started]:
         return f"GameStarted does not deal these options to {seats} players"
     return None
 
@@ -110,6 +120,7 @@ def _start(event: GameStarted) -> HanabiState:
         colours_excluded=[0] * cards,
         ranks_clued=[0] * cards,
         ranks_excluded=[0] * cards,
+        clues=[] if event.rules_version >= CLUE_HISTORY_SINCE else None,
     )
 
 
@@ -256,9 +267,12 @@ def _evolve_clue(state: HanabiState, event: ClueGiven) -> None:
             slots.append(place)
         else:
             excluded[order] |= bit
-    state.clues.append(
-        ClueRecord(state.turns, event.seat, event.target, touched, slots, event.colour, event.rank)
-    )
+    if state.clues is not None:
+        state.clues.append(
+            ClueRecord(
+                state.turns, event.seat, event.target, touched, slots, event.colour, event.rank
+            )
+        )
     _next_turn(state)
 
 

@@ -54,6 +54,10 @@ class GameStarted(Event, frozen=True):
     rainbow_short: bool
     empty_clues: bool
     deck: list[int]
+    rules_version: int = 1
+    """The rules the match is played and folded under, for good: 1 (every match dealt before
+    the field: the state keeps no clue history) or 2 (it keeps every clue, ``clues``). A new
+    deal takes ``RULES_VERSION``; a recorded one folds by its own."""
 
 
 class SeenCard(msgspec.Struct, frozen=True):
@@ -191,9 +195,10 @@ class HanabiState(msgspec.Struct, tag_field="type", tag=True):
     ranks_clued: list[int]
     ranks_excluded: list[int]
     end_reason: str | None = None
-    clues: list[ClueRecord] = msgspec.field(default_factory=list)
-    """Every clue so far, in the order given: folded from the ``ClueGiven`` events, so any
-    recorded match folds to it."""
+    clues: list[ClueRecord] | None = None
+    """Every clue so far, in the order given, folded from the ``ClueGiven`` events; None in a
+    match dealt under rules version 1, which kept none (its stored states have no such field,
+    and its fold must stay theirs)."""
 
 
 # --- Views ----------------------------------------------------------------------------------
@@ -236,5 +241,6 @@ class HanabiView(msgspec.Struct, frozen=True, tag_field="type", tag=True):
     variant: tuple[str, ...]
     """The table's rules beyond the base game, in words: the suits, how multicolour behaves,
     whether a clue may touch no card."""
-    clues: list[ClueRecord]
-    """Every clue so far, oldest first: who clued whom, what, which cards, on which turn."""
+    clues: list[ClueRecord] | None
+    """Every clue so far, oldest first: who clued whom, what, which cards, on which turn; null
+    in a match dealt before the clue history was kept (rules version 1)."""

@@ -127,7 +127,7 @@ def view(state: HanabiState, seat: int | None) -> HanabiView:
             else None
         ),
         variant=_variant(state.suits, state.rainbow, state.rainbow_short, state.empty_clues),
-        clues=list(state.clues),
+        clues=None if state.clues is None else list(state.clues),
     )
 
 

@@ -262,8 +262,20 @@ function WhyHidden({ view, you }: { view: HanabiView; you: number | null }) {
 }
 
 /** Every clue so far, newest first: who told whom what, and which of their cards it touched. */
-function ClueHistory(props: { clues: HanabiClueRecord[]; players: string[]; you: number | null }) {
+function ClueHistory(props: {
+  clues: HanabiClueRecord[] | null;
+  players: string[];
+  you: number | null;
+}) {
   const { clues, players, you } = props;
+  if (clues === null) {
+    return (
+      <section class="clue-history" data-testid="clue-history">
+        <h3>Clues</h3>
+        <p class="none">This match began before the clue history was kept: the log has them.</p>
+      </section>
+    );
+  }
   return (
     <section class="clue-history" data-testid="clue-history">
       <h3>Clues ({clues.length})</h3>
