@@ -239,7 +239,7 @@ class RulesEngine:
                     actor_view=msgspec.Raw(codec.json.encode(game.view(state, seat))),
                     legal_actions={
                         seat: codec.raw_actions(game.legal_actions(state, seat))
-                        for seat in progress.to_move
+                        for seat in game.acting(state, progress.to_move)
                     },
                 )
             case api.ResolveOptions(options=options, seats=seats):

@@ -9,7 +9,9 @@ A game is a bundle of small pure functions over msgspec Structs, in the spirit o
 - ``evolve(state, event) -> state``: applies one stored event. It may update ``state`` in place
   and return it (the caller owns the state it folds); it never fails on a stored event.
 - ``legal_actions(state, seat) -> list[Action]``: every action ``decide`` would accept.
-- ``to_move(state) -> list[int]``: the seats that may act now (empty once finished).
+- ``to_move(state) -> list[int]``: the seats the game waits on (empty once finished): their
+  clocks run and their bots are asked. ``may_act(state)``, where a game has it, adds the
+  seats that may act without being waited on (a Breaking News listener reporting silence).
 - ``view(state, seat | None) -> Struct``: what that seat (``None``: a spectator) may see.
 - ``redact(event, seat | None) -> Struct``: the event as that seat may see it.
 - ``result(state) -> Outcome | None``: ``None`` while the match runs.
@@ -130,9 +132,16 @@ class Game:
     sample_tables: tuple[tuple[int, Mapping[str, Any]], ...] = ()
     """Seat counts and options of tables whose matches show what random play seldom reaches
     (a Carcassonne tile that fits nowhere): the event samples play them too."""
+    may_act: Callable[[Any], list[int]] | None = None
+    """The seats with legal actions now, where they are more than ``to_move``: the match
+    service keeps every such seat's actions with the state it decided."""
     deal_problem: Callable[[list[Any], dict[str, Any], int], str | None] | None = None
     """Why an imported file's set-up events (before the first move) are not a deal of its
     resolved options to its seats, if they are not: a forged deal is refused by name."""
+
+    def acting(self, state: Any, to_move: list[int]) -> list[int]:
+        """The seats that may act at ``state``, whose seats to move are ``to_move``."""
+        return to_move if self.may_act is None else self.may_act(state)
 
     def fold(self, events: Sequence[Any], state: Any = None) -> Any:
         """Replay events onto ``state`` (``None`` starts from nothing)."""

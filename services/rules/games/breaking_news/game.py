@@ -10,7 +10,13 @@ from services.rules.games.breaking_news.events import (
 )
 from services.rules.games.breaking_news.evolve import evolve
 from services.rules.games.breaking_news.options import OPTIONS, setup, validate_options
-from services.rules.games.breaking_news.rules import decide, legal_actions, result, to_move
+from services.rules.games.breaking_news.rules import (
+    decide,
+    legal_actions,
+    may_act,
+    result,
+    to_move,
+)
 from services.rules.games.breaking_news.state import BreakingNewsState, BreakingNewsView
 from services.rules.games.breaking_news.views import redact, view
 from services.rules.games.contract import (
@@ -88,6 +94,7 @@ GAME = Game(
     evolve=evolve,
     legal_actions=legal_actions,
     to_move=to_move,
+    may_act=may_act,
     view=view,
     redact=redact,
     result=result,

@@ -439,6 +439,14 @@ def to_move(state: BreakingNewsState) -> list[int]:
     return [state.seat_to_move]
 
 
+def may_act(state: BreakingNewsState) -> list[int]:
+    """The seats with a legal action: those to move, and during a story every seat (the
+    others may report silence)."""
+    if state.phase == STORY:
+        return list(range(state.seats))
+    return to_move(state)
+
+
 def result(state: BreakingNewsState) -> Outcome | None:
     """Object points per seat; the winners after any tie-break."""
     if state.phase != OVER:

@@ -227,7 +227,8 @@ def called(at_ms: int = 1_000):
 def test_stopwatch_times_the_story_from_the_call_by_the_server_clock():
     for seconds, points in ((14.999, VALUE - 1), (15, VALUE), (30, VALUE), (30.001, VALUE + 1)):
         state = called(1_000)
-        assert state.phase == STORY and GAME.to_move(state) == [0]  # listeners may interrupt
+        assert state.phase == STORY and GAME.to_move(state) == [0]  # the teller, waited on
+        assert GAME.acting(state, [0]) == [0, 1]  # the listener may report silence
         assert GAME.view(state, 1).called_news.cards == CHAIN
         told_at = 1_000 + round(seconds * 1000)
         events = act(state, 0, TellStory(story_for(CHAIN), server_time_ms=told_at))
