@@ -4,6 +4,7 @@ screenshots of the table are kept (tests/e2e/web.py: ``ARTIFACTS``)."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -17,6 +18,7 @@ from playwright.sync_api import Locator, Page, Route, expect
 from services.operator.gateway import runtime_dir
 from services.rules.games.hanabi.options import standard_deck
 from tests.e2e.conftest import Gateway
+from tests.e2e.play import auth
 from tests.e2e.web import PHONE, Player, screenshot
 
 pytestmark = pytest.mark.e2e  # the fixtures skip without nginx, node 20.19+ or chromium
@@ -322,3 +324,32 @@ def test_a_spectator_resumes_from_its_last_event_when_the_gateway_drops_its_feed
         time.sleep(0.1)
     assert resumed, feeds
     assert int(resumed[0].rsplit("resumed_after=", 1)[1]) >= version, resumed
+
+
+def test_a_player_whose_seat_a_bot_took_over_watches_on_and_is_told_why(
+    gateway: Gateway, people: Callable[..., Player]
+) -> None:
+    """The seat's token stops working once a bot holds the seat (the clock ran out): the page
+    watches the match instead, says why, and shows no problem."""
+    hosting = {"clock": {"per_move_s": 1}, "on_timeout": "bot", "bot": "hanabi-heuristic"}
+    table = gateway.client.post("/tables", json={"game": "hanabi", "seats": 2, "hosting": hosting})
+    assert table.status_code == 201, table.text
+    table_id = table.json()["table_id"]
+    tokens = [
+        gateway.client.post(f"/tables/{table_id}/seats", json={"name": name}).json()["token"]
+        for name in ("ada", "bob")
+    ]
+    started = gateway.client.post(f"/tables/{table_id}/start", headers=auth(tokens[0]))
+    assert started.status_code == 201, started.text
+    match_id = started.json()["match_id"]
+    ada = people()
+    ada.open()
+    held = f"localStorage.setItem('playtable.match.{match_id}.bearer', {json.dumps(tokens[0])})"
+    ada.page.evaluate(held)  # the seat this browser took at the table
+    ada.open(f"#/matches/{match_id}")
+
+    expect(ada.page.get_by_test_id("seat-lost")).to_be_visible(timeout=30_000)
+    expect(ada.page.get_by_test_id("match")).to_have_attribute("data-you", "spectator")
+    expect(ada.page.get_by_test_id("problem")).to_have_count(0)
+    taken = gateway.client.get(f"/matches/{match_id}").json()
+    assert taken["bots"].get("0") == "hanabi-heuristic"

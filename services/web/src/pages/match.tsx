@@ -14,7 +14,15 @@ import {
   type SubmitAction,
   submitAction,
 } from "../client";
-import { api, credentials, problemOf, sendOnce, type ShownProblem, takeRematchSeat } from "../api";
+import {
+  api,
+  credentials,
+  isProblemOfType,
+  problemOf,
+  sendOnce,
+  type ShownProblem,
+  takeRematchSeat,
+} from "../api";
 import { Clocks, Players, ProblemBox, Result, useCommands } from "../components";
 import { EventLog, withEvents } from "../events";
 import { type FeedMessage, follow, matchFeedUrl, serial } from "../feed";
@@ -36,6 +44,7 @@ export function MatchPage({ matchId }: { matchId: string }) {
   const [gameInfo, setGameInfo] = useState<GameInfo | null>(null);
   const [recent, setRecent] = useState<MatchEvent[]>([]);
   const [readProblem, setReadProblem] = useState<ShownProblem | null>(null);
+  const [seatLost, setSeatLost] = useState(false);
   const { busy, refused, run } = useCommands();
   /** The version on screen: reads and answers of older versions are dropped. */
   const shown = useRef(0);
@@ -75,6 +84,10 @@ export function MatchPage({ matchId }: { matchId: string }) {
           // the match moved on meanwhile: its feed brings the news and the next read
           if (legal.version === read.version) show(read, legal.actions);
         } catch (error) {
+          if (bearer !== null && isProblemOfType(error, "unknown-token")) {
+            watchInstead();
+            return;
+          }
           setReadProblem(problemOf(error));
         }
       }),
@@ -166,6 +179,15 @@ export function MatchPage({ matchId }: { matchId: string }) {
       }
     });
 
+  /** The seat token no longer holds a seat (a bot took it over, or the app gave the seat to
+   * another): from now on this browser watches, as after leaving, and says why. */
+  function watchInstead() {
+    const watching = tableId ? credentials.invitation(tableId) : null;
+    credentials.keepMatch(matchId, watching);
+    setSeatLost(true);
+    setBearer(watching);
+  }
+
   const leave = () => {
     if (
       !confirm(`Leave this match? ${leaving ?? "The table decides what happens to your seat."}`)
@@ -209,6 +231,12 @@ export function MatchPage({ matchId }: { matchId: string }) {
         <a href={links.replay(matchId)}>Replay</a>
       </nav>
       <ProblemBox problem={refused ?? readProblem} />
+      {seatLost && (
+        <p class="notice" data-testid="seat-lost">
+          Your seat is no longer yours: a bot took it over (your time ran out) or the table gave it
+          to another player. You are watching the match.
+        </p>
+      )}
       {match && Table && (
         <section data-testid="match" data-status={match.status} data-you={match.you ?? "spectator"}>
           <h2>
