@@ -1,10 +1,12 @@
 """The match log and the replay in words, in the OS's Chromium against ``playtable stack``
 behind its gateway: a match of each game, played to its end over HTTP with random legal moves,
-then read by its first player in the browser. Every kind of event it holds reads as a sentence
-(no event names, no JSON, no field names) naming the seat it is about, Hanabi's clues by slot;
-the replay says which event led to the version shown in the log's words, explains "full" and
-keeps the version shown, marked as loading, while the next loads. A wrong app key's problem
-shows once."""
+then read by its first player in the browser; and matches played as the heuristic bots play,
+for the events random moves never bring (a successful Hanabi play, Carcassonne's messengers,
+Breaking News's stories, silences and tie votes, a seat given to someone else). Every kind of
+event it holds reads as a sentence (no event names, no JSON, no field names) naming the seat it
+is about, Hanabi's clues by slot; the replay says which event led to the version shown in the
+log's words, explains "full" and keeps the version shown, marked as loading, while the next
+loads. A wrong app key's problem shows once."""
 
 from __future__ import annotations
 
@@ -18,8 +20,10 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, Route, expect
 
+from services.bots.policies import load_policies
 from tests.e2e.conftest import Gateway
 from tests.e2e.play import auth, open_table, play_to_end
+from tests.e2e.test_bot_service import a_tie_two_vote_on, news_match, play_to_the_vote
 from tests.e2e.web import Player, screenshot
 
 pytestmark = [pytest.mark.e2e, pytest.mark.shares_gateway]
@@ -42,6 +46,8 @@ FIELD_WORDS = re.compile(
 """What a line read as raw data showed: field names followed by their values."""
 LOG_LENGTH = 30
 """The lines the match page's log shows (src/events.tsx)."""
+
+POLICIES = load_policies()
 
 expect.set_options(timeout=15_000)
 
@@ -136,13 +142,29 @@ def test_every_event_reads_as_a_sentence_in_the_log_and_the_replay(
     game: str, gateway: Gateway, people: Callable[..., Player]
 ) -> None:
     match_id, tokens = open_table(gateway.stack, game, 2, GAMES[game], seed=SEED)
-    final = play_to_end(gateway.stack, match_id, tokens, random.Random(SEED))
+    play_to_end(gateway.stack, match_id, tokens, random.Random(SEED))
+    assert_log_in_words(gateway, people, match_id, tokens[0])
+
+
+def assert_log_in_words(
+    gateway: Gateway,
+    people: Callable[..., Player],
+    match_id: str,
+    token: str,
+    shot: str | None = None,
+) -> set[str]:
+    """The finished match's log and replay, read by the seat holding ``token`` in the
+    browser, say each of its events as a sentence: the kinds of event it holds. The log's
+    screenshot is kept as ``shot`` (``log-<game>`` by default)."""
+    final = gateway.client.get(f"/matches/{match_id}").json()
+    assert final["status"] == "finished", final
+    game = final["game"]
     players = final["players"]
-    events = history(gateway, match_id, tokens[0])
+    events = history(gateway, match_id, token)
     by_version = {event["version"]: event for event in events}
     clues = hanabi_slots(events) if game == "hanabi" else {}
     ada = people()
-    as_seat(ada, match_id, tokens[0])
+    as_seat(ada, match_id, token)
 
     # the match page's log: the latest lines, the earlier ones folded away; every one a sentence
     ada.open(f"#/matches/{match_id}")
@@ -160,7 +182,7 @@ def test_every_event_reads_as_a_sentence_in_the_log_and_the_replay(
     read = "(all) => all.map((li) => [li.value, li.textContent])"
     lines = dict(latest.evaluate_all(read) + earlier.evaluate_all(read))
     assert sorted(lines) == sorted(by_version)
-    screenshot(page, f"log-{game}")
+    screenshot(page, shot or f"log-{game}")
     for version, line in lines.items():
         assert_sentence(line, by_version[version], players, you=0)
         if version in clues:
@@ -180,6 +202,89 @@ def test_every_event_reads_as_a_sentence_in_the_log_and_the_replay(
     expect(page.get_by_role("button", name="Back")).to_be_disabled()
     expect(page.get_by_test_id("problem")).to_have_count(0)
     print(f"{game}: {len(events)} events, replayable from {first}, kinds {sorted(kinds)}")
+    return kinds
+
+
+def play_by_policies(
+    gateway: Gateway,
+    match_id: str,
+    tokens: list[str],
+    rng: random.Random,
+    interrupt: bool = False,
+) -> None:
+    """The first seat to move plays as its game's heuristic bot until the match ends; with
+    ``interrupt``, a listener reports silence during the first story told (Breaking News)."""
+    stack, url = gateway.stack, f"/matches/{match_id}"
+    for _ in range(2000):
+        match = stack.match.get(url).json()
+        if match["status"] == "finished":
+            return
+        seat = match["to_move"][0]
+        mine = stack.match.get(url, headers=auth(tokens[seat])).json()
+        if interrupt and mine["view"].get("phase") == "story":
+            seat, interrupt = (seat + 1) % len(tokens), False
+        listed = stack.match.get(
+            f"{url}/actions", params={"version": match["version"]}, headers=auth(tokens[seat])
+        )
+        assert listed.status_code == 200, listed.text
+        actions = listed.json()["actions"]
+        silence = [action for action in actions if action["type"] == "ReportSilence"]
+        action = silence[0] if silence and seat != match["to_move"][0] else None
+        action = action or POLICIES[f"{match['game']}-heuristic"](mine["view"], actions, rng)
+        move = {"game": match["game"], "expected_version": match["version"], "action": action}
+        headers = {**auth(tokens[seat]), "Idempotency-Key": uuid.uuid4().hex}
+        moved = stack.match.post(f"{url}/actions", json=move, headers=headers)
+        assert moved.status_code == 201, moved.text
+    raise AssertionError(f"match {match_id} did not end in 2000 moves")
+
+
+def reseated(gateway: Gateway, match_id: str, seat: int, name: str) -> str:
+    """The app gives ``seat`` to ``name`` (``PlayerReseated``): the seat's new token."""
+    answer = gateway.client.post(f"/matches/{match_id}/seats/{seat}/token", json={"name": name})
+    assert answer.status_code == 201, answer.text
+    return answer.json()["token"]
+
+
+SKILLED: dict[str, set[str]] = {
+    "hanabi": {"CardPlayed", "PlayerReseated"},
+    "carcassonne": {"FigureAdvanced", "MessageDrawn", "MessageResolved"},
+    "breaking_news": {
+        "BreakingNewsCalled",
+        "StoryInterrupted",
+        "CardTurnedFaceDown",
+        "StartingCardSetAside",
+    },
+    "breaking_news-vote": {"VotingOpened", "VoteCast"},
+}
+"""The events random moves never bring, which matches played as the heuristic bots play
+(a story interrupted, a seat given to someone else, a tie voted on) do."""
+SKILLED_SEED = 4
+"""A deal whose Breaking News layout sets a starting card aside."""
+
+
+@pytest.mark.parametrize("case", SKILLED)
+def test_events_of_skilled_play_read_as_sentences_too(
+    case: str, gateway: Gateway, people: Callable[..., Player]
+) -> None:
+    stack = gateway.stack
+    if case == "breaking_news-vote":  # a deal the heuristic plays to a tie, then the vote
+        seed, voters = a_tie_two_vote_on()
+        match_id, tokens = news_match(stack, seed, {})
+        assert play_to_the_vote(stack, match_id, tokens, seed) == voters
+        play_by_policies(gateway, match_id, tokens, random.Random(seed))
+    else:
+        options = {
+            "hanabi": {},
+            "carcassonne": {"messengers": True},
+            "breaking_news": {"mode": "advanced", "stopwatch": True},
+        }[case]
+        match_id, tokens = open_table(stack, case, 3, options, seed=SKILLED_SEED)
+        if case == "hanabi":
+            tokens[1] = reseated(gateway, match_id, 1, "Bea")
+        rng = random.Random(SKILLED_SEED)
+        play_by_policies(gateway, match_id, tokens, rng, interrupt=case == "breaking_news")
+    kinds = assert_log_in_words(gateway, people, match_id, tokens[0], shot=f"log-{case}-skilled")
+    assert SKILLED[case] <= kinds, SKILLED[case] - kinds
 
 
 def hosted_match(gateway: Gateway, hosting: dict[str, Any]) -> tuple[str, list[str]]:
