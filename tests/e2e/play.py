@@ -17,11 +17,15 @@ def open_table(
     players: int,
     options: dict[str, Any] | None = None,
     seed: int | None = None,
+    hosting: dict[str, Any] | None = None,
 ) -> tuple[str, list[str]]:
-    """Create a table, seat everyone, start it; return the match id and the seat tokens."""
+    """Create a table (with ``hosting``, if given: clocks, bots, what a leave does), seat
+    everyone, start it; return the match id and the seat tokens."""
     body: dict[str, Any] = {"game": game, "seats": players, "options": options or {}}
     if seed is not None:
         body["seed"] = seed
+    if hosting is not None:
+        body["hosting"] = hosting
     created = stack.lobby.post("/tables", json=body)
     assert created.status_code == 201, created.text
     table_id = created.json()["table_id"]

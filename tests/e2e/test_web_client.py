@@ -13,13 +13,13 @@ import uuid
 from collections.abc import Callable
 
 import pytest
-from playwright.sync_api import Locator, Page, Route, expect
+from playwright.sync_api import Page, Route, expect
 
 from services.operator.gateway import runtime_dir
 from services.rules.games.hanabi.options import standard_deck
 from tests.e2e.conftest import Gateway
-from tests.e2e.play import auth
-from tests.e2e.web import PHONE, Player, screenshot
+from tests.e2e.play import open_table
+from tests.e2e.web import PHONE, Player, screenshot, seat_row
 
 pytestmark = pytest.mark.e2e  # the fixtures skip without nginx, node 20.19+ or chromium
 
@@ -198,10 +198,6 @@ def lose_the_answer_once(page: Page, url: str) -> None:
     page.route(url, lose)
 
 
-def seat_row(page: Page, seat: int) -> Locator:
-    return page.get_by_test_id("seats").locator("li").nth(seat)
-
-
 def test_seats_bots_leaving_and_a_rematch_by_clicking(
     gateway: Gateway, people: Callable[..., Player]
 ) -> None:
@@ -332,16 +328,7 @@ def test_a_player_whose_seat_a_bot_took_over_watches_on_and_is_told_why(
     """The seat's token stops working once a bot holds the seat (the clock ran out): the page
     watches the match instead, says why, and shows no problem."""
     hosting = {"clock": {"per_move_s": 1}, "on_timeout": "bot", "bot": "hanabi-heuristic"}
-    table = gateway.client.post("/tables", json={"game": "hanabi", "seats": 2, "hosting": hosting})
-    assert table.status_code == 201, table.text
-    table_id = table.json()["table_id"]
-    tokens = [
-        gateway.client.post(f"/tables/{table_id}/seats", json={"name": name}).json()["token"]
-        for name in ("ada", "bob")
-    ]
-    started = gateway.client.post(f"/tables/{table_id}/start", headers=auth(tokens[0]))
-    assert started.status_code == 201, started.text
-    match_id = started.json()["match_id"]
+    match_id, tokens = open_table(gateway.stack, "hanabi", 2, hosting=hosting)
     ada = people()
     ada.open()
     held = f"localStorage.setItem('playtable.match.{match_id}.bearer', {json.dumps(tokens[0])})"

@@ -11,19 +11,15 @@ import uuid
 from collections.abc import Callable
 
 import pytest
-from playwright.sync_api import Locator, Page, expect
+from playwright.sync_api import expect
 
 from tests.e2e.conftest import Gateway
 from tests.e2e.play import auth
-from tests.e2e.web import PHONE, Player, screenshot
+from tests.e2e.web import PHONE, Player, screenshot, seat_row
 
 pytestmark = [pytest.mark.e2e, pytest.mark.shares_gateway]
 
 expect.set_options(timeout=10_000)
-
-
-def seat_row(page: Page, seat: int) -> Locator:
-    return page.get_by_test_id("seats").locator("li").nth(seat)
 
 
 def catalogue(gateway: Gateway, game: str) -> dict:

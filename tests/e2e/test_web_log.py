@@ -287,23 +287,6 @@ def test_events_of_skilled_play_read_as_sentences_too(
     assert SKILLED[case] <= kinds, SKILLED[case] - kinds
 
 
-def hosted_match(gateway: Gateway, hosting: dict[str, Any]) -> tuple[str, list[str]]:
-    """A started 2-seat Hanabi table with ``hosting`` (clocks, bots, what a leave does): its
-    match id and the seat tokens."""
-    body = {"game": "hanabi", "seats": 2, "hosting": hosting}
-    created = gateway.client.post("/tables", json=body)
-    assert created.status_code == 201, created.text
-    table_id = created.json()["table_id"]
-    tokens = []
-    for seat in range(2):
-        joined = gateway.client.post(f"/tables/{table_id}/seats", json={"name": f"player{seat}"})
-        assert joined.status_code == 201, joined.text
-        tokens.append(joined.json()["token"])
-    started = gateway.client.post(f"/tables/{table_id}/start", headers=auth(tokens[0]))
-    assert started.status_code == 201, started.text
-    return started.json()["match_id"], tokens
-
-
 def shown_lines(page: Page, kind: str) -> list[tuple[int, str]]:
     """The match page's log lines of events of ``kind``, once there is one: version and text."""
     lines = page.get_by_test_id("event-log").locator(f"li[data-type={kind}]")
@@ -317,8 +300,8 @@ def test_timeouts_bots_taking_over_and_a_player_leaving_read_as_sentences(
     """The seats' and clocks' events any match may hold, in a spectator's log and in the log of
     a player who stays."""
     timed = {"clock": {"per_move_s": 1}, "on_timeout": "bot", "bot": "hanabi-heuristic"}
-    timed_id, timed_tokens = hosted_match(gateway, timed)
-    left_id, left_tokens = hosted_match(gateway, {})
+    timed_id, timed_tokens = open_table(gateway.stack, "hanabi", 2, hosting=timed)
+    left_id, left_tokens = open_table(gateway.stack, "hanabi", 2, hosting={})
     ada = people()
     # nobody moves: the clocks run out and the bot plays both seats, which a spectator watches
     # (a seat's token no longer works once a bot holds it)

@@ -20,7 +20,7 @@ from services.operator.gateway import ROOT, WEB_DIR
 from tests.clients.typescript_client import node_missing, node_version, run
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Page, ViewportSize
+    from playwright.sync_api import Locator, Page, ViewportSize
 
     from tests.e2e.conftest import Gateway
 
@@ -89,6 +89,11 @@ def screenshot(page: Page, name: str) -> Path:
     path = ARTIFACTS / f"{name}.png"
     page.screenshot(path=path, full_page=True)
     return path
+
+
+def seat_row(page: Page, seat: int) -> Locator:
+    """A table page's line for ``seat``: who sits there, and its buttons."""
+    return page.get_by_test_id("seats").locator("li").nth(seat)
 
 
 STATIC_FILES = re.compile(r"^/(|assets/[\w.-]+|web-config\.json)$")
