@@ -40,7 +40,11 @@ async def close(
         raise not_found("table", table_id)
     actor = Actor(kind="app")
     if caller.kind != "secret":
-        actor = _sole_player(holders, bearer)
+        seat = None if bearer is None else seat_of(holders, hash_token(bearer))
+        if seat is None:
+            caller.require_secret("closing a table without the seat token of its one player")
+        else:
+            actor = _sole_player(holders, seat)
     if row.status != "closed":
         require_open(row)
         closed = await steps.close(conn, table_id, "by_app", actor)
@@ -49,18 +53,9 @@ async def close(
     return table_info(row, holders, secret_options)
 
 
-def _sole_player(holders: Holders, bearer: str | None) -> Actor:
-    """The player who may close the table with a publishable key: the bearer, seated there
-    with no other person."""
-    seat = None if bearer is None else seat_of(holders, hash_token(bearer))
-    if seat is None:
-        raise Problem(
-            403,
-            "secret-key-required",
-            "Secret key required",
-            "closing a table needs the app's secret key, or a publishable key with the seat"
-            " token of the one player seated there",
-        )
+def _sole_player(holders: Holders, seat: int) -> Actor:
+    """The player at ``seat``, who may close the table with a publishable key if no other
+    person sits there."""
     others = [held.player for at, held in holders.items() if at != seat and held.bot is None]
     if others:
         raise Problem(
