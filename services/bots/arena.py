@@ -89,9 +89,10 @@ def seat_rotation(job: tuple[str, str, str, int, range]) -> Standing:
     return Standing(count, wins / count, scores / count, others / count)
 
 
-def self_play(job: tuple[str, str, int, range]) -> list[int]:
+def self_play(job: tuple[str, str, int, range], policy: Policy | None = None) -> list[int]:
     """``(game, bot, players, seeds)``: the first seat's score in each seeded match the bot
-    plays against itself (a cooperative game's score is everyone's)."""
+    (or ``policy`` standing for it, say the bot timed) plays against itself (a cooperative
+    game's score is everyone's)."""
     name, bot, players, seeds = job
-    game, policy = GAMES[name], POLICIES[bot]
-    return [play_match(game, [policy] * players, seed).scores[0] for seed in seeds]
+    playing = policy or POLICIES[bot]
+    return [play_match(GAMES[name], [playing] * players, seed).scores[0] for seed in seeds]
