@@ -5,7 +5,7 @@ nothing kept while the listening connection is down."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 
 import pytest
 import pytest_asyncio
@@ -18,6 +18,7 @@ from shared.edge.tokens import hash_token
 from shared.infra.db import open_pool
 from shared.infra.keycache import KEYS_CHANNEL, KeyCache, KeyRow, cache_keys
 from shared.infra.settings import Settings
+from tests.conftest import fresh_database
 from tests.waiting import await_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio]
@@ -27,6 +28,15 @@ Process = tuple[AsyncConnectionPool, KeyCache]
 
 async def listening(cache: KeyCache) -> None:
     await await_until(lambda: cache.listening, poll=0.01, what="the cache listening")
+
+
+@pytest.fixture(scope="module")
+def database_url(postgres_server_url: str) -> Iterator[str]:
+    """This module's own database: Postgres notifies within a database, and a key created or
+    revoked by another module's test running beside these would make the caches forget the
+    keys these tests expect kept."""
+    with fresh_database(postgres_server_url) as url:
+        yield url
 
 
 @pytest_asyncio.fixture
