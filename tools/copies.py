@@ -113,6 +113,26 @@ class CopiesReport:
         ]
 
 
+@dataclass
+class Deliveries:
+    """A webhook receiver's deliveries against the event log."""
+
+    missing: dict[str, list[int]] = field(default_factory=dict)
+    """Each stream's committed versions never delivered."""
+    late: dict[str, list[int]] = field(default_factory=dict)
+    """Each stream's versions first delivered after a later version of it."""
+    order: dict[str, list[int]] = field(default_factory=dict)
+    """The order the streams of ``late`` were first delivered in."""
+    again: int = 0
+    """Deliveries of an event its receiver had already received."""
+
+    def problems(self) -> list[str]:
+        return [
+            *(f"webhooks: {s} never delivered versions {v[:10]}" for s, v in self.missing.items()),
+            *(f"webhooks: {s} delivered out of order: {self.order[s][:20]}" for s in self.late),
+        ]
+
+
 class WebhookReceiver:
     """Records every delivery's stream and version, in arrival order."""
 
@@ -141,29 +161,32 @@ class WebhookReceiver:
         if self._runner is not None:
             await self._runner.cleanup()
 
-    def problems(self, committed: dict[str, int]) -> tuple[list[str], int]:
-        """How the deliveries fall short of ``committed`` (each stream's last version): a
-        version missing, or first received after a later one; and how many came again."""
+    def compare(self, committed: dict[str, int]) -> Deliveries:
+        """The deliveries against ``committed`` (each stream's last version)."""
         firsts: dict[str, list[int]] = defaultdict(list)
         seen: set[tuple[str, int, str]] = set()
-        again = 0
+        found = Deliveries()
         for delivery in self.received:
             if delivery in seen:
-                again += 1
+                found.again += 1
                 continue
             seen.add(delivery)
             stream, version, _type = delivery
             if version not in firsts[stream]:  # MatchFinished shares the last event's version
+                if firsts[stream] and version < max(firsts[stream]):
+                    found.late.setdefault(stream, []).append(version)
                 firsts[stream].append(version)
-        problems = []
         for stream, last in committed.items():
-            got = firsts.get(stream, [])
-            missing = sorted(set(range(1, last + 1)) - set(got))
+            missing = sorted(set(range(1, last + 1)) - set(firsts.get(stream, [])))
             if missing:
-                problems.append(f"webhooks: {stream} never delivered versions {missing[:10]}")
-            if got != sorted(got):
-                problems.append(f"webhooks: {stream} delivered out of order: {got[:20]}")
-        return problems, again
+                found.missing[stream] = missing
+        found.order = {stream: firsts[stream] for stream in found.late}
+        return found
+
+    def problems(self, committed: dict[str, int]) -> tuple[list[str], int]:
+        """How the deliveries fall short of ``committed``, and how many came again."""
+        found = self.compare(committed)
+        return found.problems(), found.again
 
 
 def committed_versions(database_url: str) -> dict[str, int]:
@@ -312,7 +335,7 @@ async def run_copies(
     try:
         await asyncio.to_thread(stack.start_all)
         if webhooks:
-            await _subscribe(stack.url, app_key, receiver.port)
+            await subscribe(stack.url, app_key, receiver.port)
         load = await play_and_kill(
             stack,
             app_key,
@@ -346,7 +369,8 @@ async def run_copies(
     return report
 
 
-async def _subscribe(url: str, app_key: str, port: int) -> None:
+async def subscribe(url: str, app_key: str, port: int) -> None:
+    """A webhook subscription of ``app_key``'s app to all its events, sent to ``port``."""
     import aiohttp
 
     body = {"url": f"http://{LOOPBACK}:{port}/hook"}

@@ -308,12 +308,19 @@ class FaultStack:
     def match_urls(self) -> list[str]:
         return [self.match_url(name) for name in self.match_ports]
 
-    def start(self, name: str) -> subprocess.Popen[bytes]:
-        """Start (or restart) ``name``: rules*, match*, clocks*, bots* or lobby."""
+    def start(
+        self, name: str, code: Path | None = None, settings: dict[str, str] | None = None
+    ) -> subprocess.Popen[bytes]:
+        """Start (or restart) ``name``: rules*, match*, clocks*, bots*, webhooks* or lobby*;
+        with ``code``, another checkout's (an earlier release's: its root is the process's
+        working directory and ``PYTHONPATH``), and ``settings`` beside the stack's."""
         service = "match" if name.startswith("match") else name.rstrip("0123456789-")
         env = dict(self.env)
         if service == "match":
             env["PLAYTABLE_MATCH_PORT"] = str(self.match_ports[name])
+        if code is not None:
+            env["PYTHONPATH"] = str(code)
+        env.update(settings or {})
         log = open(self.log_dir / f"{name}.log", "ab")  # noqa: SIM115 - the child keeps it
         try:
             process = subprocess.Popen(
@@ -322,6 +329,7 @@ class FaultStack:
                 stdout=log,
                 stderr=log,
                 start_new_session=True,
+                cwd=code,
             )
         finally:
             log.close()
@@ -391,12 +399,14 @@ class FaultStack:
 def make_stack(
     pg_cluster: PostgresCluster, redis_server: RedisServer, tmp_path: Path
 ) -> Iterator[object]:
-    """``make_stack(match_processes=1)``: a fresh database and stream prefix, one rules
-    worker, the match process(es) and the lobby; everything stopped after the test, and the
-    suite's Postgres and Redis running again for the next one."""
+    """``make_stack(match_processes=1, code=None)``: a fresh database and stream prefix, one
+    rules worker, the match process(es) and the lobby (of the checkout ``code``, as
+    ``FaultStack.start`` says, which migrates the database with its own migrations);
+    everything stopped after the test, and the suite's Postgres and Redis running again for
+    the next one."""
     stacks: list[FaultStack] = []
 
-    def make(match_processes: int = 1) -> FaultStack:
+    def make(match_processes: int = 1, code: Path | None = None) -> FaultStack:
         name = f"faults_{uuid.uuid4().hex[:10]}"
         database_url = pg_cluster.create_database(name)
         lobby_port = free_port()
@@ -426,7 +436,7 @@ def make_stack(
             stack.match_ports["match" if index == 0 else f"match-{index + 1}"] = free_port()
         names = ["rules", *stack.match_ports, "lobby"]
         for service in names:
-            stack.start(service)
+            stack.start(service, code)
         for service in names:
             stack.wait_healthy(service)
         stack.app_key = new_app_key(database_url, "faults")
