@@ -49,6 +49,19 @@ NOT_DUE_SLACK_S = 1.0
 """A task may run this much before its delivery's ``due_at`` (the broker's and Postgres's clocks
 may differ); later than that it is a stale retry, superseded by a newer schedule."""
 
+_LOCK = """
+SELECT d.id
+FROM webhook_deliveries d JOIN webhook_subscriptions s ON s.id = d.subscription_id
+WHERE d.id = ANY(%(ids)s) AND d.status = 'pending'
+  AND d.due_at <= now() + make_interval(secs => %(slack)s)
+ORDER BY d.id
+FOR UPDATE OF d SKIP LOCKED FOR KEY SHARE OF s SKIP LOCKED
+"""
+"""The batch's pending deliveries that are due and that no other task holds, held for the
+attempts: a subscription being deleted is skipped, and its deletion waits for attempts under
+way (which may disable the subscription: holding it from the start keeps the two from
+deadlocking)."""
+
 _LOAD = """
 SELECT d.id, d.event_key, d.body, d.attempts, d.subscription_id, d.stream_id, s.url, s.enabled,
        s.secret, s.previous_secret, coalesce(s.previous_secret_until > now(), false),
@@ -58,17 +71,19 @@ SELECT d.id, d.event_key, d.body, d.attempts, d.subscription_id, d.stream_id, s.
         ORDER BY e.id DESC LIMIT 1),
        d.occurred_at_ms, d.traceparent
 FROM webhook_deliveries d JOIN webhook_subscriptions s ON s.id = d.subscription_id
-WHERE d.id = ANY(%(ids)s) AND d.status = 'pending'
-  AND d.due_at <= now() + make_interval(secs => %(slack)s)
+WHERE d.id = ANY(%s)
 ORDER BY d.id
-FOR UPDATE OF d SKIP LOCKED FOR KEY SHARE OF s SKIP LOCKED
 """
-"""The batch's pending deliveries that are due, each with its subscription and the pending
-delivery before it in its stream, if any.
+"""The held deliveries, each with its subscription and the pending delivery before it in its
+stream, if any, as of a snapshot taken once they are held (``_LOCK``).
 
-The rows are held for the attempts: a subscription being deleted is skipped, and its deletion
-waits for attempts under way (which may disable the subscription: holding it from the start
-keeps the two from deadlocking)."""
+Looking only after holding is what keeps a wake-up: a delivery's look at the one before it and
+the wake-up sent when that one ends (``_WAKE_NEXT``, which waits for the row) are ordered by
+the row lock. A look in the locking statement itself used that statement's snapshot, taken
+before it held the row: the one before could end, and its wake-up lock, wake and enqueue the
+row, in between; the wake-up's task then found the row held and skipped it, while the look,
+as of its older snapshot, saw the one before still pending and parked it: nobody sent it until
+the redrive sweep."""
 
 _RECORD = """
 WITH outcome AS (
@@ -247,9 +262,11 @@ def _attempt_batch(
     """The attempts made, chain by chain, and the deliveries of disabled subscriptions (missed,
     not sent), in one transaction holding their rows."""
     with ctx.pool.connection() as conn, conn.transaction():
+        held = [
+            row[0] for row in conn.execute(_LOCK, {"ids": delivery_ids, "slack": NOT_DUE_SLACK_S})
+        ]
         loaded = [
-            _opened(ctx, Delivery(*row[:2], bytes(row[2]), *row[3:]))
-            for row in conn.execute(_LOAD, {"ids": delivery_ids, "slack": NOT_DUE_SLACK_S})
+            _opened(ctx, Delivery(*row[:2], bytes(row[2]), *row[3:])) for row in _look(conn, held)
         ]
         missed = [d for d in loaded if not d.enabled]
         if missed:
@@ -260,6 +277,11 @@ def _attempt_batch(
         if attempted:
             _record(conn, [attempt for chain in attempted for attempt in chain])
     return attempted, missed
+
+
+def _look(conn: Connection[Any], held: list[int]) -> list[tuple[Any, ...]]:
+    """The held deliveries as ``_LOAD`` reads them (a statement of its own: see there)."""
+    return conn.execute(_LOAD, (held,)).fetchall() if held else []
 
 
 def _chains(deliveries: Iterable[Delivery]) -> list[list[Delivery]]:

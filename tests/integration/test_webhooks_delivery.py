@@ -15,6 +15,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterable, Iterator
+from typing import Any
 
 import pytest
 from psycopg_pool import AsyncConnectionPool
@@ -28,6 +29,7 @@ from shared.infra.sealed import WEBHOOK_COLUMNS, seal_rows
 from shared.infra.secretbox import Keyring
 from shared.infra.settings import Settings
 from tests.conftest import SECRET_KEYS
+from tests.waiting import TIMEOUT_S, await_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio]
 
@@ -529,3 +531,59 @@ async def test_secrets_stored_in_plaintext_are_sealed_once_and_sign_as_before(
     for headers, body in receiver.signed:
         Webhook(current).verify(body, headers)  # raises unless signed with it
         Webhook(previous).verify(body, headers)
+
+
+async def test_a_wake_up_that_comes_while_a_task_holds_the_delivery_is_not_lost(
+    pool: AsyncConnectionPool,
+    database_url: str,
+    receiver: Receiver,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The lost wake-up: a task holds a stream's second delivery while the first ends and wakes
+    it. The task looks at the one before only once it holds the row, the wake-up waits for the
+    row: whichever comes first, the second is sent, once, after the first, with no sweep.
+    (A look in the locking statement used a snapshot from before the row was held: the first
+    could end in between, its wake-up's task skip the held row and the look park it.)"""
+    receiver.status = 204
+    subscription, (first, second) = await subscribe(pool, receiver.url, {"match-w": 2})
+    context = Context.open(loopback(database_url))
+    woken: list[int] = []
+    monkeypatch.setattr(delivery, "enqueue", lambda ids, countdown_s=None: woken.extend(ids))
+    held, go = threading.Event(), threading.Event()
+    look = delivery._look
+
+    def look_once_released(conn: Any, ids: list[int]) -> list[tuple[Any, ...]]:
+        if second in ids:
+            held.set()
+            go.wait(TIMEOUT_S)
+        return look(conn, ids)
+
+    monkeypatch.setattr(delivery, "_look", look_once_released)
+    try:
+        holder = asyncio.create_task(asyncio.to_thread(delivery.deliver_batch, context, [second]))
+        await asyncio.to_thread(held.wait, TIMEOUT_S)
+        ender = asyncio.create_task(asyncio.to_thread(delivery.deliver_batch, context, [first]))
+        await await_until(
+            lambda: waiting_for_a_row(pool, "after_id"), what="the first's wake-up waits"
+        )
+        go.set()
+        await asyncio.gather(holder, ender)
+        for wake_up in list(woken):  # the wake-up's task, had it woken anything
+            await asyncio.to_thread(delivery.deliver_batch, context, [wake_up])
+    finally:
+        go.set()
+        context.close()
+    assert receiver.received == ["match-w:1:Moved", "match-w:2:Moved"]
+    assert await statuses(pool, subscription) == ["delivered", "delivered"]
+
+
+async def waiting_for_a_row(pool: AsyncConnectionPool, statement_holds: str) -> bool:
+    """Whether a statement holding ``statement_holds`` waits for a lock."""
+    async with pool.connection() as conn:
+        cursor = await conn.execute(
+            "SELECT EXISTS (SELECT FROM pg_stat_activity WHERE datname = current_database()"
+            " AND wait_event_type = 'Lock' AND position(%s in query) > 0)",
+            (statement_holds,),
+        )
+        row = await cursor.fetchone()
+    return bool(row and row[0])
