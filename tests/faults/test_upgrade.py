@@ -210,6 +210,8 @@ class UpgradeReport:
     webhooks_missing: int = 0
     webhooks_duplicated: int = 0
     webhooks_out_of_order: int = 0
+    retried: dict[str, int] = field(default_factory=dict)
+    """The load's failed attempts by kind (status or exception), each retried."""
     timeouts: str = ""
     stopped: dict[str, int | None] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
@@ -222,7 +224,8 @@ class UpgradeReport:
             f" (during the rollout {self.moves_during_rollout}) lost={self.lost}"
             f" duplicated={self.duplicated}; webhooks delivered={self.webhooks_delivered}"
             f" missing={self.webhooks_missing} duplicated={self.webhooks_duplicated}"
-            f" out_of_order={self.webhooks_out_of_order}; {self.timeouts}; replaced: {took};"
+            f" out_of_order={self.webhooks_out_of_order}; retried {self.retried};"
+            f" {self.timeouts}; replaced: {took};"
             f" old exit codes {self.stopped}; problems={len(self.problems)}"
         )
 
@@ -302,6 +305,7 @@ async def _check(
 ) -> None:
     logged = await asyncio.to_thread(integrity.check_log, stack.database_url, load)
     report.acknowledged_moves = len(load.acks)
+    report.retried = dict(load.errors)
     report.lost, report.duplicated = len(logged.lost), len(logged.duplicated)
     report.problems += logged.problems
     report.problems += [f"unexpected answer: {answer}" for answer in load.unexpected[:20]]
