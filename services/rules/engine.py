@@ -219,8 +219,8 @@ class RulesEngine:
             case api.Decide(state=state_bytes, seat=seat, action=raw_action):
                 try:
                     action = codec.action_decoder.decode(raw_action)
-                except msgspec.ValidationError as error:
-                    return api.Rejected("invalid_action", str(error))
+                except msgspec.ValidationError as error:  # the contract's schema says the same
+                    return api.Rejected("invalid_request", str(error))
                 action = _stamp_server_time(action)
                 state = codec.state(state_bytes)
                 decided = game.decide(state, seat, action)

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal, NamedTuple, get_args, get_origin
 
 import msgspec
 from litestar import Request
+from litestar.handlers import HTTPRouteHandler
+from litestar.typing import FieldDefinition
 
-from shared.edge.errors import invalid_request
+from shared.edge.errors import Problem, invalid_request
 from shared.infra.logs import bind
 
 PG_INT_MAX = 2**31 - 1
@@ -29,12 +32,12 @@ async def check_request(request: Request[Any, Any, Any]) -> None:
     bind(**{name: value for name, value in request.path_params.items() if name in _LOGGED_IDS})
     if "\x00" in request.scope["path"]:
         raise invalid_request("the URL holds a NUL character")
-    if request.scope["query_string"]:  # none (a move's): nothing of the query to refuse
-        if any(
-            "\x00" in key or "\x00" in value for key, value in request.query_params.multi_items()
-        ):
-            raise invalid_request("the URL holds a NUL character")
-        _check_query(request)
+    if request.scope["query_string"] and any(
+        "\x00" in key or "\x00" in value for key, value in request.query_params.multi_items()
+    ):
+        raise invalid_request("the URL holds a NUL character")
+    if request.scope["query_string"] or request.path_params:  # a move has no query
+        _check_parameters(request)
     body_field = request.route_handler.parsed_fn_signature.parameters.get("data")
     if body_field is None:
         return
@@ -85,9 +88,30 @@ def _checked_body(request: Request[Any, Any, Any], body: bytes, annotation: Any)
         else:
             _replace_body(request, msgspec.json.encode(exact))
             return data
-    message, _, path = str(refused).partition(" - at `$")
-    errors = [_body_error(message, path.strip("`."))]
+    errors = [schema_error(str(refused))]
     raise invalid_request(f"the body does not match its schema: {refused}", errors)
+
+
+def action_refused(refused: str) -> Problem:
+    """The 400 for a move whose action is not of its game's schema (the rules service decodes
+    it, strictly, and says why in ``refused``): an unknown field, type or value."""
+    return invalid_request(
+        f"the action does not match its game's schema: {refused}",
+        [schema_error(refused, within="action")],
+    )
+
+
+_UNKNOWN_FIELD = re.compile(r"Object contains unknown field `(.*)`")
+
+
+def schema_error(refused: str, within: str = "") -> dict[str, Any]:
+    """One item of a problem's ``errors`` for msgspec's refusal of a body (or of its part
+    ``within``): what is wrong, and the dotted path of the field, an unknown one's own."""
+    message, _, path = refused.partition(" - at `$")
+    keys = [within, path.strip("`.")]
+    if unknown := _UNKNOWN_FIELD.fullmatch(message):
+        keys.append(unknown[1])
+    return _body_error(message, ".".join(key for key in keys if key))
 
 
 def _decoded(request: Request[Any, Any, Any], data: Any) -> None:
@@ -112,33 +136,105 @@ def _body_error(message: str, key: str = "") -> dict[str, Any]:
 
 RFC3339 = re.compile(r"\d{4}-\d\d-\d\d[Tt]\d\d:\d\d:\d\d(\.\d+)?([Zz]|[+-]\d\d:\d\d)")
 """An RFC 3339 date-time (with its offset: a server's time zone must not decide what it means)."""
+WHOLE_NUMBER = re.compile(r"[0-9]+")
+"""An integer parameter as the contract writes it (every one is at least 0): Litestar would also
+take ``1e3``, ``2.0``, ``+1``, ``1_0`` or other scripts' digits, and read them as numbers."""
+BOOLEANS = ("true", "false")
+"""A boolean parameter's only forms (Litestar would also take ``1``, ``0``, ``True``)."""
 
 
-def _check_query(request: Request[Any, Any, Any]) -> None:
-    """Refuse what Litestar would quietly misread: a parameter that takes one value given
-    twice (it keeps one), ``null`` for an optional one that is not text (it reads
-    ``?status=null`` as no ``status``, though ``null`` is none of its values), and a date-time
-    that is not RFC 3339 (it takes a bare number as Unix time, and one without offset)."""
-    given = request.query_params
-    for field in request.route_handler.parsed_fn_signature.parameters.values():
-        name = getattr(field.kwarg_definition, "query", None) or field.name
-        values = given.getall(name, [])
-        if datetime in (field.annotation, *field.args) and values and values != ["null"]:
-            if not RFC3339.fullmatch(values[0]):
-                raise invalid_request(
-                    f"the query parameter {name!r} is not an RFC 3339 date-time",
-                    [{"message": "not an RFC 3339 date-time", "source": "query", "key": name}],
-                )
+class Parameter(NamedTuple):
+    """A query or path parameter of a route, and the exact forms its values take."""
+
+    name: str
+    """As the URL spells it."""
+    source: Literal["query", "path"]
+    field: FieldDefinition
+
+
+@functools.cache
+def route_parameters(
+    handler: HTTPRouteHandler, path_names: frozenset[str]
+) -> tuple[Parameter, ...]:
+    """The query and path parameters of a handler, as Litestar sorts its arguments."""
+    model = handler.create_kwargs_model(path_parameters=dict.fromkeys(path_names))
+    fields = handler.parsed_fn_signature.parameters
+    return tuple(
+        Parameter(definition.field_alias, source, fields[definition.field_name])
+        for source, definitions in (
+            ("query", model.expected_query_params),
+            ("path", model.expected_path_params),
+        )
+        for definition in sorted(definitions, key=lambda definition: definition.field_alias)
+    )
+
+
+def _check_parameters(request: Request[Any, Any, Any]) -> None:
+    """Refuse a query or path parameter Litestar would quietly misread or convert: one that
+    takes one value given twice (it keeps one), ``null`` for an optional one that is not text
+    (it reads ``?status=null`` as no ``status``, though ``null`` is none of its values), and a
+    value not in its type's one exact form (an integer in decimal digits, ``true`` or
+    ``false``, an enum's value as listed, an RFC 3339 date-time with its offset)."""
+    query = request.query_params
+    raw_path = _raw_path_params(request)
+    parameters = route_parameters(request.route_handler, frozenset(request.path_params))
+    for parameter in parameters:
+        if parameter.source == "path":
+            values = [raw_path[parameter.name]] if parameter.name in raw_path else []
+        else:
+            values = query.getall(parameter.name, [])
+        if not values:
+            continue
+        field = parameter.field
         if len(values) > 1 and not field.is_non_string_sequence:
-            raise invalid_request(
-                f"the query parameter {name!r} is given more than once",
-                [{"message": "given more than once", "source": "query", "key": name}],
-            )
+            raise _refused(parameter, "given more than once")
         if values == ["null"] and field.is_optional and str not in field.args:
-            raise invalid_request(
-                f"the query parameter {name!r} cannot be null: leave it out",
-                [{"message": "null is not one of its values", "source": "query", "key": name}],
-            )
+            raise _refused(parameter, "null, which is none of its values: leave it out")
+        for value in values:
+            if (wrong := _form_error(field, value)) is not None:
+                raise _refused(parameter, wrong)
+
+
+def _form_error(field: FieldDefinition, value: str) -> str | None:
+    """What is wrong with the form of one value of a parameter, if anything."""
+    if value == "null" and field.is_optional:
+        return None  # refused above unless the parameter is text
+    kinds = field.args if field.is_optional else (field.annotation,)
+    if bool in kinds:
+        return None if value in BOOLEANS else "not true or false"
+    if int in kinds:
+        return None if WHOLE_NUMBER.fullmatch(value) else "not a whole number in decimal digits"
+    if datetime in kinds:
+        return None if RFC3339.fullmatch(value) else "not an RFC 3339 date-time"
+    choices = [choice for kind in kinds if get_origin(kind) is Literal for choice in get_args(kind)]
+    if choices and value not in choices:
+        return "not one of " + ", ".join(repr(choice) for choice in choices)
+    return None
+
+
+def _raw_path_params(request: Request[Any, Any, Any]) -> dict[str, str]:
+    """The path parameters as the URL wrote them (Litestar has converted them by now: ``int``
+    of ``+1``), read by lining the path up with its template segment by segment; none for a
+    template with a parameter that spans segments."""
+    if not request.path_params:
+        return {}
+    template = request.scope.get("path_template", "").strip("/").split("/")
+    segments = request.scope["path"].strip("/").split("/")
+    if len(template) != len(segments):
+        return {}
+    return {
+        part[1:-1].partition(":")[0]: segment
+        for part, segment in zip(template, segments, strict=True)
+        if part.startswith("{") and part.endswith("}")
+    }
+
+
+def _refused(parameter: Parameter, message: str) -> Problem:
+    """The 400 naming the parameter, where it is and what is wrong with it."""
+    return invalid_request(
+        f"the {parameter.source} parameter {parameter.name!r} is {message}",
+        [{"message": message, "source": parameter.source, "key": parameter.name}],
+    )
 
 
 def _whole_numbers(value: Any) -> tuple[Any, bool]:

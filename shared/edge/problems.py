@@ -36,7 +36,10 @@ PROBLEM_TYPES = _types(
         400,
         "The request is not valid",
         "A parameter, header or the body does not match the contract (wrong type, out of range,"
-        " unknown field, empty or not JSON, too deep, a NUL character); `errors` says where.",
+        " unknown field, empty or not JSON, too deep, a NUL character; a move's action not one"
+        " of its game's, as `action_schema` in the catalogue has them); a query or path"
+        " parameter not in its one exact form (an integer in decimal digits, a boolean `true`"
+        " or `false`, an enum's value as listed); `errors` says which and where.",
     ),
     ProblemType(
         "bad-request", 400, "Bad request", "The HTTP request itself could not be understood."
@@ -398,14 +401,6 @@ PROBLEM_TYPES = _types(
         "Unsupported number of players",
         "The game does not take this number of players, or not with these options: change the"
         " number of seats or the options.",
-        state=True,
-    ),
-    ProblemType(
-        "invalid-action",
-        422,
-        "Not an action of this game",
-        "The action is not one of the game's actions (`action_schema` in the catalogue):"
-        " send one of the legal actions' shapes.",
         state=True,
     ),
     ProblemType(

@@ -13,6 +13,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from shared.domain.rules_api import Ping, Rejected, RulesRequest
 from shared.edge.errors import Problem
+from shared.edge.guard import action_refused
 from shared.edge.health import READY_TIMEOUT_S, ReadyCheck
 from shared.edge.problems import PROBLEM_TYPES, RULES_REFUSAL
 from shared.infra.bus import Bus, Consumer
@@ -34,9 +35,13 @@ log = logging.getLogger(__name__)
 
 
 def rejection_problem(rejected: Rejected) -> Problem:
-    """The 422 problem for a rules refusal: its ``type`` is the code, its title says what kind
-    of refusal it is (a refusal no rule of play decides, such as a bad option, has its own)."""
+    """The problem for a rules refusal: its ``type`` is the code, its title says what kind of
+    refusal it is (a refusal no rule of play decides, such as a bad option, has its own). The
+    rules of play refuse with 422; an action that is not of its game's schema is a malformed
+    request, 400, as the contract's schema of the move has it."""
     code = rejected.code.replace("_", "-")
+    if code == "invalid-request":
+        return action_refused(rejected.detail)
     documented = PROBLEM_TYPES.get(code)
     title = documented.title if documented is not None else RULES_REFUSAL
     return Problem(422, code, title, rejected.detail)

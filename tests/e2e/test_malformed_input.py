@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -12,8 +14,12 @@ import msgspec
 import psycopg
 import pytest
 
+from services.operator.cli import CONTRACT_PATH
 from tests.e2e.conftest import Stack
 from tests.e2e.play import auth, open_table
+from tools.hostile.barrage import barrage
+from tools.hostile.malformed import Known
+from tools.traffic import Endpoints
 
 pytestmark = [pytest.mark.e2e, pytest.mark.shares_stack]
 
@@ -244,3 +250,120 @@ def test_import_with_nul_or_deep_nesting(stack: Stack, unchanged: None) -> None:
     ]:
         imported = stack.match.post("/matches/import", content=body)
         assert_problem(imported, 400, "invalid-request")
+
+
+LOOSE_FORMS = {
+    ("query", "integer"): ["1e3", "2.0", "%2B1", "1_0"],
+    ("path", "integer"): ["+1", "1_0", "%D9%A1"],
+    ("query", "boolean"): ["1", "True"],
+}
+"""Forms Litestar (and msgspec, converting leniently) would read as numbers or booleans."""
+
+
+def loose_parameters() -> Iterator[tuple[str, str, str, str]]:
+    """(method, path template, parameter, loose value) for every integer and boolean query and
+    path parameter of the lobby's and the match service's operations in the contract: a route
+    added later is attacked too (the webhooks API, not in this stack, has its unit test)."""
+    contract = json.loads(CONTRACT_PATH.read_text())
+    for template, operations in contract["paths"].items():
+        if template.startswith("/webhooks"):
+            continue
+        for method, operation in operations.items():
+            if not isinstance(operation, dict):  # the path's own parameters: in each operation
+                continue
+            for parameter in operation.get("parameters", []):
+                kind = (parameter["in"], parameter["schema"].get("type"))
+                for loose in LOOSE_FORMS.get(kind, []):
+                    yield method.upper(), template, parameter["name"], loose
+
+
+def test_the_contract_has_loose_forms_to_try() -> None:
+    assert {name for _, _, name, _ in loose_parameters()} >= {"after", "limit", "seat", "full"}
+
+
+@pytest.mark.parametrize(("method", "template", "name", "loose"), list(loose_parameters()))
+def test_a_parameter_not_in_its_exact_form_is_refused_naming_it(
+    stack: Stack,
+    match: tuple[str, list[str]],
+    open_table_id: str,
+    unchanged: None,
+    method: str,
+    template: str,
+    name: str,
+    loose: str,
+) -> None:
+    """Every other part of the request is valid: the loose parameter alone is refused, before
+    anything changes (leaving seat 1, re-seating it)."""
+    match_id, tokens = match
+    known = {"match_id": match_id, "table_id": open_table_id, "seat": "1", "game": "hanabi"}
+    in_path = {key: (loose if key == name else value) for key, value in known.items()}
+    path = template.format(**{key: in_path[key] for key in known if f"{{{key}}}" in template})
+    query = {"version": "1", name: loose} if template.endswith("/replay") else {name: loose}
+    if f"{{{name}}}" not in template:
+        path += "?" + "&".join(f"{key}={value}" for key, value in query.items())
+    client = stack.lobby if not template.startswith("/matches") else stack.match
+    answer = client.request(method, path, headers=auth(tokens[0]))
+    problem = assert_problem(answer, 400, "invalid-request")
+    source = "path" if f"{{{name}}}" in template else "query"
+    assert [(error["source"], error["key"]) for error in problem["errors"]] == [(source, name)]
+    assert f"{source} parameter {name!r}" in problem["detail"]
+
+
+@pytest.mark.parametrize(
+    ("action", "key"),
+    [
+        ({"type": "PlayCard", "card": 0, "extra": 1}, "action.extra"),
+        ({"type": "PlayCard", "card": "0"}, "action.card"),
+        ({"type": "PlayCard", "card": 0, "seat": 1}, "action.seat"),
+        ({"type": "Fly"}, "action.type"),
+    ],
+)
+def test_an_action_not_of_its_games_schema_is_refused_naming_the_field(
+    stack: Stack,
+    match: tuple[str, list[str]],
+    unchanged: None,
+    action: dict[str, Any],
+    key: str,
+) -> None:
+    match_id, tokens = match
+    version = stack.match.get(f"/matches/{match_id}").json()["version"]
+    move = {"game": "hanabi", "expected_version": version, "action": action}
+    answer = stack.match.post(
+        f"/matches/{match_id}/actions",
+        json=move,
+        headers={**auth(tokens[0]), "Idempotency-Key": f"loose-{key}"},
+    )
+    problem = assert_problem(answer, 400, "invalid-request")
+    assert [error["key"] for error in problem["errors"]] == [key]
+    assert stack.match.get(f"/matches/{match_id}").json()["version"] == version
+
+
+def test_a_body_with_a_field_it_does_not_have_is_refused_naming_it(
+    stack: Stack, open_table_id: str, unchanged: None
+) -> None:
+    for path, body in [
+        ("/tables", {"game": "hanabi", "seats": 2, "extra": 1}),
+        (f"/tables/{open_table_id}/seats", {"name": "ada", "extra": 1}),
+    ]:
+        problem = assert_problem(stack.lobby.post(path, json=body), 400, "invalid-request")
+        assert [error["key"] for error in problem["errors"]] == ["extra"]
+
+
+def test_the_hostile_barrage_is_refused_and_its_loose_forms_with_400(
+    stack: Stack, match: tuple[str, list[str]], open_table_id: str
+) -> None:
+    """The fault suite's barrage (``tools/hostile``), shortly, on this stack: every answer a 4xx
+    problem, those that only a 400 fits (a parameter in a loose form) a 400."""
+    match_id, tokens = match
+    version = stack.match.get(f"/matches/{match_id}").json()["version"]
+    endpoints = Endpoints(str(stack.lobby.base_url), [str(stack.match.base_url)])
+    known = Known(table_id=open_table_id, match_id=match_id, token=tokens[0])
+    answers = asyncio.run(barrage(endpoints, known, 300, seed=35))
+    wrong = [
+        f"{a.request.label}: {a.request.method} {a.request.path[:100]} -> {a.status} {a.body}"
+        for a in answers
+        if not a.acceptable
+    ]
+    assert not wrong, "\n".join(wrong[:20])
+    assert sum(a.request.refused_with == 400 for a in answers) > 20
+    assert stack.match.get(f"/matches/{match_id}").json()["version"] == version

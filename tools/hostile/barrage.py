@@ -25,7 +25,9 @@ class BarrageAnswer:
 
     @property
     def acceptable(self) -> bool:
-        return 400 <= self.status < 500 and self.content_type.startswith(PROBLEM_JSON)
+        expected = self.request.refused_with
+        status_right = self.status == expected if expected else 400 <= self.status < 500
+        return status_right and self.content_type.startswith(PROBLEM_JSON)
 
 
 async def send_hostile(

@@ -21,6 +21,8 @@ class HostileRequest:
     label: str
     headers: tuple[tuple[str, bytes], ...] = ()
     content: bytes | None = None
+    refused_with: int | None = None
+    """The one status its refusal may have, where only one is right (else any 4xx)."""
 
 
 @dataclass
@@ -165,6 +167,24 @@ def hostile_requests(rng: random.Random, known: Known) -> Iterator[HostileReques
 
     def choose(options: list[Any]) -> bytes:
         return _json_bytes(rng.choice(options))
+
+    def loose_integer() -> str:
+        """An integer Litestar would read, though not in decimal digits: always a 400."""
+        return rng.choice(["1e3", "2.0", "%2B1", "1_0", "%D9%A1", "0x1", "1%20"])
+
+    loose_reads = [
+        lambda: f"/matches/{match}/events?after={loose_integer()}",
+        lambda: f"/matches/{match}/events?limit={loose_integer()}",
+        lambda: f"/matches/{match}/actions?version={loose_integer()}",
+        lambda: f"/matches/{match}/replay?version={loose_integer()}",
+        lambda: f"/matches/{match}/replay?version=1&full={rng.choice(['1', 'True', 'yes'])}",
+        lambda: f"/matches/{match}/feed?after={loose_integer()}",
+    ]
+    loose_actions = [
+        {"type": "Discard", "card": 0, "extra": 1},
+        {"type": "PlayCard", "card": 0, "seat": 0},
+        {"type": "DiscardCard", "card": 0, "card2": 1},
+    ]
 
     makers = [
         # lobby
@@ -415,6 +435,38 @@ def hostile_requests(rng: random.Random, known: Known) -> Iterator[HostileReques
             f"/matches/{match}/feed",
             "match feed bad id",
             (("Last-Event-ID", rng.choice([b"abc", HUGE.encode(), b"-1", b"\xff"])),),
+        ),
+        # loose forms: a parameter in a form Litestar would convert, an action's extra field
+        lambda: HostileRequest(
+            "match", "GET", rng.choice(loose_reads)(), "loose match params", (bearer,), None, 400
+        ),
+        lambda: HostileRequest(
+            "lobby",
+            "GET",
+            f"/tables/{table}/feed?after={loose_integer()}",
+            "loose table feed after",
+            (bearer,),
+            None,
+            400,
+        ),
+        lambda: HostileRequest(
+            "lobby",
+            "DELETE",
+            f"/tables/{table}/seats/{rng.choice(['%2B0', '0_0', '%D9%A0'])}",
+            "loose seat number",
+            (bearer,),
+            None,
+            400,
+        ),
+        lambda: HostileRequest(
+            "match",
+            "POST",
+            f"/matches/{match}/actions",
+            "move extra field",  # 400, or 409 first when the version is stale
+            (as_json, bearer, ("Idempotency-Key", uuid.uuid4().hex.encode())),
+            _json_bytes(
+                {"game": "hanabi", "expected_version": 1, "action": rng.choice(loose_actions)}
+            ),
         ),
     ]
     while True:

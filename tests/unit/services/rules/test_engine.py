@@ -71,7 +71,7 @@ def test_decide_accepts_a_legal_action_and_rejects_garbage() -> None:
             game="hanabi", state=done.progress.state, seat=0, action=msgspec.Raw(b'{"type":"Fly"}')
         )
     )
-    assert isinstance(garbage, api.Rejected) and garbage.code == "invalid_action"
+    assert isinstance(garbage, api.Rejected) and garbage.code == "invalid_request"
 
 
 def test_fold_of_stored_events_equals_the_state_reached_in_play() -> None:
@@ -245,6 +245,6 @@ def test_a_story_longer_than_the_contract_allows_is_refused_with_where() -> None
             action=msgspec.Raw(msgspec.json.encode(action)),
         )
     )
-    assert isinstance(refused, api.Rejected) and refused.code == "invalid_action"
+    assert isinstance(refused, api.Rejected) and refused.code == "invalid_request"
     assert "2000" in refused.detail and "$.story" in refused.detail
     assert "ü" not in refused.detail

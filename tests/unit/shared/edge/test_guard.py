@@ -5,7 +5,8 @@ never a 500."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Annotated, Any
+from datetime import datetime
+from typing import Annotated, Any, Literal
 
 import msgspec
 import psycopg
@@ -14,7 +15,8 @@ import redis.exceptions
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from litestar import get, post
-from litestar.params import FromPath, JSONBody
+from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
+from litestar.routes import HTTPRoute
 from litestar.testing import TestClient
 
 from services.lobby.app import create_app as lobby_app
@@ -22,7 +24,14 @@ from services.match.app import create_app as match_app
 from services.webhooks.app import create_app as webhooks_app
 from shared.edge.app import service_app
 from shared.edge.errors import EXCEPTION_HANDLERS, Problem
-from shared.edge.guard import MAX_JSON_DEPTH, _checked_body, _plainly_exact, check_request
+from shared.edge.guard import (
+    MAX_JSON_DEPTH,
+    _checked_body,
+    _form_error,
+    _plainly_exact,
+    check_request,
+    route_parameters,
+)
 from shared.infra.settings import Settings
 
 PROBLEMS = "https://playtable.dev/problems/"
@@ -45,6 +54,17 @@ def thing(name: FromPath[str]) -> str:
     return name
 
 
+@get("/seats/{seat:int}", sync_to_thread=False)
+def seat_query(
+    seat: FromPath[int],
+    after: Annotated[int, QueryParameter(ge=0)] = 0,
+    full: FromQuery[bool] = False,
+    status: FromQuery[Literal["open", "closed"] | None] = None,
+    since: FromQuery[datetime | None] = None,
+) -> dict[str, Any]:
+    return {"seat": seat, "after": after, "full": full, "status": status}
+
+
 FAILURES: dict[str, Exception] = {
     "postgres-down": psycopg.OperationalError("connection refused"),
     "redis-down": redis.exceptions.ConnectionError("Error 111 connecting"),
@@ -60,7 +80,9 @@ def fail(kind: FromPath[str]) -> None:
 
 @pytest.fixture(scope="module")
 def client() -> Iterator[TestClient[Any]]:
-    app = service_app("test", "test-1", [echo, thing, fail], {}, on_startup=[], on_shutdown=[])
+    app = service_app(
+        "test", "test-1", [echo, thing, seat_query, fail], {}, on_startup=[], on_shutdown=[]
+    )
     with TestClient(app) as test_client:
         yield test_client
 
@@ -210,6 +232,58 @@ def test_depths_near_the_limit_are_answered_as_by_the_full_check(depth: int) -> 
 @pytest.mark.parametrize("url", ["/things/a%00b", "/things/ok?x=%00", "/things/ok?%00=1"])
 def test_nul_in_the_url_is_a_400(client: TestClient[Any], url: str) -> None:
     assert_problem(client.get(url), 400, "invalid-request")
+
+
+LOOSE_INTEGERS = ["1e3", "2.0", "+1", "%2B1", "-0", "1_0", "%D9%A5", "%201", "0x1", ""]
+"""Integers Litestar would read as numbers (or default), but not in decimal digits."""
+
+
+@pytest.mark.parametrize(
+    ("url", "source", "name"),
+    [
+        *((f"/seats/1?after={loose}", "query", "after") for loose in LOOSE_INTEGERS),
+        *((f"/seats/{loose}", "path", "seat") for loose in ["+1", "%D9%A5", "1_0", "-0"]),
+        *((f"/seats/1?full={loose}", "query", "full") for loose in ["1", "True", "0", "yes"]),
+        ("/seats/1?status=Open", "query", "status"),
+        ("/seats/1?status=open%20", "query", "status"),
+        ("/seats/1?status=null", "query", "status"),
+        ("/seats/1?after=1&after=2", "query", "after"),
+        ("/seats/1?since=1700000000", "query", "since"),
+        ("/seats/1?since=2020-01-01T00:00:00", "query", "since"),
+    ],
+)
+def test_a_parameter_not_in_its_exact_form_is_a_400_naming_it(
+    client: TestClient[Any], url: str, source: str, name: str
+) -> None:
+    problem = assert_problem(client.get(url), 400, "invalid-request")
+    assert f"the {source} parameter {name!r} is " in problem["detail"]
+    assert [(error["source"], error["key"]) for error in problem["errors"]] == [(source, name)]
+
+
+def test_parameters_in_their_exact_form_pass(client: TestClient[Any]) -> None:
+    url = "/seats/07?after=12&full=true&status=closed&since=2020-01-01T00:00:00Z"
+    answer = client.get(url)
+    assert answer.status_code == 200, answer.text
+    assert answer.json() == {"seat": 7, "after": 12, "full": True, "status": "closed"}
+
+
+@pytest.mark.parametrize("create_app", [lobby_app, match_app, webhooks_app])
+def test_every_number_and_flag_of_every_route_is_read_strictly(create_app: Any) -> None:
+    """The guard finds each route's parameters itself, so a route added later is covered."""
+    checked: list[str] = []
+    for route in create_app(Settings.from_env()).routes:
+        if not isinstance(route, HTTPRoute):
+            continue
+        for handler in route.route_handlers:
+            for parameter in route_parameters(handler, frozenset(route.path_parameters)):
+                loose = _form_error(parameter.field, "1e3")
+                if int in (parameter.field.annotation, *parameter.field.args):
+                    assert loose is not None and _form_error(parameter.field, "12") is None
+                    checked.append(parameter.name)
+                if bool in (parameter.field.annotation, *parameter.field.args):
+                    assert loose is not None and _form_error(parameter.field, "true") is None
+                    checked.append(parameter.name)
+    assert checked
 
 
 @pytest.mark.parametrize("kind", ["postgres-down", "redis-down", "redis-slow"])

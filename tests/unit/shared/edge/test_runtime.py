@@ -73,10 +73,22 @@ def test_refusals_no_rule_of_play_decides_say_what_they_are(code: str) -> None:
     assert document.detail
 
 
-def test_an_action_that_is_not_the_games_names_no_rule() -> None:
-    garbage = api.Decide(game="hanabi", state=hanabi_state(), seat=0, action=msgspec.Raw(b"{}"))
+@pytest.mark.parametrize(
+    ("action", "key"),
+    [
+        (b'{"type": "PlayCard", "card": 0, "extra": 1}', "action.extra"),
+        (b'{"type": "PlayCard", "card": "0"}', "action.card"),
+        (b'{"type": "Fly"}', "action.type"),
+        (b"{}", "action"),
+    ],
+)
+def test_an_action_not_of_its_games_schema_is_a_400_naming_the_field(
+    action: bytes, key: str
+) -> None:
+    garbage = api.Decide(game="hanabi", state=hanabi_state(), seat=0, action=msgspec.Raw(action))
     problem = rejection_problem(refusal(garbage))
-    assert (problem.code, problem.title) == ("invalid-action", "Not an action of this game")
+    assert (problem.status, problem.code) == (400, "invalid-request")
+    assert [error["key"] for error in problem.errors or []] == [key]
 
 
 def test_a_move_the_rules_refuse_keeps_the_rules_title() -> None:
