@@ -41,6 +41,13 @@ class StoredMatch(msgspec.Struct, frozen=True):
     commitments: dict[str, Commitment]
 
 
+class UnreadableMatch(msgspec.Struct, frozen=True):
+    """A ``matches`` row with a column that does not decode."""
+
+    match_id: str
+    reason: str
+
+
 class Archive:
     """One database connection's worth of reads of matches and their events."""
 
@@ -52,9 +59,17 @@ class Archive:
         self, match_ids: list[str] | None = None, game: str | None = None
     ) -> list[StoredMatch]:
         """The matches named (``None``: all of them), of ``game`` if given, by id."""
+        return [_stored_match(row) for row in await self._match_rows(match_ids, game)]
+
+    async def every_match(self) -> list[StoredMatch | UnreadableMatch]:
+        """Every match by id, a row that does not decode as what is wrong with it: one
+        corrupt row must not hide the others from ``playtable verify``."""
+        return [_readable_match(row) for row in await self._match_rows(None, None)]
+
+    async def _match_rows(self, match_ids: list[str] | None, game: str | None) -> list[Any]:
         ids = "true" if match_ids is None else "match_id = any(%(ids)s)"
         found = await self.conn.execute(_MATCHES.format(ids=ids), {"ids": match_ids, "game": game})
-        return [_stored_match(row) for row in await found.fetchall()]
+        return await found.fetchall()
 
     async def events(self, match_id: str) -> list[StoredEvent]:
         return await self.store.read_stream(match_stream(match_id), conn=self.conn)
@@ -90,3 +105,10 @@ def _stored_match(row: tuple[Any, ...]) -> StoredMatch:
         options=msgspec.json.decode(row[8]),
         commitments=commitments.stored(row[9]),
     )
+
+
+def _readable_match(row: tuple[Any, ...]) -> StoredMatch | UnreadableMatch:
+    try:
+        return _stored_match(row)
+    except msgspec.DecodeError as error:
+        return UnreadableMatch(row[0], str(error))

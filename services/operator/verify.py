@@ -14,7 +14,7 @@ from typing import Any
 
 import msgspec
 
-from services.operator.stored import StoredMatch, open_archive
+from services.operator.stored import Archive, StoredMatch, UnreadableMatch, open_archive
 from services.rules.engine import GameCodec, RulesEngine, UnknownGame
 from services.rules.games.registry import GAMES
 from shared.infra.settings import Settings
@@ -105,21 +105,37 @@ async def verify(settings: Settings) -> int:
     engine = RulesEngine(GAMES)
     checked = failed = 0
     async with open_archive(settings) as archive:
-        for match in await archive.matches():
-            events = [(event.version, event.data) for event in await archive.events(match.match_id)]
-            snapshots = await archive.snapshots(match.match_id)
-            try:
-                codec = engine.codec(match.game)
-            except UnknownGame:
-                found = [f"unknown game {match.game!r}"]
-            else:
-                found = list(differences(codec, match, events, snapshots))
+        for match in await archive.every_match():
+            found = await _match_differences(engine, archive, match)
             checked += 1
             failed += bool(found)
             for difference in found:
                 print(f"{match.match_id}: {difference}")
     print(f"verified {checked} matches: {checked - failed} consistent, {failed} with differences")
     return 1 if failed else 0
+
+
+async def _match_differences(
+    engine: RulesEngine, archive: Archive, match: StoredMatch | UnreadableMatch
+) -> list[str]:
+    """How one match's rows differ from the fold of its events, or why they cannot be
+    checked: a corrupt row is that match's difference, and verify goes on to the next."""
+    if isinstance(match, UnreadableMatch):
+        return [f"its matches row cannot be read: {match.reason}"]
+    try:
+        codec = engine.codec(match.game)
+    except UnknownGame:
+        return [f"unknown game {match.game!r}"]
+    try:
+        stored = await archive.events(match.match_id)
+    except msgspec.DecodeError as error:  # an event's metadata
+        return [f"its events cannot be read: {error}"]
+    events = [(event.version, event.data) for event in stored]
+    snapshots = await archive.snapshots(match.match_id)
+    try:
+        return list(differences(codec, match, events, snapshots))
+    except Exception as error:  # a corrupt row may break what the engine assumes anywhere
+        return [f"cannot be verified: {type(error).__name__}: {error}"]
 
 
 def run(settings: Settings) -> int:

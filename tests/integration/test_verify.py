@@ -167,3 +167,67 @@ async def test_a_clean_database_verifies(
         0,
         ["verified 1 matches: 1 consistent, 0 with differences"],
     )
+
+
+async def corrupt(pool: AsyncConnectionPool, statement: str, *params: object) -> None:
+    """Damage one stored row in place, as a disk, a bad restore or a hand-made fix would."""
+    async with pool.connection() as conn:
+        changed = await conn.execute(statement, params)
+        assert changed.rowcount == 1
+
+
+async def corrupt_event(
+    pool: AsyncConnectionPool, match_id: str, version: int, column: str, value: object
+) -> None:
+    statement = f"update events set {column} = %s where stream_id = %s and version = %s"
+    await corrupt(pool, statement, value, f"match-{match_id}", version)
+
+
+async def test_one_corrupt_row_stops_nothing_but_its_match(
+    own_database: str, own_pool: AsyncConnectionPool, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Real corrupt rows in Postgres, one kind per match, between healthy matches: each is
+    reported with its reason, every other match is still verified, and verify never raises."""
+    played = played_hanabi(seed=7)
+    count = len(played.events)
+    healthy = [await store(own_pool, played)]
+    wrong_shape = await store(own_pool, played)
+    await corrupt_event(own_pool, wrong_shape, count, "data", b'{"seat": "one"}')
+    unknown_type = await store(own_pool, played)
+    await corrupt_event(own_pool, unknown_type, count, "type", "MeteorStruck")
+    await corrupt_event(own_pool, unknown_type, count, "data", b'{"type": "MeteorStruck"}')
+    not_json = await store(own_pool, played)
+    await corrupt_event(own_pool, not_json, 2, "data", b"\xff\x00[")
+    bad_metadata = await store(own_pool, played)
+    await corrupt_event(own_pool, bad_metadata, 1, "metadata", b"[1, 2]")
+    healthy.append(await store(own_pool, played))
+    bad_snapshot = await store(own_pool, played)
+    await corrupt(
+        own_pool,
+        "update match_snapshots set state = %s where match_id = %s and version = %s",
+        b"\xc1not msgpack",
+        bad_snapshot,
+        played.set_up,
+    )
+    unknown_game = await store(own_pool, played)
+    await corrupt(own_pool, "update matches set game = 'chess' where match_id = %s", unknown_game)
+    bad_row = await store(own_pool, played)
+    await corrupt(
+        own_pool, "update matches set players = %s where match_id = %s", b"{not json", bad_row
+    )
+    healthy.append(await store(own_pool, played))
+
+    exit_code, lines = await verified(own_database, capsys)
+
+    assert exit_code == 1
+    reasons = dict(line.split(": ", 1) for line in lines[:-1])
+    assert len(reasons) == len(lines) - 1 == 7
+    assert not reasons.keys() & set(healthy)
+    assert reasons[wrong_shape].startswith(f"event at version {count} does not decode: ")
+    assert reasons[unknown_type].startswith(f"event at version {count} does not decode: ")
+    assert reasons[not_json].startswith("event at version 2 does not decode: ")
+    assert reasons[bad_metadata].startswith("its events cannot be read: ")
+    assert reasons[bad_snapshot] == f"snapshot at version {played.set_up} differs from the fold"
+    assert reasons[unknown_game] == "unknown game 'chess'"
+    assert reasons[bad_row].startswith("its matches row cannot be read: ")
+    assert lines[-1] == "verified 10 matches: 3 consistent, 7 with differences"
