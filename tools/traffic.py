@@ -205,6 +205,8 @@ class Load:
         """Failed attempts by kind (status code or exception), all retried."""
         self.unexpected: list[str] = []
         """Definite answers a well-behaved client should not get (kept for the report)."""
+        self.start_answers: Counter[int] = Counter()
+        """The definite answers to table starts, by status (202: the match not made yet)."""
         self.gave_up = 0
         self.matches_never_created: list[str] = []
         self.moves_tried = 0
@@ -253,11 +255,18 @@ class Load:
     # --- tables --------------------------------------------------------------------------
 
     async def open_table(
-        self, game: str, players: int, options: dict[str, Any] | None = None
+        self,
+        game: str,
+        players: int,
+        options: dict[str, Any] | None = None,
+        hosting: dict[str, Any] | None = None,
     ) -> tuple[str, str, list[str]]:
-        """Create, seat and start a table (each step retried under its own key); returns the
-        table id, the match id and the seat tokens once the start is acknowledged."""
-        body = {"game": game, "seats": players, "options": options or {}}
+        """Create, seat and start a table (each step retried under its own key), hosted as
+        ``hosting`` says if given; returns the table id, the match id and the seat tokens once
+        the start is acknowledged."""
+        body: dict[str, Any] = {"game": game, "seats": players, "options": options or {}}
+        if hosting is not None:
+            body["hosting"] = hosting
         key = {"Idempotency-Key": uuid.uuid4().hex}
         created = await self.send("lobby", "POST", "/tables", json_body=body, headers=key)
         if created.status != 201:
@@ -283,6 +292,7 @@ class Load:
         if started.status not in (200, 201, 202):
             self._unexpected("start", started)
             raise GaveUp("start")
+        self.start_answers[started.status] += 1
         match_id = started.json()["match_id"]
         self.tables[table_id] = match_id
         return table_id, match_id, tokens

@@ -37,7 +37,7 @@ from shared.infra.commands import CommandRedriver
 from shared.infra.db import open_pool
 from shared.infra.metrics import TIMEOUTS_SENT, Metrics, serve_metrics
 from shared.infra.settings import Settings
-from shared.infra.streams import CLOCKS_STREAM, MATCH_COMMANDS_STREAM
+from shared.infra.streams import CLOCKS_STREAM, MATCH_TIMEOUTS_STREAM
 
 log = logging.getLogger(__name__)
 
@@ -93,7 +93,7 @@ class ClockWatch:
         self.pool = pool
         self.redriver = redriver
         self.bus = bus
-        self.topic = settings.stream(MATCH_COMMANDS_STREAM)
+        self.topic = settings.stream(MATCH_TIMEOUTS_STREAM)
         self.clocks_set = settings.stream(CLOCKS_STREAM)
         self.poll_s = settings.clocks_poll_s
         self._woken = asyncio.Event()

@@ -58,10 +58,11 @@ from shared.edge.paging import NumberedCursor, start_after
 from shared.edge.runtime import Runtime, rules_check
 from shared.edge.tokens import bearer_token, required_bearer_token
 from shared.infra import tracing
+from shared.infra.commands import BySubject
 from shared.infra.logs import log_context
 from shared.infra.metrics import PROBE_TIMEOUT_S, Metric, Probe, gauge
 from shared.infra.settings import Settings
-from shared.infra.streams import MATCH_COMMANDS_STREAM, MATCH_EVENTS_STREAM
+from shared.infra.streams import MATCH_COMMANDS_STREAM, MATCH_EVENTS_STREAM, MATCH_TIMEOUTS_STREAM
 
 log = logging.getLogger(__name__)
 
@@ -383,29 +384,41 @@ def _command_span(
         yield span
 
 
+COMMANDS_AT_ONCE = 16
+"""How many commands of one stream a match process carries out side by side (each one mostly
+waits: for the rules worker's set-up, then for Postgres)."""
+
+
 def command_handler(matches: NamedDependency[Matches]) -> Any:
-    """Handle the lobby's commands, each in a span continuing the trace that sent it. Each is
-    kept in Postgres and re-driven until done, so when the rules service does not answer the
-    entry is only logged and acknowledged: the command comes back, rather than being
-    dead-lettered. (The consumer itself retries a handler that failed for Postgres or Redis
-    being down.)"""
+    """Handle the lobby's and the clocks' commands, each in a span continuing the trace that
+    sent it: up to ``COMMANDS_AT_ONCE`` side by side, one match's in order (``BySubject``).
+    Each is kept in Postgres and re-driven until done, so when the rules service does not
+    answer the entry is only logged and acknowledged: the command comes back, rather than
+    being dead-lettered. (The consumer itself retries a handler that failed for Postgres or
+    Redis being down.)"""
+    by_match = BySubject(COMMANDS_AT_ONCE)
 
     async def handle(_entry_id: str, payload: bytes) -> None:
         envelope = decode_command(payload)
         if envelope.type == "TimeOut":
             timeout = msgspec.json.decode(envelope.body, type=TimeOut)
             traced = {"playtable.match_id": timeout.match_id}
-            with _command_span(envelope, timeout.match_id, traced) as span:
-                try:
-                    await matches.time_out(timeout, envelope.command_id)
-                except Problem as problem:  # pending: re-driven
-                    tracing.failed(span, problem.code)
-                    log.info("timeout not applied yet: %s", problem.detail)
+            async with by_match.turn(timeout.match_id):
+                with _command_span(envelope, timeout.match_id, traced) as span:
+                    try:
+                        await matches.time_out(timeout, envelope.command_id)
+                    except Problem as problem:  # pending: re-driven
+                        tracing.failed(span, problem.code)
+                        log.info("timeout not applied yet: %s", problem.detail)
             return
         if envelope.type != "CreateMatch":
             log.warning("ignoring unknown command %s", envelope.type)
             return
         command = msgspec.json.decode(envelope.body, type=CreateMatch)
+        async with by_match.turn(command.match_id):
+            await create(envelope, command)
+
+    async def create(envelope: CommandEnvelope, command: CreateMatch) -> None:
         traced = {
             "playtable.command_id": envelope.command_id,
             "playtable.match_id": command.match_id,
@@ -435,9 +448,10 @@ def create_app(settings: Settings | None = None) -> Litestar:
     async def start() -> None:
         await runtime.start(sealing=True)
         feeds.start()
-        await runtime.consume(
-            settings.stream(MATCH_COMMANDS_STREAM), MATCH_GROUP, command_handler(matches)
-        )
+        for stream in (MATCH_COMMANDS_STREAM, MATCH_TIMEOUTS_STREAM):  # a consumer each
+            await runtime.consume(
+                settings.stream(stream), MATCH_GROUP, command_handler(matches), concurrent=True
+            )
 
     runtime.metrics.add("matches", live_matches_probe(runtime))
     return service_app(

@@ -335,6 +335,22 @@ def _main(argv: list[str] | None = None) -> int:
     )
     clocks_bench.add_argument("--lobby", default=None, help="lobby URL (default: from settings)")
     clocks_bench.add_argument("--match", default=None, help="match URL (default: from settings)")
+    backlog = bench_kinds.add_parser(
+        "backlog", help="match creation and clock lateness per second after a fault at load"
+    )
+    backlog.add_argument(
+        "--fault",
+        action="append",
+        choices=("rolling-restart", "redis-pause", "redis-flush", "kill-match"),
+        required=True,
+        help="repeat for several, each on services of its own",
+    )
+    backlog.add_argument("--runs", type=int, default=1, help="runs of each fault")
+    backlog.add_argument("--matches", type=int, default=12, help="matches played at once")
+    backlog.add_argument("--clocks-per-s", type=float, default=3.0, help="1 s clocks started/s")
+    backlog.add_argument("--warmup", type=float, default=5.0, help="seconds before the fault")
+    backlog.add_argument("--after", type=float, default=20.0, help="seconds after its end")
+    backlog.add_argument("--pause", type=float, default=20.0, help="redis-pause: seconds")
     flood = bench_kinds.add_parser("flood", help="one client flooding the lobby beside another")
     flood.add_argument("--path", default="/games", help="what both clients GET")
     flood.add_argument("--seconds", type=float, default=10.0)

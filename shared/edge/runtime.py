@@ -159,9 +159,15 @@ class Runtime:
         self._tasks.append(asyncio.create_task(guarded(), name=name))
 
     async def consume(
-        self, stream: str, group: str, handler: Callable[[str, bytes], Awaitable[None]]
+        self,
+        stream: str,
+        group: str,
+        handler: Callable[[str, bytes], Awaitable[None]],
+        *,
+        concurrent: bool = False,
     ) -> None:
-        """Join ``group`` on ``stream`` and hand each entry to ``handler`` until shutdown."""
+        """Join ``group`` on ``stream`` and hand each entry to ``handler`` until shutdown (the
+        entries of one read side by side if ``concurrent``: ``Consumer``)."""
         await self.bus.ensure_group(stream, group)
         self.groups.append((stream_name(self.settings.stream_prefix, stream), group))
         consumer = Consumer(
@@ -171,6 +177,7 @@ class Runtime:
             self.settings.instance_id,
             handler,
             dead_after_ms=self.settings.dead_consumer_after_ms,
+            concurrent=concurrent,
         )
         self.spawn(f"consume:{stream}", consumer.run(self.stop))
 

@@ -126,6 +126,12 @@ class Bus:
     def __init__(self, redis: redis_async.Redis) -> None:
         self._redis = redis
 
+    @property
+    def redis(self) -> redis_async.Redis:
+        """The client, for what the bus does not wrap (the command re-driver's look at who
+        holds an entry)."""
+        return self._redis
+
     async def publish(
         self, stream: str, payload: bytes, *, maxlen: int | None = DEFAULT_MAXLEN
     ) -> str:

@@ -1,11 +1,12 @@
 """Durable commands: Postgres holds each command until it has taken effect; Redis carries it.
 
 The sender writes the command in the transaction that decides it (``send``), and a
-``CommandRedriver`` publishes every pending command on its Redis stream, at once and then
-again with backoff until the receiver marks it done (``complete``, in the transaction of its
-effect). So a wiped Redis, a consumer that crashed, or a receiver that could not act yet (its
-rules worker down) only delays a command: none is dead-lettered or lost, and receivers must
-treat a repeat as a no-op.
+``CommandRedriver`` publishes it on its Redis stream at once, then looks at it with backoff
+until the receiver marks it done (``complete``, in the transaction of its effect), publishing
+it again whenever its entry can no longer take effect. So a wiped Redis, a consumer that
+crashed, or a receiver that could not act yet (its rules worker down) only delays a command:
+none is dead-lettered or lost, and receivers must treat a repeat as a no-op. A receiver that
+is only slow gets no repeats: an entry not read yet, or held by a live consumer, is left to it.
 
 A sender that waits for its command to take effect (the lobby starting a table) is woken by a
 ``CommandWatch``: ``complete`` notifies on commit, so nobody polls the commands table.
@@ -16,7 +17,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from datetime import datetime
 from typing import NamedTuple
 
 import msgspec
@@ -65,6 +67,31 @@ async def latest_about(conn: AsyncConnection, subject: str) -> CommandState | No
     )
     row = await found.fetchone()
     return None if row is None else CommandState(bytes(row[0]), row[1], row[2])
+
+
+class BySubject:
+    """Lets a receiver carry out commands side by side, at most ``limit`` at once, but those
+    about one subject one at a time, in the order they came (each waits its turn in a fair
+    lock): one slow command holds up no other subject's, and two commands about one match (a
+    repeat, or timeouts at two versions) never race each other for it."""
+
+    def __init__(self, limit: int) -> None:
+        self._gate = asyncio.Semaphore(limit)
+        self._turns: dict[str, tuple[asyncio.Lock, int]] = {}
+
+    @contextlib.asynccontextmanager
+    async def turn(self, subject: str) -> AsyncIterator[None]:
+        lock, waiting = self._turns.get(subject, (asyncio.Lock(), 0))
+        self._turns[subject] = (lock, waiting + 1)
+        try:
+            async with lock, self._gate:
+                yield
+        finally:
+            lock, waiting = self._turns[subject]
+            if waiting == 1:
+                del self._turns[subject]
+            else:
+                self._turns[subject] = (lock, waiting - 1)
 
 
 DONE_CHANNEL = "commands_done"
@@ -235,25 +262,53 @@ class CommandWatch:
 
 
 _DUE = """
-with due as (
-    select command_id from commands
-    where done_at is null and next_attempt_at <= now()
-    order by next_attempt_at
-    limit %(batch)s
-    for update skip locked
-)
+select command_id, created_at, topic, payload, entry_id, attempts from commands
+where done_at is null and next_attempt_at <= now()
+order by next_attempt_at
+limit %(batch)s
+for update skip locked
+"""
+
+_LOOKED = """
 update commands c
-set attempts = c.attempts + 1,
+set attempts = c.attempts + case when looked.published then 1 else 0 end,
+    entry_id = coalesce(looked.entry_id, c.entry_id),
     next_attempt_at = now() + make_interval(
         secs => least(%(first_retry_s)s * power(2, c.attempts), %(max_retry_s)s))
-from due
-where c.command_id = due.command_id
-returning c.created_at, c.topic, c.payload
+from unnest(%(ids)s::text[], %(entries)s::text[], %(published)s::bool[])
+    as looked(command_id, entry_id, published)
+where c.command_id = looked.command_id
 """
+
+
+class _Due(NamedTuple):
+    command_id: str
+    created_at: datetime
+    topic: str
+    payload: bytes
+    entry_id: str | None
+    attempts: int
+
+
+def _position(entry_id: str) -> tuple[int, int]:
+    milliseconds, _, sequence = entry_id.partition("-")
+    return int(milliseconds), int(sequence or 0)
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
 
 
 class CommandRedriver(Pump):
     """Publishes pending commands: when woken after a commit, then each time one is due.
+
+    A command is published again only if its last entry can no longer take effect: gone from
+    the stream (Redis lost it, or trimmed it), read and acknowledged without the command being
+    done (its receiver could not act yet, the rules down, say), or held by a consumer that has
+    been silent for ``owner_silent_ms`` (a process that died) or for ``held_limit_ms`` since
+    it took it. An entry not read yet (a backlog) or held by a live consumer (a slow one) is
+    only looked at again, with the same backoff: a slow receiver gets no duplicates, which
+    would only slow it down more.
 
     Several processes may run one: ``skip locked`` gives each pending command to one of them
     per pass, and the attempt count only moves once Redis took the command."""
@@ -267,6 +322,8 @@ class CommandRedriver(Pump):
         max_retry_s: float = 2.0,
         poll_interval_s: float = 0.5,
         batch: int = 200,
+        owner_silent_ms: int = 10_000,
+        held_limit_ms: int = 30_000,
     ) -> None:
         super().__init__("command re-driver", poll_interval_s=poll_interval_s)
         self._pool = pool
@@ -274,23 +331,94 @@ class CommandRedriver(Pump):
         self._first_retry_s = first_retry_s
         self._max_retry_s = max_retry_s
         self._batch = batch
+        self._owner_silent_ms = owner_silent_ms
+        self._held_limit_ms = held_limit_ms
 
     async def run_pass(self) -> None:
-        while await self.redrive() == self._batch:
+        while (await self._redrive())[0] == self._batch:
             pass
 
     async def redrive(self) -> int:
-        """Publish the commands due now, oldest first; return how many."""
+        """Publish the commands due now whose entries cannot take effect, oldest first (the
+        others are looked at again later); return how many were published."""
+        return (await self._redrive())[1]
+
+    async def _redrive(self) -> tuple[int, int]:
+        """How many due commands were looked at, and how many of them published."""
         async with self._pool.connection() as conn, conn.transaction():
-            found = await conn.execute(
-                _DUE,
+            found = await conn.execute(_DUE, {"batch": self._batch})
+            due = sorted((_Due(*row) for row in await found.fetchall()), key=lambda d: d.created_at)
+            if not due:
+                return 0, 0
+            held = await self._held([d for d in due if d.entry_id is not None])
+            sending = [d for d in due if d.command_id not in held]
+            # The attempt is counted only if Redis took every command (else all roll back).
+            entries = await self._bus.publish_many([(d.topic, bytes(d.payload)) for d in sending])
+            new_entries = dict(zip((d.command_id for d in sending), entries, strict=True))
+            await conn.execute(
+                _LOOKED,
                 {
-                    "batch": self._batch,
+                    "ids": [d.command_id for d in due],
+                    "entries": [new_entries.get(d.command_id) for d in due],
+                    "published": [d.command_id in new_entries for d in due],
                     "first_retry_s": self._first_retry_s,
                     "max_retry_s": self._max_retry_s,
                 },
             )
-            rows = sorted(await found.fetchall())
-            # The attempt is counted only if Redis took every command (else all roll back).
-            await self._bus.publish_many([(topic, bytes(payload)) for _, topic, payload in rows])
-        return len(rows)
+        return len(due), len(sending)
+
+    async def _held(self, due: list[_Due]) -> set[str]:
+        """The commands whose last entry is still on its way: not read yet, or held by a
+        consumer alive and not stuck (see the class)."""
+        if not due:
+            return set()
+        redis = self._bus.redis
+        topics = sorted({d.topic for d in due})
+        asked = redis.pipeline(transaction=False)
+        for topic in topics:
+            asked.xinfo_groups(topic)
+        groups: dict[str, list[tuple[str, str]]] = {}
+        for topic, reply in zip(topics, await asked.execute(raise_on_error=False), strict=True):
+            groups[topic] = (
+                []
+                if isinstance(reply, Exception)  # no such stream: Redis lost it
+                else [(_text(g["name"]), _text(g["last-delivered-id"])) for g in reply]
+            )
+        asked = redis.pipeline(transaction=False)
+        members = [(topic, group) for topic in topics for group, _ in groups[topic]]
+        for topic, group in members:
+            asked.xinfo_consumers(topic, group)
+        for d in due:
+            asked.xrange(d.topic, d.entry_id, d.entry_id, count=1)
+            for group, _ in groups[d.topic]:
+                asked.xpending_range(d.topic, group, d.entry_id, d.entry_id, 1)
+        replies = iter(await asked.execute(raise_on_error=False))
+        silent: dict[tuple[str, str, str], int] = {}
+        for topic, group in members:
+            reply = next(replies)
+            for member in [] if isinstance(reply, Exception) else reply:
+                silent[topic, group, _text(member["name"])] = int(member["idle"])
+        held = set()
+        for d in due:
+            assert d.entry_id is not None
+            exists = next(replies)
+            pending = [next(replies) for _ in groups[d.topic]]
+            if isinstance(exists, Exception) or not exists:
+                continue  # lost: publish it again
+            if not groups[d.topic]:
+                held.add(d.command_id)  # no receiver has joined yet: it will read it
+                continue
+            for (group, last_read), holders in zip(groups[d.topic], pending, strict=True):
+                if isinstance(holders, Exception):
+                    continue
+                if holders:
+                    holder = holders[0]
+                    owner = (d.topic, group, _text(holder["consumer"]))
+                    if (
+                        silent.get(owner, self._owner_silent_ms) < self._owner_silent_ms
+                        and int(holder["time_since_delivered"]) < self._held_limit_ms
+                    ):
+                        held.add(d.command_id)
+                elif _position(d.entry_id) > _position(last_read):
+                    held.add(d.command_id)  # not read yet: a backlog, not a loss
+        return held

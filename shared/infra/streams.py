@@ -17,8 +17,14 @@ LOBBY_EVENTS_STREAM = "lobby-events"
 lobby's feeds and the webhooks dispatcher."""
 
 MATCH_COMMANDS_STREAM = "commands:match"
-"""Commands to the match service (``CreateMatch``, ``TimeOut``...), written by the lobby and the
-clocks service (their pending commands, ``shared.infra.commands``); read by the match service."""
+"""Commands to the match service (``CreateMatch``), written by the lobby (its pending commands,
+``shared.infra.commands``); read by the match service, which also takes a ``TimeOut`` here (the
+clocks service of an earlier release sent them here)."""
+
+MATCH_TIMEOUTS_STREAM = "commands:match-timeouts"
+"""The clocks service's ``TimeOut`` commands to the match service (its pending commands), on a
+stream of their own so that no timeout waits behind match creations; read by the match
+service."""
 
 RULES_REQUESTS_STREAM = "rules:requests"
 """Requests to the rules engines, written by every process's ``RulesClient`` (lobby, match);

@@ -13,7 +13,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 
 from shared.domain.messages import new_id
 from shared.infra import commands
-from shared.infra.bus import Bus
+from shared.infra.bus import Bus, read_entries
 from shared.infra.commands import CommandRedriver, CommandStatus, CommandWatch
 from tests.waiting import await_until
 
@@ -116,6 +116,43 @@ async def test_the_redriver_publishes_when_woken_and_survives_an_outage(
         stop.set()
         redriver.wake()
         await asyncio.wait_for(running, 30)
+
+
+async def make_due(pool: AsyncConnectionPool) -> None:
+    async with pool.connection() as conn:
+        await conn.execute("update commands set next_attempt_at = now() where done_at is null")
+
+
+async def test_a_command_is_published_again_only_once_its_entry_cannot_take_effect(
+    commands_pool: AsyncConnectionPool, redis: redis_async.Redis, key_prefix: str
+) -> None:
+    """Not while its entry waits to be read or a live consumer holds it (a slow receiver gets
+    no duplicates); once the consumer holding it is silent, or it was acknowledged without the
+    command being done, or Redis lost it."""
+    topic = f"{key_prefix}commands"
+    await redis.xgroup_create(topic, "receiver", id="0", mkstream=True)
+    await send(commands_pool, topic, "m11", b"create m11")
+    redriver = CommandRedriver(commands_pool, Bus(redis))
+    assert await redriver.redrive() == 1
+
+    await make_due(commands_pool)
+    assert await redriver.redrive() == 0  # not read yet
+    assert len(read_entries(await redis.xreadgroup("receiver", "slow", {topic: ">"}))) == 1
+    await make_due(commands_pool)
+    assert await redriver.redrive() == 0  # held by a consumer that was just heard from
+    await make_due(commands_pool)
+    silent_soon = CommandRedriver(commands_pool, Bus(redis), owner_silent_ms=0)
+    assert await silent_soon.redrive() == 1  # its holder deemed dead: published again
+
+    [(entry_id, _)] = read_entries(await redis.xreadgroup("receiver", "slow", {topic: ">"}))
+    await redis.xack(topic, "receiver", entry_id)
+    await make_due(commands_pool)
+    assert await redriver.redrive() == 1  # acknowledged, and the command still not done
+
+    await redis.delete(topic)
+    await make_due(commands_pool)
+    assert await redriver.redrive() == 1  # lost with the stream
+    assert await published(redis, topic) == [b"create m11"]
 
 
 WAIT_S = 30.0

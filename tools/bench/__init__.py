@@ -10,6 +10,7 @@ what it measures, imported when it runs:
 - ``abuse``: racing moves, malformed requests and a flooding client (``race``, ``malformed``,
   ``flood``).
 - ``clocks``: timeouts with many live clocks (``clocks``).
+- ``tools/backlog.py``: creation and clocks after a fault at load (``backlog``).
 - ``common``: what several of them share.
 """
 
@@ -87,6 +88,10 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         match = args.match or f"http://{settings.host}:{settings.match_port}"
         app_key = asyncio.run(client_key(settings))
         return asyncio.run(bench_clocks(lobby, match, app_key, args.clocks, args.per_move))
+    if args.bench == "backlog":
+        from tools import backlog
+
+        return backlog.run(settings, args)
     if args.bench == "flood":
         from tools.bench.abuse import bench_flood
 

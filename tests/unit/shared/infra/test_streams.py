@@ -10,7 +10,14 @@ from shared.infra import streams
 from shared.infra.settings import Settings, stream_key, stream_name
 
 SETTINGS = Settings(stream_prefix="playtable")
-STREAMS = ["match-events", "lobby-events", "commands:match", "rules:requests", "rules:replies:x"]
+STREAMS = [
+    "match-events",
+    "lobby-events",
+    "commands:match",
+    "commands:match-timeouts",
+    "rules:requests",
+    "rules:replies:x",
+]
 
 
 def slot(key: str) -> int:
@@ -31,6 +38,7 @@ def test_the_names_of_running_deployments_keys_never_change() -> None:
     assert SETTINGS.stream(streams.MATCH_EVENTS_STREAM) == "playtable:{match-events}"
     assert SETTINGS.stream(streams.LOBBY_EVENTS_STREAM) == "playtable:{lobby-events}"
     assert SETTINGS.stream(streams.MATCH_COMMANDS_STREAM) == "playtable:{commands:match}"
+    assert SETTINGS.stream(streams.MATCH_TIMEOUTS_STREAM) == "playtable:{commands:match-timeouts}"
     assert SETTINGS.stream(streams.RULES_REQUESTS_STREAM) == "playtable:{rules:requests}"
     assert SETTINGS.stream(streams.rules_replies_stream("x")) == "playtable:{rules:replies:x}"
     assert SETTINGS.stream(streams.BOT_TURNS_STREAM) == "playtable:{bot-turns}"
