@@ -53,7 +53,7 @@ WEBHOOK_SETTINGS = {"PLAYTABLE_WEBHOOK_ALLOWED_NETWORKS": "127.0.0.0/8"}
 
 MATCHES = env_int("PLAYTABLE_FAULT_MATCHES", 10)
 CLOCKED = 6
-CLOCK_LIMITS_S = (3, 20)
+CLOCK_LIMITS_S = (4, 14)
 """The clocked matches' per-move limits: their timeouts fall all through the rollout."""
 PHASE_S = 2.0 * SCALE
 """The load's time on the old code, and on the old code over the new schema."""
@@ -215,30 +215,34 @@ class UpgradeReport:
     timeouts: str = ""
     stopped: dict[str, int | None] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
+    phases_s: dict[str, float] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
 
     def line(self) -> str:
         took = ", ".join(f"{name} {s:.1f}s" for name, s in self.timings.items())
+        phases = ", ".join(f"{name} {s:.1f}s" for name, s in self.phases_s.items())
         return (
             f"[upgrade] new migrations {self.new_migrations}; acked={self.acknowledged_moves}"
             f" (during the rollout {self.moves_during_rollout}) lost={self.lost}"
             f" duplicated={self.duplicated}; webhooks delivered={self.webhooks_delivered}"
             f" missing={self.webhooks_missing} duplicated={self.webhooks_duplicated}"
             f" out_of_order={self.webhooks_out_of_order}; retried {self.retried};"
-            f" {self.timeouts}; replaced: {took};"
+            f" {self.timeouts}; {phases}; replaced: {took};"
             f" old exit codes {self.stopped}; problems={len(self.problems)}"
         )
 
 
 async def rolling_upgrade(stack: FaultStack, previous: Path) -> UpgradeReport:
     report = UpgradeReport(new_migrations(previous))
+    started = time.monotonic()
     endpoints = Endpoints(stack.lobby_url, [stack.match_url()])
-    rollout = Rollout(stack, endpoints, running={name: name for name in ("rules", "match")})
-    rollout.running["lobby"] = "lobby"
-    urls = {}
-    for service in ("webhooks-api", "webhooks", "clocks", "bots"):
-        urls[service] = rollout.start(service, service, previous)
-        await asyncio.to_thread(rollout.wait_up, service, urls[service])
+    rollout = Rollout(stack, endpoints, {name: name for name in ("rules", "match", "lobby")})
+    urls = {
+        service: rollout.start(service, service, previous)
+        for service in ("webhooks-api", "webhooks", "clocks", "bots")
+    }
+    for service, url in urls.items():
+        await asyncio.to_thread(rollout.wait_up, service, url)
     receiver = WebhookReceiver()
     await receiver.start()
     session = new_session(stack.app_key, connections=MATCHES + CLOCKED + 10)
@@ -262,6 +266,7 @@ async def rolling_upgrade(stack: FaultStack, previous: Path) -> UpgradeReport:
             await _moved_since(load, before, f"moves after {service} was replaced")
         ended = time.monotonic()
         report.moves_during_rollout = load.moves_between(began, ended)
+        report.phases_s = {"old stack": began - started, "rollout": ended - began}
         deadline = ended + WAIT_S * checks.busy_factor()
         while load.recovery_s(ended) is None and time.monotonic() < deadline:
             await asyncio.sleep(0.1)  # until every match has moved under the new code alone
@@ -276,7 +281,10 @@ async def rolling_upgrade(stack: FaultStack, previous: Path) -> UpgradeReport:
         timeouts = await clock_load.collect_timeouts(session, endpoints.matches[0], clocked)
         report.timeouts = timeouts.report()
         report.problems += [f"match {m} timed out twice" for m in timeouts.doubled]
+        checking = time.monotonic()
+        report.phases_s["until all moved and timed out"] = checking - ended
         await _check(stack, load, receiver, report)
+        report.phases_s["checks"] = time.monotonic() - checking
     finally:
         stop.set()
         if running is not None and not running.done():
@@ -329,7 +337,12 @@ async def _check(
     report.problems += found.problems()
     if found.again:
         report.problems.append(f"webhooks: {found.again} deliveries came twice")
-    report.problems += await asyncio.to_thread(unread_in_redis, stack)
+    deadline = time.monotonic() + limit
+    while (unread := await asyncio.to_thread(unread_in_redis, stack)) and (
+        time.monotonic() < deadline
+    ):
+        await asyncio.sleep(0.5)  # until the consumers have caught up
+    report.problems += unread
     if not load.acks:
         report.problems.append("no move was acknowledged")
 
