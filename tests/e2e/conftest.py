@@ -89,9 +89,11 @@ def service_env(**values: str) -> dict[str, str]:
 
 
 @contextlib.contextmanager
-def running_stack(database_url: str, redis_url: str, **extra_env: str) -> Iterator[Stack]:
-    """A rules worker, the match service and the lobby, each its own process, with
-    ``extra_env`` added to their environment."""
+def running_stack(
+    database_url: str, redis_url: str, *, with_lobby: bool = True, **extra_env: str
+) -> Iterator[Stack]:
+    """A rules worker, the match service and (unless ``with_lobby`` is false) the lobby, each
+    its own process, with ``extra_env`` added to their environment."""
     lobby_port, match_port = free_port(), free_port()
     env = service_env(
         DATABASE_URL=database_url,
@@ -113,7 +115,8 @@ def running_stack(database_url: str, redis_url: str, **extra_env: str) -> Iterat
     try:
         running.start("rules")
         wait_healthy(match, running.start("match"))
-        wait_healthy(lobby, running.start("lobby"))
+        if with_lobby:
+            wait_healthy(lobby, running.start("lobby"))
         yield running
     finally:
         for process in running.processes.values():
