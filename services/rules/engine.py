@@ -266,7 +266,7 @@ class RulesEngine:
                 return codec.redacted(codec.events(raws), seat)
             case api.Fold(events=raws):
                 events = codec.events(raws)
-                return codec.progress(codec.fold(events), events)
+                return codec.progress(codec.fold(game.as_folded(events)), events)
             case api.ReplaySpan(state=state_bytes, events=raws, seat=seat, full=full):
                 return codec.replayed_span(codec.state(state_bytes), codec.events(raws), seat, full)
             case api.ExportMatch(events=raws, players=players, format=name):
@@ -418,8 +418,9 @@ def _imported(codec: GameCodec, read: _ReadMatch, snapshot_every: int) -> Any:
     state = None
     viewers = [None, *range(len(read.players))]
     try:
-        for version, event in enumerate(read.events, start=1):
-            state = codec.evolve(state, event)
+        read_as = codec.game.as_folded(read.events)  # a log recorded before rules versions
+        for version, (event, folded) in enumerate(zip(read.events, read_as, strict=True), 1):
+            state = codec.evolve(state, folded)
             if version == read.set_up or (snapshot_every and version % snapshot_every == 0):
                 snapshots.append(api.StateSnapshot(version, codec.msgpack.encode(state)))
             for viewer in viewers:

@@ -15,6 +15,8 @@ A game is a bundle of small pure functions over msgspec Structs, in the spirit o
 - ``view(state, seat | None) -> Struct``: what that seat (``None``: a spectator) may see.
 - ``redact(event, seat | None) -> Struct``: the event as that seat may see it.
 - ``result(state) -> Outcome | None``: ``None`` while the match runs.
+- ``rules``: its rules versions (``RulesVersions``): the first event records the one a match
+  is played under, and the engine keeps every older one a recorded match needs.
 
 Actions, events and states are tagged msgspec Structs (``tag_field="type"``), so the same
 bytes travel over HTTP, Redis and into Postgres. Games import nothing but the standard library,
@@ -90,6 +92,31 @@ game may answer them from its own rules too, with the same meaning. Those of
 ``Game.resolve_options`` are not rules of play: ``shared/edge/problems.py`` documents them."""
 
 
+@dataclass(frozen=True, slots=True)
+class RulesVersions:
+    """A game's rules versions: a match is played and folded, for good, by the version its
+    first event records (``rules_version``), so a fix to how events fold never rewrites a match
+    already recorded. Changing a rule means a new version here, the new behaviour under it and
+    the old one kept for the matches that recorded (or, before versions, played) the old one."""
+
+    current: int
+    """What a new match records and plays under."""
+    changes: Mapping[int, str]
+    """Every version the engine still folds, oldest first, with what it changed."""
+    unversioned: str
+    """How a log recorded before versions (no ``rules_version``) is folded, and why."""
+
+    @property
+    def oldest(self) -> int:
+        return min(self.changes)
+
+    def problem(self, version: int | None) -> str | None:
+        """Why a recorded ``version`` is not one this engine folds (None: it is, or absent)."""
+        if version is None or version in self.changes:
+            return None
+        return f"no rules version {version} ({self.oldest} to {self.current})"
+
+
 class Outcome(msgspec.Struct, frozen=True):
     """The final result: one score per seat, and the winning seats (all of them if shared)."""
 
@@ -122,6 +149,8 @@ class Game:
     view: Callable[[Any, int | None], Any]
     redact: Callable[[Any, int | None], Any]
     result: Callable[[Any], Outcome | None]
+    rules: RulesVersions
+    """The rules versions it folds (see ``RulesVersions``)."""
     refusals: Mapping[str, str]
     """Every code the game's own rules refuse with (beyond ``COMMON_REFUSALS``) and when, with
     what to do instead: the API contract lists each one as a problem type."""
@@ -138,6 +167,30 @@ class Game:
     deal_problem: Callable[[list[Any], dict[str, Any], int], str | None] | None = None
     """Why an imported file's set-up events (before the first move) are not a deal of its
     resolved options to its seats, if they are not: a forged deal is refused by name."""
+
+    stored_to_move: Callable[[Any], list[list[int]]] | None = None
+    """Every ``to_move`` a release may have stored with a state, where a rules version
+    changed it and no event tells which version a log recorded before versions played."""
+    readings: Callable[[list[Any]], list[list[Any]]] | None = None
+    """The ways a whole stored log may be folded, the engine's own first: a log recorded
+    before versions may have been played under versions no event tells apart, each given, in
+    memory, what tells the evolve functions which (an upcast). The engine folds a stored log
+    from its start by the first (a cold snapshot, an import); ``playtable verify`` accepts
+    stored rows that equal the fold of any. None: the log as it is, its only reading."""
+
+    def as_folded(self, events: list[Any]) -> list[Any]:
+        """The log as the engine folds it from its start (its first reading)."""
+        return events if self.readings is None else self.readings(events)[0]
+
+    def all_readings(self, events: list[Any]) -> list[list[Any]]:
+        """Every way the log may be folded (see ``readings``), the engine's own first."""
+        return [events] if self.readings is None else self.readings(events)
+
+    def stored_to_moves(self, state: Any) -> list[list[int]]:
+        """The ``to_move`` columns a stored row of ``state`` may hold (see ``stored_to_move``)."""
+        if self.stored_to_move is None:
+            return [self.to_move(state)]
+        return self.stored_to_move(state)
 
     def acting(self, state: Any, to_move: list[int]) -> list[int]:
         """The seats that may act at ``state``, whose seats to move are ``to_move``."""

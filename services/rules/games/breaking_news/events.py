@@ -92,6 +92,9 @@ class GameStarted(Event, frozen=True):
     home_languages: list[str] | None
     element_deck: list[int]
     object_deck: list[int]
+    rules_version: int | None = None
+    """The rules the match is played under, for good (``versions.RULES``); None in a log
+    recorded before versions."""
 
 
 class DecksShuffled(Event, frozen=True):

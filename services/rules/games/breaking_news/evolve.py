@@ -36,12 +36,15 @@ from services.rules.games.breaking_news.events import (
     VotingOpened,
 )
 from services.rules.games.breaking_news.state import BreakingNewsState, Story
+from services.rules.games.breaking_news.versions import RULES
 from services.rules.games.contract import (
     evolve_in_place,
 )
 
 
 def _start(event: GameStarted) -> BreakingNewsState:
+    if problem := RULES.problem(event.rules_version):  # a file's version this engine lacks
+        raise ValueError(f"GameStarted: {problem}")
     seats = event.seats
     return BreakingNewsState(
         seats=seats,
@@ -62,6 +65,7 @@ def _start(event: GameStarted) -> BreakingNewsState:
         scores=[0] * seats,
         completed=[0] * seats,
         stories=[],
+        rules_version=event.rules_version,
     )
 
 

@@ -15,9 +15,11 @@ from services.rules.games.breaking_news.rules import (
     legal_actions,
     may_act,
     result,
+    stored_to_move,
     to_move,
 )
 from services.rules.games.breaking_news.state import BreakingNewsState, BreakingNewsView
+from services.rules.games.breaking_news.versions import RULES
 from services.rules.games.breaking_news.views import redact, view
 from services.rules.games.contract import (
     Game,
@@ -95,6 +97,8 @@ GAME = Game(
     legal_actions=legal_actions,
     to_move=to_move,
     may_act=may_act,
+    stored_to_move=stored_to_move,
+    rules=RULES,
     view=view,
     redact=redact,
     result=result,

@@ -27,6 +27,7 @@ from services.rules.games.breaking_news.events import (
 )
 from services.rules.games.breaking_news.evolve import evolve, fits
 from services.rules.games.breaking_news.state import BreakingNewsState
+from services.rules.games.breaking_news.versions import RULES
 from services.rules.games.contract import (
     OptionSpec,
     Rejection,
@@ -151,6 +152,7 @@ def setup(options: dict[str, Any], seats: int, rng: random.Random) -> list[Event
         home_languages=options["home_languages"],
         element_deck=list(elements),
         object_deck=list(objects),
+        rules_version=RULES.current,
     )
     state = evolve(None, started)
     events: list[Event] = [started]

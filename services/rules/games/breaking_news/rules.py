@@ -64,6 +64,7 @@ from services.rules.games.breaking_news.news import (
     story_problem,
 )
 from services.rules.games.breaking_news.state import BreakingNewsState
+from services.rules.games.breaking_news.versions import RULES
 from services.rules.games.contract import (
     Outcome,
     Rejection,
@@ -429,14 +430,31 @@ def _completions(state: BreakingNewsState, seat: int) -> list[Any]:
 
 def to_move(state: BreakingNewsState) -> list[int]:
     """The seats the game waits on: the voters yet to vote, else the seat to move. During a
-    story that is the teller alone: the others may report silence (``legal_actions`` lists
-    it) but the game does not wait on them, so no clock of theirs runs and no bot is asked."""
+    story that is the teller alone since version 2: the others may report silence
+    (``legal_actions`` lists it) but the game does not wait on them, so no clock of theirs
+    runs and no bot is asked."""
     phase = state.phase
     if phase == OVER:
         return []
     if phase == VOTE:
         return [seat for seat in state.voters if seat not in state.votes]
+    if phase == STORY and state.rules_version == RULES.oldest:
+        return _story_seats(state)
     return [state.seat_to_move]
+
+
+def _story_seats(state: BreakingNewsState) -> list[int]:
+    """Every seat during a story, the teller first (version 1's ``to_move``)."""
+    teller = state.seat_to_move
+    return [teller] + [seat for seat in range(state.seats) if seat != teller]
+
+
+def stored_to_move(state: BreakingNewsState) -> list[list[int]]:
+    """Every ``to_move`` a release may have stored with this state: a match recorded before
+    versions may have been stored mid-story by a release playing version 1."""
+    if state.rules_version is None and state.phase == STORY:
+        return [to_move(state), _story_seats(state)]
+    return [to_move(state)]
 
 
 def may_act(state: BreakingNewsState) -> list[int]:

@@ -68,6 +68,9 @@ class BreakingNewsState(msgspec.Struct, tag_field="type", tag=True):
     voters: list[int] = []
     candidates: list[int] = []
     votes: dict[int, int] = {}
+    rules_version: int | None = None
+    """``GameStarted.rules_version``: None in a match recorded before versions (its stored
+    states have no such field), which plays on by version 2, as the release before did."""
     end_reason: str | None = None
     winners: list[int] = []
     tiebreak_used: list[str] = []

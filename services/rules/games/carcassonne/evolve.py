@@ -6,8 +6,6 @@ from typing import Any
 
 from services.rules.games.carcassonne import messengers
 from services.rules.games.carcassonne.messengers import (
-    EXTRA_TURN,
-    MESSAGES,
     FigureAdvanced,
     FiguresSummed,
     MessageDrawn,
@@ -44,6 +42,13 @@ from services.rules.games.carcassonne.tiles import (
     SEG_SIDES,
     TILE_INDEX,
     current_rotation,
+)
+from services.rules.games.carcassonne.versions import (
+    RULES,
+    FiguresSummedHoldingMessage,
+    MessageResolvedAtOnce,
+    at_once,
+    flushes_at_end,
 )
 
 
@@ -188,8 +193,11 @@ def _evolve_started(state: CarcassonneState | None, event: StackShuffled) -> Car
         cloisters={},
         pictures=event.pictures,
         codes_pictures=PICTURES,
+        rules_version=event.rules_version,
     )
     current_rotation(0, 0, event.pictures)  # a version never published is refused here
+    if problem := RULES.problem(event.rules_version):
+        raise ValueError(f"StackShuffled: {problem}")
     _place(state, origin, TILE_INDEX[event.start_tile] << 2)
     return state
 
@@ -316,13 +324,13 @@ def _evolve_message_drawn(state: CarcassonneState, event: MessageDrawn) -> Carca
 
 
 def _evolve_message_resolved(state: CarcassonneState, event: MessageResolved) -> CarcassonneState:
-    """The message goes under the stack (message 4, carried out, once its extra turn is over:
-    that turn is its action); message 8's follower goes home."""
+    """The message goes under the stack (message 4 carried out, since rules version 2, once
+    its extra turn is over: that turn is its action); message 8's follower goes home."""
     expansion = messengers_of(state)
-    if MESSAGES[event.message].effect == EXTRA_TURN and not event.took_points:
-        expansion.held = event.message
-    else:
+    if at_once(state.rules_version, event):
         expansion.stack.append(event.message)
+    else:
+        expansion.held = event.message
     expansion.message = 0
     returned = event.returned
     if returned is not None:
@@ -340,7 +348,8 @@ def _evolve_message_resolved(state: CarcassonneState, event: MessageResolved) ->
 
 
 def _evolve_summed(state: CarcassonneState, event: FiguresSummed) -> CarcassonneState:
-    _turn_passed(state)  # play is over: an extra turn of message 4 too
+    if flushes_at_end(state.rules_version, event):
+        _turn_passed(state)  # play is over: an extra turn of message 4 too
     figures = messengers_of(state).figures
     for seat, total in enumerate(event.totals):
         figures[2 * seat] = total
@@ -361,6 +370,8 @@ _EVOLVERS: dict[type, Any] = {
     FigureAdvanced: _evolve_advanced,
     MessageDrawn: _evolve_message_drawn,
     MessageResolved: _evolve_message_resolved,
+    MessageResolvedAtOnce: _evolve_message_resolved,
+    FiguresSummedHoldingMessage: _evolve_summed,
     FiguresSummed: _evolve_summed,
 }
 

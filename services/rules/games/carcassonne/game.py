@@ -7,6 +7,7 @@ from services.rules.games.carcassonne.evolve import evolve
 from services.rules.games.carcassonne.options import setup, validate_options
 from services.rules.games.carcassonne.rules import decide, legal_actions, to_move
 from services.rules.games.carcassonne.state import Action, CarcassonneState, CarcassonneView, Event
+from services.rules.games.carcassonne.versions import RULES, readings
 from services.rules.games.carcassonne.views import redact, result, view
 from services.rules.games.contract import Game, OptionSpec
 
@@ -134,6 +135,8 @@ GAME = Game(
     view=view,
     redact=redact,
     result=result,
+    rules=RULES,
+    readings=readings,
     refusals=REFUSALS,
     validate_options=validate_options,
     description=(

@@ -16,6 +16,7 @@ from services.rules.games.carcassonne.tiles import (
     START_TILE,
     TILE_INDEX,
 )
+from services.rules.games.carcassonne.versions import RULES
 from services.rules.games.contract import Rejection
 
 
@@ -52,7 +53,7 @@ def setup(options: dict[str, Any], seats: int, rng: random.Random) -> list[Any]:
         stack.remove(START_TILE)
         rng.shuffle(stack)
         start = START_TILE
-    started = StackShuffled(seats, start, stack, len(stack), PICTURES)
+    started = StackShuffled(seats, start, stack, len(stack), PICTURES, RULES.current)
     state = evolve(None, started)
     if not options.get("messengers"):
         return [started, *draw(state, 0, [])]

@@ -84,6 +84,9 @@ class StackShuffled(msgspec.Struct, frozen=True, tag_field="type"):
     stack: list[str] | None
     stack_size: int
     pictures: int = 1
+    rules_version: int | None = None
+    """The rules the match is played and folded under (``versions.RULES``); None in a log
+    recorded before versions, folded as ``versions`` explains."""
 
 
 class TileDrawn(msgspec.Struct, frozen=True, gc=False, tag_field="type"):
@@ -178,6 +181,10 @@ class CarcassonneState(msgspec.Struct, tag_field="type"):
     codes_pictures: int = 1
     """The tile pictures ``codes`` were made with: a state stored before pictures had versions
     is brought to today's as it is decoded (the rest of the fold does not depend on them)."""
+
+    rules_version: int | None = None
+    """``StackShuffled.rules_version``: None in a match recorded before versions (its stored
+    states have no such field), which plays on by version 3."""
 
     def __post_init__(self) -> None:
         if self.codes_pictures != PICTURES:

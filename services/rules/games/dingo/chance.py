@@ -15,6 +15,7 @@ from services.rules.games.dingo.cards import (
 )
 from services.rules.games.dingo.options import options_problem
 from services.rules.games.dingo.state import DayStarted, Event, GameStarted
+from services.rules.games.dingo.versions import RULES
 
 
 def day_chance(
@@ -80,6 +81,7 @@ def setup(options: dict[str, Any], seats: int, rng: random.Random) -> list[Event
         chance_seed=seed,
         deck_order=list(order) or None,
         die_rolls=list(rolls) or None,
+        rules_version=RULES.current,
     )
     decks = [CARD_CODE[card] for card in order]
     return [started, day_started(seats, first, seed, 1, decks, rolls)]

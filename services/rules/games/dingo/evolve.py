@@ -27,11 +27,14 @@ from services.rules.games.dingo.state import (
     ProtectedCardDestroyed,
     TurnEnded,
 )
+from services.rules.games.dingo.versions import RULES
 
 
 def _start(event: GameStarted) -> DingoState:
     if not 2 <= event.seats <= MAX_SEATS or not 0 <= event.first_player < event.seats:
         raise ValueError(f"GameStarted seats {event.seats} from seat {event.first_player}")
+    if problem := RULES.problem(event.rules_version):  # a file's version this engine lacks
+        raise ValueError(f"GameStarted: {problem}")
     return DingoState(
         seats=event.seats,
         first_player=event.first_player,

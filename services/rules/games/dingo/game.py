@@ -17,6 +17,7 @@ from services.rules.games.dingo.state import (
     DingoState,
     DingoView,
 )
+from services.rules.games.dingo.versions import RULES
 from services.rules.games.dingo.views import redact, view
 
 REFUSALS = {
@@ -71,6 +72,7 @@ GAME = Game(
     view=view,
     redact=redact,
     result=result,
+    rules=RULES,
     refusals=REFUSALS,
     validate_options=validate_options,
     description=(

@@ -56,6 +56,9 @@ class GameStarted(Event, frozen=True):
     chance_seed: int | None
     deck_order: list[str] | None
     die_rolls: list[int] | None
+    rules_version: int | None = None
+    """The rules the match is played under, for good (``versions.RULES``); None in a log
+    recorded before versions, which folds by version 1."""
 
 
 class DayStarted(Event, frozen=True):

@@ -23,6 +23,7 @@ from services.rules.games.hanabi.state import (
     HanabiState,
     HanabiView,
 )
+from services.rules.games.hanabi.versions import RULES, readings
 from services.rules.games.hanabi.views import redact, view
 
 REFUSALS = {
@@ -70,6 +71,8 @@ GAME = Game(
     view=view,
     redact=redact,
     result=result,
+    rules=RULES,
+    readings=readings,
     refusals=REFUSALS,
     validate_options=validate_options,
     description=(

@@ -45,12 +45,7 @@ from services.rules.games.hanabi.state import (
     HanabiState,
     PlayCard,
 )
-
-RULES_VERSION = 2
-"""The rules a new deal is recorded under (``GameStarted.rules_version``): each recorded match
-folds by its own version, so a change to how events fold never rewrites a match already played."""
-CLUE_HISTORY_SINCE = 2
-"""The first rules version whose state keeps the clue history."""
+from services.rules.games.hanabi.versions import CLUE_HISTORY_SINCE, RULES
 
 
 def setup(options: dict[str, Any], seats: int, rng: random.Random) -> list[Event]:
@@ -73,7 +68,7 @@ def setup(options: dict[str, Any], seats: int, rng: random.Random) -> list[Event
             rainbow_short=short,
             empty_clues=resolved["empty_clues"],
             deck=deck,
-            rules_version=RULES_VERSION,
+            rules_version=RULES.current,
         )
     ]
 
@@ -88,8 +83,8 @@ def deal_problem(events: list[Any], options: dict[str, Any], seats: int) -> str 
     problem = deck_problem(started.deck, resolved["suits"], resolved["rainbow_short"])
     if problem:
         return f"GameStarted: {problem}"
-    if not 1 <= started.rules_version <= RULES_VERSION:
-        return f"GameStarted: no rules version {started.rules_version} (1 to {RULES_VERSION})"
+    if problem := RULES.problem(started.rules_version):
+        return f"GameStarted: {problem}"
     dealt = setup({**resolved, "deck": resolved["deck"] or started.deck}, seats, random.Random())
     if [msgspec.structs.replace(dealt[0], rules_version=started.rules_version)] != [started]:
         return f"GameStarted does not deal these options to {seats} players"

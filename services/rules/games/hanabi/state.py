@@ -57,7 +57,7 @@ class GameStarted(Event, frozen=True):
     rules_version: int = 1
     """The rules the match is played and folded under, for good: 1 (every match dealt before
     the field: the state keeps no clue history) or 2 (it keeps every clue, ``clues``). A new
-    deal takes ``RULES_VERSION``; a recorded one folds by its own."""
+    deal takes ``versions.RULES.current``; a recorded one folds by its own."""
 
 
 class SeenCard(msgspec.Struct, frozen=True):

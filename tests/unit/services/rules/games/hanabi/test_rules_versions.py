@@ -10,8 +10,8 @@ import pytest
 
 from services.rules.engine import RulesEngine
 from services.rules.games.hanabi import GAME
-from services.rules.games.hanabi.rules import RULES_VERSION
 from services.rules.games.hanabi.state import GameStarted
+from services.rules.games.hanabi.versions import RULES
 from services.rules.games.registry import GAMES
 from tests.unit.services.rules.games.hanabi.test_views import played
 
@@ -35,7 +35,7 @@ def stored_before_versions(state) -> bytes:
 
 def test_a_new_deal_records_the_current_rules_and_keeps_the_clue_history() -> None:
     log, state = played(seed=3, moves=20, options={})
-    assert log[0].rules_version == RULES_VERSION == 2
+    assert log[0].rules_version == RULES.current == 2
     assert state.clues and GAME.view(state, 0).clues == state.clues
 
 
@@ -58,14 +58,14 @@ def test_a_match_recorded_before_versions_folds_as_it_was_stored() -> None:
 def test_a_match_file_of_either_version_imports_and_an_unknown_one_is_refused() -> None:
     log, _ = played(seed=4, moves=2, options={})
     options = GAME.resolve_options({"deck": log[0].deck}, 2)
-    for version in (1, RULES_VERSION):
+    for version in (1, RULES.current):
         started = msgspec.structs.replace(log[0], rules_version=version)
         assert GAME.deal_problem([started], options, 2) is None
-    future = msgspec.structs.replace(log[0], rules_version=RULES_VERSION + 1)
+    future = msgspec.structs.replace(log[0], rules_version=RULES.current + 1)
     assert "no rules version" in GAME.deal_problem([future], options, 2)
 
 
-@pytest.mark.parametrize("version", [1, RULES_VERSION])
+@pytest.mark.parametrize("version", [1, RULES.current])
 def test_the_deal_is_the_same_under_every_version(version: int) -> None:
     """Only how clues fold changed: the deck, hands and turns of a version 1 match are those
     a version 2 deal of the same deck gives."""
