@@ -156,7 +156,8 @@ class Parameter(NamedTuple):
 def route_parameters(
     handler: HTTPRouteHandler, path_names: frozenset[str]
 ) -> tuple[Parameter, ...]:
-    """The query and path parameters of a handler, as Litestar sorts its arguments."""
+    """The query parameters of a handler, and its path parameters that are not text (text has
+    no other form to refuse, and a move's route has only such), as Litestar sorts them."""
     model = handler.create_kwargs_model(path_parameters=dict.fromkeys(path_names))
     fields = handler.parsed_fn_signature.parameters
     return tuple(
@@ -166,6 +167,7 @@ def route_parameters(
             ("path", model.expected_path_params),
         )
         for definition in sorted(definitions, key=lambda definition: definition.field_alias)
+        if source == "query" or fields[definition.field_name].annotation is not str
     )
 
 
@@ -175,9 +177,12 @@ def _check_parameters(request: Request[Any, Any, Any]) -> None:
     (it reads ``?status=null`` as no ``status``, though ``null`` is none of its values), and a
     value not in its type's one exact form (an integer in decimal digits, ``true`` or
     ``false``, an enum's value as listed, an RFC 3339 date-time with its offset)."""
-    query = request.query_params
-    raw_path = _raw_path_params(request)
     parameters = route_parameters(request.route_handler, frozenset(request.path_params))
+    if not parameters:
+        return
+    query = request.query_params
+    in_path = any(parameter.source == "path" for parameter in parameters)
+    raw_path = _raw_path_params(request) if in_path else {}
     for parameter in parameters:
         if parameter.source == "path":
             values = [raw_path[parameter.name]] if parameter.name in raw_path else []
