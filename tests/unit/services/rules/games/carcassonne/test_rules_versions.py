@@ -14,6 +14,8 @@ from services.rules.games.carcassonne import GAME
 from services.rules.games.carcassonne.messengers import (
     CarryOutMessage,
     ChooseFigure,
+    MessageDrawn,
+    MessageResolved,
     TakeMessagePoints,
 )
 from services.rules.games.carcassonne.state import StackShuffled
@@ -102,3 +104,21 @@ def test_a_log_recorded_before_versions_is_read_first_by_the_version_its_log_all
 def kinds(log: list) -> set[type]:
     """The in-memory event types a reading made."""
     return {type(event) for event in log} & {MessageResolvedAtOnce, FiguresSummedHoldingMessage}
+
+
+def test_a_log_whose_draws_disagree_with_version_1s_stack_is_read_as_version_3_first():
+    """The log's chance decides: once the message stack comes round, a draw that is not the
+    top of version 1's stack (message 4 went under at once) rules version 1 out."""
+    log = recorded_log("2a2c6b4-carcassonne-running")  # stopped in message 4's extra turn
+    seat = log[-1].seat
+    stack = GAME.fold(log).messengers.stack  # version 3: message 4 held out of it
+    round_of_draws = [
+        event
+        for message in stack
+        for event in (MessageDrawn(seat, message), MessageResolved(seat, message, True, 2))
+    ]
+    agreeing = [*log, *round_of_draws, MessageDrawn(seat, 4)]
+    assert GAME.fold(GAME.as_folded(agreeing)).messengers.message == 4
+    assert kinds(GAME.as_folded(agreeing)) == {MessageResolvedAtOnce}
+    disagreeing = [*log, *round_of_draws, MessageDrawn(seat, stack[0])]
+    assert GAME.as_folded(disagreeing) is disagreeing
