@@ -68,6 +68,8 @@ class BacklogReport:
     duplicated_moves: int
     acknowledged_moves: int
     starts_answered_202: int
+    publishes: tuple[float, int]
+    """Times each command was published on Redis: mean and most (1 when none was repeated)."""
 
     def over(self, second: int) -> bool:
         """Whether either p99 is at or over the limit in ``second``."""
@@ -103,7 +105,8 @@ class BacklogReport:
     def lines(self) -> list[str]:
         out = [
             f"fault {self.fault}: {self.fault_s:.1f} s; {self.acknowledged_moves} moves"
-            f" acknowledged, {self.starts_answered_202} starts answered 202",
+            f" acknowledged, {self.starts_answered_202} starts answered 202; commands published"
+            f" {self.publishes[0]:.2f} times each on average, at most {self.publishes[1]}",
             "  s   starts  create p50   p99 | clocks  late p99",
         ]
         for second in sorted(self.seconds):
@@ -153,6 +156,17 @@ def read_seconds(database_url: str, since: float, fault_end: float) -> tuple[dic
             late = float(now) - float(deadline)
             seconds[math.floor(float(deadline) - fault_end)].lateness.append(late)
     return dict(seconds), sum(1 for count in fired.values() if count > 1)
+
+
+def publishes(database_url: str, since: float) -> tuple[float, int]:
+    """How many times the commands recorded since ``since`` were published: mean and most."""
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        row = conn.execute(
+            "select coalesce(avg(attempts), 0), coalesce(max(attempts), 0) from commands"
+            " where created_at >= to_timestamp(%s)",
+            (since,),
+        ).fetchone()
+    return (float(row[0]), int(row[1])) if row else (0.0, 0)
 
 
 def pending_commands(database_url: str) -> int:
@@ -229,6 +243,7 @@ async def measure(
         duplicated_moves=len(logged.duplicated),
         acknowledged_moves=len(load.acks),
         starts_answered_202=load.start_answers[202],
+        publishes=await asyncio.to_thread(publishes, database_url, since),
     )
 
 
