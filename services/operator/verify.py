@@ -91,7 +91,9 @@ def _fold_differences(
         return
     if not _same_state(codec, match.state, state):
         yield "state differs from the fold"
-    if match.to_move != folded.to_move and match.to_move not in codec.game.stored_to_moves(state):
+    if match.to_move != folded.to_move and match.to_move not in codec.game.stored_to_moves(
+        state, decoded
+    ):
         yield f"to_move {match.to_move}, but the fold says {folded.to_move}"
     status = "finished" if folded.result is not None else "running"
     if match.status != status:

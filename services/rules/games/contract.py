@@ -105,6 +105,11 @@ class RulesVersions:
     """Every version the engine still folds, oldest first, with what it changed."""
     unversioned: str
     """How a log recorded before versions (no ``rules_version``) is folded, and why."""
+    played_before_versions: int | None = None
+    """The version a state recorded before versions plays on by (the last release's), where
+    the state carries its version: a state records none for it, so the states that release
+    stores and ours are alike (in a rolling upgrade its processes decide moves on our states
+    too, and drop the fields they do not know)."""
 
     @property
     def oldest(self) -> int:
@@ -115,6 +120,10 @@ class RulesVersions:
         if version is None or version in self.changes:
             return None
         return f"no rules version {version} ({self.oldest} to {self.current})"
+
+    def in_state(self, recorded: int | None) -> int | None:
+        """The version a state carries for a match that recorded ``recorded``."""
+        return None if recorded == self.played_before_versions else recorded
 
 
 class Outcome(msgspec.Struct, frozen=True):
@@ -168,9 +177,9 @@ class Game:
     """Why an imported file's set-up events (before the first move) are not a deal of its
     resolved options to its seats, if they are not: a forged deal is refused by name."""
 
-    stored_to_move: Callable[[Any], list[list[int]]] | None = None
-    """Every ``to_move`` a release may have stored with a state, where a rules version
-    changed it and no event tells which version a log recorded before versions played."""
+    stored_to_move: Callable[[Any, list[Any]], list[list[int]]] | None = None
+    """Every ``to_move`` a release may have stored with a state folded from a log, where a
+    rules version changed it and no event tells which a log recorded before versions played."""
     readings: Callable[[list[Any]], list[list[Any]]] | None = None
     """The ways a whole stored log may be folded, the engine's own first: a log recorded
     before versions may have been played under versions no event tells apart, each given, in
@@ -186,11 +195,12 @@ class Game:
         """Every way the log may be folded (see ``readings``), the engine's own first."""
         return [events] if self.readings is None else self.readings(events)
 
-    def stored_to_moves(self, state: Any) -> list[list[int]]:
-        """The ``to_move`` columns a stored row of ``state`` may hold (see ``stored_to_move``)."""
+    def stored_to_moves(self, state: Any, events: list[Any]) -> list[list[int]]:
+        """The ``to_move`` columns a stored row of ``state``, folded from ``events``, may hold
+        (see ``stored_to_move``)."""
         if self.stored_to_move is None:
             return [self.to_move(state)]
-        return self.stored_to_move(state)
+        return self.stored_to_move(state, events)
 
     def acting(self, state: Any, to_move: list[int]) -> list[int]:
         """The seats that may act at ``state``, whose seats to move are ``to_move``."""

@@ -65,7 +65,7 @@ def _start(event: GameStarted) -> BreakingNewsState:
         scores=[0] * seats,
         completed=[0] * seats,
         stories=[],
-        rules_version=event.rules_version,
+        rules_version=RULES.in_state(event.rules_version),
     )
 
 

@@ -449,10 +449,12 @@ def _story_seats(state: BreakingNewsState) -> list[int]:
     return [teller] + [seat for seat in range(state.seats) if seat != teller]
 
 
-def stored_to_move(state: BreakingNewsState) -> list[list[int]]:
-    """Every ``to_move`` a release may have stored with this state: a match recorded before
-    versions may have been stored mid-story by a release playing version 1."""
-    if state.rules_version is None and state.phase == STORY:
+def stored_to_move(state: BreakingNewsState, events: list[Any]) -> list[list[int]]:
+    """Every ``to_move`` a release may have stored with this state, folded from ``events``: a
+    match recorded before versions may have been stored mid-story by a release playing
+    version 1."""
+    recorded = getattr(events[0], "rules_version", None) if events else None
+    if recorded is None and state.phase == STORY:
         return [to_move(state), _story_seats(state)]
     return [to_move(state)]
 

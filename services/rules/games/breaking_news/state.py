@@ -69,8 +69,9 @@ class BreakingNewsState(msgspec.Struct, tag_field="type", tag=True):
     candidates: list[int] = []
     votes: dict[int, int] = {}
     rules_version: int | None = None
-    """``GameStarted.rules_version``: None in a match recorded before versions (its stored
-    states have no such field), which plays on by version 2, as the release before did."""
+    """``GameStarted.rules_version``, None for version 2 (``RULES.in_state``): the version a
+    match recorded before versions plays on by, as the release before did, whose states have
+    no such field."""
     end_reason: str | None = None
     winners: list[int] = []
     tiebreak_used: list[str] = []

@@ -4,7 +4,9 @@ story differs, and no event records it.
 
 A log recorded before versions carries none, nor do the states stored then: such a match
 plays on by version 2, as the last release before versions did (a rolling upgrade changes
-nothing for it). A release before 4 December 22:24 played version 1 and stored, for a match
+nothing for it). A state records no version for version 2 either (``RULES.in_state``), so
+that release's processes, deciding moves on our states in a rolling upgrade, store states
+alike to ours. A release before 4 December 22:24 played version 1 and stored, for a match
 in the middle of a story, every seat in its ``to_move`` column: ``rules.stored_to_move`` says
 so, and ``playtable verify`` accepts that row until the match's next move rewrites it.
 """
@@ -23,6 +25,7 @@ RULES = RulesVersions(
             "(b473c38, issue 34)."
         ),
     },
+    played_before_versions=2,
     unversioned=(
         "By version 2, as the last release before versions played it; the two differ only in "
         "who is to move during a story, which no event records, so a row stored mid-story by a "

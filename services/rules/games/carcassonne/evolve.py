@@ -193,7 +193,7 @@ def _evolve_started(state: CarcassonneState | None, event: StackShuffled) -> Car
         cloisters={},
         pictures=event.pictures,
         codes_pictures=PICTURES,
-        rules_version=event.rules_version,
+        rules_version=RULES.in_state(event.rules_version),
     )
     current_rotation(0, 0, event.pictures)  # a version never published is refused here
     if problem := RULES.problem(event.rules_version):

@@ -183,8 +183,9 @@ class CarcassonneState(msgspec.Struct, tag_field="type"):
     is brought to today's as it is decoded (the rest of the fold does not depend on them)."""
 
     rules_version: int | None = None
-    """``StackShuffled.rules_version``: None in a match recorded before versions (its stored
-    states have no such field), which plays on by version 3."""
+    """``StackShuffled.rules_version``, None for version 3 (``RULES.in_state``): the version a
+    match recorded before versions plays on by, as the release before did, whose states have
+    no such field."""
 
     def __post_init__(self) -> None:
         if self.codes_pictures != PICTURES:

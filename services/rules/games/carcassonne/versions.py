@@ -3,7 +3,9 @@ records (``rules_version``). Every version so far changed only The Messengers' m
 
 A log recorded before versions carries none, nor do the states stored then (``rules_version``
 None, as ``playtable verify`` reads them): such a match plays on by version 3, as the last
-release before versions did. Its log is read (``readings``), first as the engine folds it:
+release before versions did. A state records no version for version 3 either
+(``RULES.in_state``), so that release's processes, deciding moves on our states in a rolling
+upgrade, store states alike to ours. Its log is read (``readings``), first as the engine folds it:
 
 - by version 1 when its tiles use the first pictures (no ``pictures``: recorded before
   1 December 2026, 18:14) and every message draw it records agrees with version 1's message
@@ -11,10 +13,14 @@ release before versions did. Its log is read (``readings``), first as the engine
   goes under the stack at once (the draws are the chance the log records: they tell the
   versions apart once the stack comes round);
 - else by version 3, the log as it is;
-- and, for ``playtable verify``, by the others too: version 2 (1 December 16:35-18:28) left a
-  message 4 whose extra turn ended the match out of the stack (its ``FiguresSummed`` upcast to
-  ``FiguresSummedHoldingMessage``), and held message 4 during its extra turn, which a log
-  stopped there cannot tell from version 1.
+- and, for ``playtable verify``, by the others: as it is, and as version 2 (1 December
+  16:35-18:28) read it, which left message 4 out of the stack when its extra turn ended the
+  match (``FiguresSummed`` upcast to ``FiguresSummedHoldingMessage``). A version 2 log stopped
+  in message 4's extra turn differs from version 1's only in the state stored, which verify
+  compares with each reading's fold.
+
+A match in progress across one of those releases was played under two rules and may be the
+fold of no reading: a difference verify reports for it is one that release made.
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ RULES = RulesVersions(
         ),
         3: "Message 4 also goes under the stack when its extra turn ends the match (cd5c767).",
     },
+    played_before_versions=3,
     unversioned=(
         "By version 1 when the log uses the first tile pictures and its message draws agree "
         "with version 1's stack, else by version 3 (see carcassonne.versions)."

@@ -37,7 +37,7 @@ RECORDED = Path(__file__).parents[1] / "recorded"
 
 
 def under(version: int, state):
-    state.rules_version = version  # as StackShuffled(rules_version=version) starts it
+    state.rules_version = RULES.in_state(version)  # as StackShuffled(rules_version=version) would
     return state
 
 
