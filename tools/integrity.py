@@ -14,7 +14,7 @@ import psycopg
 import redis as redis_sync
 
 from shared.domain.messages import EventEnvelope
-from shared.infra.settings import stream_key
+from shared.infra.settings import Settings, stream_key
 from shared.infra.streams import MATCH_EVENTS_STREAM
 from tools.traffic import Ack, Load
 
@@ -142,7 +142,7 @@ def check_published(
     decoder = msgspec.json.Decoder(EventEnvelope)
     topic = stream_key(prefix, MATCH_EVENTS_STREAM)
     deadline = time.monotonic() + wait_s
-    client = redis_sync.Redis.from_url(redis_url)
+    client = redis_sync.Redis.from_url(redis_url, **Settings(redis_url=redis_url).redis_options())
     try:
         while True:
             final = versions_by_match(database_url)

@@ -26,7 +26,6 @@ from typing import Any, NamedTuple
 import aiohttp
 import msgspec
 import psycopg
-import redis.asyncio as redis_async
 from psycopg.rows import args_row
 from psycopg_pool import AsyncConnectionPool
 
@@ -38,9 +37,10 @@ from shared.domain.messages import BotTurnDue
 from shared.edge.idempotency import REPLAYED_HEADER
 from shared.edge.runtime import run_until_signalled
 from shared.infra import tracing
-from shared.infra.bus import Bus, Consumer, OutageLog
-from shared.infra.db import open_pool
+from shared.infra.bus import Consumer, OutageLog, redis_client
+from shared.infra.db import new_pool, open_when_reachable
 from shared.infra.metrics import BOT_MOVES, Metrics, pool_probe, serve_metrics, streams_probe
+from shared.infra.readiness import ReadyChecks, ready_checks
 from shared.infra.settings import Settings
 from shared.infra.streams import BOT_TURNS_STREAM
 
@@ -317,10 +317,26 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
     tracing.configure(settings, "bots")
     keyring = settings.keyring()  # the bots' key is stored sealed: no keyring, no start
     async with contextlib.AsyncExitStack() as resources:
-        pool = await open_pool(settings.database_url, min_size=1, max_size=settings.db_pool_max)
+        pool = new_pool(settings.database_url, min_size=1, max_size=settings.db_pool_max)
         resources.push_async_callback(pool.close)
-        redis = redis_async.Redis.from_url(settings.redis_url)
+        redis = redis_client(settings)
         resources.push_async_callback(redis.aclose)
+        if settings.metrics_port:
+            metrics = Metrics(
+                {
+                    "pool": pool_probe(lambda: pool),
+                    "streams": streams_probe(
+                        lambda: redis, settings.stream_prefix, [(BOT_TURNS_STREAM, BOTS_GROUP)]
+                    ),
+                }
+            )
+            ready = ReadyChecks(ready_checks(lambda: pool, lambda: redis))
+            exporter = await serve_metrics(
+                metrics, settings.host, settings.metrics_port, ready.failed
+            )
+            resources.push_async_callback(exporter.cleanup)
+        if not await open_when_reachable(pool, settings.database_url, stop, "starting"):
+            return
         async with pool.connection() as conn:
             secret = await bot_secret(conn, settings.bot_secret, keyring)
         session = await resources.enter_async_context(
@@ -337,8 +353,6 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
         resources.push_async_callback(turns.finish, STOP_GRACE_S)
         finder = TurnFinder(pool, turns, settings.bots_sweep_s)
         stream = settings.stream(BOT_TURNS_STREAM)
-        # A group made now starts at the stream's end: the sweep finds the turns already due.
-        await Bus(redis).ensure_group(stream, BOTS_GROUP, start_id="$")
         consumer = Consumer(
             redis,
             stream,
@@ -347,18 +361,10 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
             finder.woken_by,
             dead_after_ms=settings.dead_consumer_after_ms,
             batch_handler=finder.woken,
+            # made by its first read (Redis may not answer yet), at the stream's end: the
+            # sweep finds the turns already due
+            start_id="$",
         )
-        if settings.metrics_port:
-            metrics = Metrics(
-                {
-                    "pool": pool_probe(lambda: pool),
-                    "streams": streams_probe(
-                        lambda: redis, settings.stream_prefix, [(BOT_TURNS_STREAM, BOTS_GROUP)]
-                    ),
-                }
-            )
-            exporter = await serve_metrics(metrics, settings.host, settings.metrics_port)
-            resources.push_async_callback(exporter.cleanup)
         log.info("bots %s playing through %s", settings.instance_id, settings.match_base_url)
         await asyncio.gather(consumer.run(stop), finder.sweep(stop))
 

@@ -24,7 +24,6 @@ from datetime import datetime
 from typing import NamedTuple
 
 import msgspec
-import redis.asyncio as redis_async
 from psycopg import AsyncConnection
 from psycopg.rows import args_row
 from psycopg_pool import AsyncConnectionPool
@@ -32,10 +31,11 @@ from psycopg_pool import AsyncConnectionPool
 from shared.domain.messages import ClockSet, TimeOut, command, now_ms
 from shared.edge.runtime import run_until_signalled
 from shared.infra import tracing
-from shared.infra.bus import PAYLOAD_FIELD, TRANSIENT_ERRORS, Bus, OutageLog
+from shared.infra.bus import PAYLOAD_FIELD, TRANSIENT_ERRORS, Bus, OutageLog, redis_client
 from shared.infra.commands import CommandRedriver
-from shared.infra.db import open_pool
+from shared.infra.db import new_pool, open_when_reachable
 from shared.infra.metrics import TIMEOUTS_SENT, Metrics, serve_metrics
+from shared.infra.readiness import ReadyChecks, ready_checks
 from shared.infra.settings import Settings
 from shared.infra.streams import CLOCKS_STREAM, MATCH_TIMEOUTS_STREAM
 
@@ -191,16 +191,21 @@ def _ms(moment: datetime) -> int:
 async def serve(settings: Settings, stop: asyncio.Event) -> None:
     """Bootstrap: Postgres, Redis, the command re-driver and the watch, until stopped."""
     tracing.configure(settings, "clocks")
-    pool = await open_pool(settings.database_url, min_size=1, max_size=4)
-    redis = redis_async.Redis.from_url(settings.redis_url)
+    pool = new_pool(settings.database_url, min_size=1, max_size=4)
+    redis = redis_client(settings)
     bus = Bus(redis)
     redriver = CommandRedriver(pool, bus, poll_interval_s=REDRIVE_POLL_S)
     watch = ClockWatch(pool, redriver, bus, settings)
     exporter = None
     if settings.metrics_port:
-        exporter = await serve_metrics(Metrics({}), settings.host, settings.metrics_port)
-    log.info("clocks %s watching deadlines", settings.instance_id)
+        ready = ReadyChecks(ready_checks(lambda: pool, lambda: redis))
+        exporter = await serve_metrics(
+            Metrics({}), settings.host, settings.metrics_port, ready.failed
+        )
     try:
+        if not await open_when_reachable(pool, settings.database_url, stop, "starting"):
+            return
+        log.info("clocks %s watching deadlines", settings.instance_id)
         await asyncio.gather(redriver.run(stop), watch.run(stop), watch.follow(stop))
     finally:
         if exporter is not None:

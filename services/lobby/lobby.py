@@ -43,11 +43,14 @@ class Lobby:
         self._secret_options: dict[str, set[str]] = {}
 
     async def start(self) -> None:
-        await self.runtime.start(sealing=True)
+        await self.runtime.start(sealing=True, then=self._work)
+
+    async def _work(self) -> None:
+        """The lobby's background work, once Postgres answers (no table starts before)."""
         self.commands = CommandRedriver(self.runtime.pool, self.runtime.bus)
-        self.runtime.spawn("command-redriver", self.commands.run(self.runtime.stop))
         # Its own connection, closed when the runtime stops its tasks.
         self.done = CommandWatch(self.runtime.pool, self.runtime.settings.database_url)
+        self.runtime.spawn("command-redriver", self.commands.run(self.runtime.stop))
         self.runtime.spawn("command-watch", self.done.run(self.runtime.stop))
         idle_s = self.runtime.settings.open_table_idle_s
         if idle_s > 0:

@@ -431,8 +431,8 @@ def command_handler(matches: NamedDependency[Matches]) -> Any:
                 tracing.failed(span, problem.code)
                 if problem.status == 422:
                     log.error("match refused by the rules: %s", problem.detail)
-                else:
-                    log.warning("match not created yet: %s", problem.detail)
+                else:  # re-driven; the outage behind it is logged where it is met
+                    log.info("match not created yet: %s", problem.detail)
 
     return handle
 
@@ -446,7 +446,10 @@ def create_app(settings: Settings | None = None) -> Litestar:
     feeds = FeedHub(runtime, settings.stream(MATCH_EVENTS_STREAM))
 
     async def start() -> None:
-        await runtime.start(sealing=True)
+        await runtime.start(sealing=True, then=work)
+
+    async def work() -> None:
+        """The match service's background work, once Postgres answers."""
         feeds.start()
         for stream in (MATCH_COMMANDS_STREAM, MATCH_TIMEOUTS_STREAM):  # a consumer each
             await runtime.consume(

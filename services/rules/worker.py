@@ -7,7 +7,6 @@ import logging
 from typing import Any
 
 import msgspec
-import redis.asyncio as redis_async
 from opentelemetry.trace import Span
 
 from services.rules.engine import RulesEngine, UnknownGame
@@ -15,10 +14,11 @@ from services.rules.games.registry import GAMES
 from shared.domain.messages import now_ms
 from shared.domain.rules_api import Rejected, RulesCall
 from shared.infra import rpc, tracing
-from shared.infra.bus import Bus
+from shared.infra.bus import redis_client
 from shared.infra.collector import tune_collector
 from shared.infra.logs import log_context
 from shared.infra.metrics import Metrics, serve_metrics, streams_probe
+from shared.infra.readiness import ReadyChecks
 from shared.infra.settings import Settings
 from shared.infra.streams import RULES_REQUESTS_STREAM
 
@@ -68,11 +68,11 @@ class RulesWorker:
 async def serve(settings: Settings, stop: asyncio.Event) -> None:
     """Bootstrap: connect, build the engine from the game catalogue, consume until stopped."""
     tracing.configure(settings, "rules")
-    redis = redis_async.Redis.from_url(settings.redis_url)
+    redis = redis_client(settings)
     worker = RulesWorker(RulesEngine(GAMES))
     tune_collector()
     stream = settings.stream(RULES_REQUESTS_STREAM)
-    await Bus(redis).ensure_group(stream, RULES_GROUP)
+    # The group is made by the first read that finds it missing: Redis may not answer yet.
     responder = rpc.Responder(
         redis,
         stream,
@@ -85,7 +85,8 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
     metrics = Metrics({"streams": streams_probe(lambda: redis, settings.stream_prefix, groups)})
     exporter = None
     if settings.metrics_port:
-        exporter = await serve_metrics(metrics, settings.host, settings.metrics_port)
+        ready = ReadyChecks({"redis": redis.ping})
+        exporter = await serve_metrics(metrics, settings.host, settings.metrics_port, ready.failed)
     log.info("rules worker %s consuming %s", settings.instance_id, stream)
     try:
         await responder.run(stop)

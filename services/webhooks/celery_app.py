@@ -26,6 +26,7 @@ celery_app.conf.update(
     worker_prefetch_multiplier=4,
     worker_hijack_root_logger=False,
     broker_connection_retry_on_startup=True,
+    broker_connection_max_retries=None,  # Redis down for long: wait for it, never exit
 )
 
 BROKER_POLL_S = 5
@@ -52,7 +53,9 @@ def configure(settings: Settings) -> Celery:
             "visibility_timeout": settings.webhook_visibility_timeout_s,
             "unacked_restore_interval": restore_interval_s(settings.webhook_visibility_timeout_s),
             "unacked_restore_throttle": 1,
-            "polling_interval": BROKER_POLL_S,
+            # a BRPOP waits up to BROKER_POLL_S on purpose: the timeout counts from then
+            **settings.redis_options(),
+            "socket_timeout": BROKER_POLL_S + settings.redis_timeout_s,
         },
     )
     return celery_app

@@ -32,15 +32,15 @@ from typing import Any
 
 import msgspec
 import psycopg
-import redis.asyncio as redis_async
 from psycopg_pool import AsyncConnectionPool
 
 from services.webhooks.delivery import in_stream_order
 from shared.domain.messages import EventEnvelope
 from shared.edge.contract import Timestamp
 from shared.infra import tracing
-from shared.infra.bus import BACKING_SERVICE_OUTAGES, Bus, Consumer
+from shared.infra.bus import BACKING_SERVICE_OUTAGES, Bus, Consumer, OutageLog, redis_client
 from shared.infra.metrics import Metrics, pool_probe, serve_metrics, streams_probe
+from shared.infra.readiness import ReadyChecks, ready_checks
 from shared.infra.settings import Settings
 from shared.infra.streams import LOBBY_EVENTS_STREAM, MATCH_EVENTS_STREAM
 
@@ -386,11 +386,14 @@ async def _lead(
     stop: asyncio.Event,
 ) -> None:
     """Wait for the leader lock, then read the streams until the lock is lost or ``stop``;
-    again and again. A term begins with everything the group still had pending."""
+    again and again. A term begins with everything the group still had pending. An outage
+    that ends terms is logged once, and its end once."""
+    outage = OutageLog(log, "webhook dispatch", "postgres or redis")
     while not stop.is_set():
         try:
             conn = await psycopg.AsyncConnection.connect(settings.database_url, autocommit=True)
-        except psycopg.OperationalError:
+        except psycopg.OperationalError as error:
+            outage.failed(error)
             await _pause(stop, LEADER_CHECK_S)
             continue
         try:
@@ -405,14 +408,18 @@ async def _lead(
                     for consumer in consumers:
                         await bus.ensure_group(consumer.stream, GROUP)
                         await consumer.claim_all(ended)
+                    outage.succeeded()
                     await asyncio.gather(*(consumer.run(ended) for consumer in consumers))
                 finally:
                     ended.set()
                     dispatcher.leader_pid = None
                     watch.cancel()
                     await asyncio.gather(watch, return_exceptions=True)
-        except (*BACKING_SERVICE_OUTAGES, NotLeading):
-            log.warning("leading the webhook dispatch ended; trying again", exc_info=True)
+        except NotLeading:
+            log.warning("leading the webhook dispatch ended: the lock was lost; trying again")
+            await _pause(stop, LEADER_CHECK_S)
+        except BACKING_SERVICE_OUTAGES as error:
+            outage.failed(error)
             await _pause(stop, LEADER_CHECK_S)
 
 
@@ -476,7 +483,7 @@ async def dispatch(
         if not await dispatcher.handle_batch(entries):
             await _pause(stop, IDLE_LINGER_S)
 
-    redis = redis_async.Redis.from_url(settings.redis_url)
+    redis = redis_client(settings)
     bus = Bus(redis)
     exporter = None
     if settings.metrics_port:  # the Celery worker's deliveries are counted in this process too
@@ -487,7 +494,8 @@ async def dispatch(
                 "streams": streams_probe(lambda: redis, settings.stream_prefix, groups),
             }
         )
-        exporter = await serve_metrics(metrics, settings.host, settings.metrics_port)
+        ready = ReadyChecks(ready_checks(lambda: pool, lambda: redis))
+        exporter = await serve_metrics(metrics, settings.host, settings.metrics_port, ready.failed)
     try:
         consumers = [
             Consumer(

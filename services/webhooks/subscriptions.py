@@ -22,9 +22,10 @@ from shared.edge import apps
 from shared.edge.access import known_caller
 from shared.edge.errors import Problem, invalid_request, not_found
 from shared.edge.paging import next_cursor_after
-from shared.edge.runtime import ask_rules, rules_client
+from shared.edge.runtime import ask_rules, first_of, rules_client
 from shared.infra import tracing
-from shared.infra.db import iso, open_pool
+from shared.infra.bus import redis_client
+from shared.infra.db import iso, new_pool, open_when_reachable
 from shared.infra.rpc import RulesClient
 from shared.infra.sealed import WEBHOOK_COLUMNS, WEBHOOK_SECRET, seal_rows
 from shared.infra.secretbox import Keyring
@@ -95,25 +96,45 @@ class Webhooks:
         self.redis: redis_async.Redis
         self.rules: RulesClient
         self._event_types: list[s.EventTypeInfo] | None = None
+        self._stopping = asyncio.Event()
+        self._starting: asyncio.Task[None]
         configure(settings)
 
     async def start(self) -> None:
+        """Make the clients and open the pool, or go on trying in the background once
+        Postgres did not answer (not ready until it does, as ``Runtime.start``)."""
         settings = self.settings
         self.keyring = settings.keyring()
-        self.pool = await open_pool(
+        self.pool = new_pool(
             settings.database_url, min_size=settings.db_pool_min, max_size=settings.db_pool_max
         )
-        async with self.pool.connection() as conn:  # rows from before secrets were sealed
-            await seal_rows(conn, self.keyring, WEBHOOK_COLUMNS, rotate=False)
-        self.redis = redis_async.Redis.from_url(settings.redis_url)
+        self.redis = redis_client(settings)
         self.rules = rules_client(self.redis, settings)
         await self.rules.start()
+        started, unreachable = asyncio.Event(), asyncio.Event()
+        self._starting = asyncio.create_task(self._once_postgres_answers(started, unreachable))
+        await first_of(started, unreachable)
+
+    async def _once_postgres_answers(
+        self, started: asyncio.Event, unreachable: asyncio.Event
+    ) -> None:
+        url = self.settings.database_url
+        try:
+            if await open_when_reachable(self.pool, url, self._stopping, "starting", unreachable):
+                async with self.pool.connection() as conn:  # rows from before secrets were sealed
+                    await seal_rows(conn, self.keyring, WEBHOOK_COLUMNS, rotate=False)
+        finally:
+            started.set()
 
     def sealed(self, subscription_id: str, secret: str) -> str:
         """A signing secret as it is stored: sealed under the keyring."""
         return self.keyring.seal(secret.encode(), WEBHOOK_SECRET.context(subscription_id))
 
     async def close(self) -> None:
+        self._stopping.set()
+        if not self._starting.done():
+            self._starting.cancel()  # waiting on Postgres: nothing of it to keep
+        await asyncio.gather(self._starting, return_exceptions=True)
         await self.rules.stop()
         await self.redis.aclose()
         await self.pool.close()

@@ -16,7 +16,7 @@ from services.webhooks.celery_app import configure
 from services.webhooks.delivery import enqueue
 from services.webhooks.dispatcher import dispatch
 from shared.infra import tracing
-from shared.infra.db import open_pool
+from shared.infra.db import new_pool, open_when_reachable
 from shared.infra.sealed import WEBHOOK_COLUMNS, seal_rows
 from shared.infra.settings import Settings
 
@@ -45,10 +45,13 @@ class DispatcherThread(threading.Thread):
         settings = self.settings
         self._loop = asyncio.get_running_loop()
         self._stopping = asyncio.Event()
-        pool = await open_pool(
-            settings.database_url, min_size=1, max_size=settings.db_pool_max
-        )  # applies the migrations before the worker's first task
+        # the migrations are applied before the worker's first task; it waits for Postgres
+        pool = new_pool(settings.database_url, min_size=1, max_size=settings.db_pool_max)
         try:
+            if not await open_when_reachable(
+                pool, settings.database_url, self._stopping, "starting"
+            ):
+                return
             async with pool.connection() as conn:  # rows from before secrets were sealed
                 await seal_rows(conn, self.settings.keyring(), WEBHOOK_COLUMNS, rotate=False)
             self.ready.set()

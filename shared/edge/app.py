@@ -18,11 +18,12 @@ from shared.domain.messages import new_id
 from shared.edge.contract import DOCS_ASSETS, DocumentedAsPlugin, docs_assets, openapi_config
 from shared.edge.errors import EXCEPTION_HANDLERS, Problem, allowed_methods, problem_answer
 from shared.edge.guard import check_request
-from shared.edge.health import ReadyCheck, ReadyChecks, health_route, metrics_route, ready_route
+from shared.edge.health import health_route, metrics_route, ready_route
 from shared.infra import tracing
 from shared.infra.collector import tune_collector
 from shared.infra.logs import log_context
 from shared.infra.metrics import HttpMetrics, Metrics, process_ended
+from shared.infra.readiness import ReadyCheck, ReadyChecks
 from shared.infra.settings import Settings
 
 if TYPE_CHECKING:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import math
+import time
 from typing import Annotated, Any
 
 import msgspec
@@ -170,10 +172,40 @@ def _unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[Pro
     return problem_answer(request, problem)
 
 
+UNAVAILABLE_QUIET_S = 10.0
+"""A backing service's outage is logged with the first request it fails, and again only once
+that long has passed without another: every request of an outage logged a line."""
+
+
+class Quieted:
+    """Says whether a repeated event is worth a log line: the first time, and again only after
+    ``quiet_s`` without one."""
+
+    def __init__(self, quiet_s: float) -> None:
+        self.quiet_s = quiet_s
+        self._last_at = -math.inf
+
+    def due(self) -> bool:
+        now = time.monotonic()
+        due, self._last_at = now - self._last_at > self.quiet_s, now
+        return due
+
+
+_unavailable_log = Quieted(UNAVAILABLE_QUIET_S)
+
+
 def _unavailable(request: Request[Any, Any, Any], exc: Exception) -> Response[ProblemDocument]:
     """Postgres or Redis is down or overloaded: worth retrying, and nothing for the client to
     fix, so the answer names no internals."""
-    log.warning("backing service unavailable on %s %s: %r", request.method, request.url.path, exc)
+    if _unavailable_log.due():
+        log.warning(
+            "backing service unavailable on %s %s: %r; answering 503 (not logged again until"
+            " %.0f s pass without one)",
+            request.method,
+            request.url.path,
+            exc,
+            UNAVAILABLE_QUIET_S,
+        )
     problem = Problem(
         503, "service-unavailable", "Service unavailable", "a backing service did not answer"
     )

@@ -40,6 +40,7 @@ from shared.edge.feed_sends import Stalled, finish, send_at_once
 from shared.edge.runtime import Runtime
 from shared.infra.bus import PAYLOAD_FIELD, TRANSIENT_ERRORS, OutageLog
 from shared.infra.metrics import OPEN_FEEDS
+from shared.infra.settings import REDIS_LONGEST_BLOCK_S
 
 log = logging.getLogger(__name__)
 
@@ -47,8 +48,9 @@ RETRY_MS = 2000
 """How long a client waits before reconnecting (sent once, as ``retry``)."""
 RECHECK_S = 15.0
 """A follower reads its stream at least this often, woken or not, and sends a keep-alive."""
-TAIL_BLOCK_MS = 2000
-"""Below the Redis client's socket timeout (5 s), which a longer blocking read would hit."""
+TAIL_BLOCK_MS = int(REDIS_LONGEST_BLOCK_S * 1000)
+"""Below the Redis client's timeout (``redis_timeout_s``), which a longer blocking read would
+hit."""
 TAIL_EVENTS = 256
 """Events a channel keeps encoded for its followers (up to twice as many, trimmed at once)."""
 

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import time
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 import msgspec
@@ -14,6 +11,7 @@ from shared.edge.contract import problem_responses
 from shared.edge.errors import Problem
 from shared.infra.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from shared.infra.metrics import Metrics
+from shared.infra.readiness import ReadyChecks
 
 
 class Health(msgspec.Struct):
@@ -22,57 +20,12 @@ class Health(msgspec.Struct):
     instance: str
 
 
-READY_TIMEOUT_S = 1.0
-"""How long /ready waits for each dependency."""
-READY_KEPT_S = 1.0
-"""How long an answer of /ready is reused: it is not rate limited (load balancers poll it),
-so however often it is asked, each dependency is asked at most once in this time."""
-
-ReadyCheck = Callable[[], Awaitable[Any]]
-"""Asks a dependency something cheap; fails (or outlasts ``READY_TIMEOUT_S``) when it is down."""
-
-
 class Readiness(msgspec.Struct):
     service: str
     status: str
     instance: str
     checked: list[str]
     """The dependencies that answered: all of the service's."""
-
-
-class ReadyChecks:
-    """The dependencies a service needs to do its work, asked together (within
-    ``READY_TIMEOUT_S``) by one /ready at a time, the answer reused for ``READY_KEPT_S``."""
-
-    def __init__(self, checks: dict[str, ReadyCheck]) -> None:
-        self.checks = checks
-        self._failed: list[str] = []
-        self._at: float | None = None
-        self._checking: asyncio.Task[list[str]] | None = None
-
-    async def failed(self) -> list[str]:
-        """What did not answer (what and why, no more: no address or credential)."""
-        if self._at is not None and time.monotonic() - self._at < READY_KEPT_S:
-            return self._failed
-        if self._checking is None:
-            self._checking = asyncio.create_task(self._check())
-        return await asyncio.shield(self._checking)
-
-    async def _check(self) -> list[str]:
-        try:
-            answers = await asyncio.gather(
-                *(asyncio.wait_for(check(), READY_TIMEOUT_S) for check in self.checks.values()),
-                return_exceptions=True,
-            )
-            self._failed = [
-                f"{name} did not answer ({type(answer).__name__})"
-                for name, answer in zip(self.checks, answers, strict=True)
-                if isinstance(answer, BaseException)
-            ]
-            self._at = time.monotonic()
-            return self._failed
-        finally:
-            self._checking = None
 
 
 def ready_route(service: str, instance: str, checks: ReadyChecks) -> Any:

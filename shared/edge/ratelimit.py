@@ -173,9 +173,10 @@ class RateLimiter:
 
     async def close(self) -> None:
         """Stop renewing, then close the client. The renewal ends by itself (its Redis calls
-        time out within ``REDIS_TIMEOUT_S``): cancelling it inside a redis-py read could leave
-        it, and this, waiting forever (redis-py 8.1), so it is cancelled only if it has not
-        ended after that, and not waited for."""
+        time out within ``REDIS_TIMEOUT_S``), so it is cancelled only if it has not ended
+        after that, and not waited for: a task cancelled inside a redis-py read closes that
+        connection, which waited unbounded on a server that did not answer (redis-py 8.1; the
+        connect timeout bounds it now)."""
         if self._renewing is not None:
             self._stopping.set()
             _ended, stuck = await asyncio.wait({self._renewing}, timeout=2 * REDIS_TIMEOUT_S)

@@ -14,14 +14,14 @@ from psycopg_pool import AsyncConnectionPool
 from shared.domain.rules_api import Ping, Rejected, RulesRequest
 from shared.edge.errors import Problem
 from shared.edge.guard import action_refused
-from shared.edge.health import READY_TIMEOUT_S, ReadyCheck
 from shared.edge.problems import PROBLEM_TYPES, RULES_REFUSAL
-from shared.infra.bus import Bus, Consumer
-from shared.infra.db import open_pool
+from shared.infra.bus import Bus, Consumer, redis_client
+from shared.infra.db import new_pool, open_when_reachable
 from shared.infra.eventstore import EventStore
 from shared.infra.keycache import cache_keys
 from shared.infra.metrics import Metrics, outbox_probe, pool_probe, streams_probe
 from shared.infra.outbox import OutboxRelay
+from shared.infra.readiness import ReadyCheck, ready_checks
 from shared.infra.rpc import RulesClient, RulesUnavailable
 from shared.infra.secretbox import Keyring
 from shared.infra.settings import Settings, stream_name
@@ -68,22 +68,6 @@ async def ask_rules(rules: RulesClient, request: RulesRequest, reply_type: Any) 
     return reply
 
 
-def ready_checks(
-    pool: Callable[[], AsyncConnectionPool], redis: Callable[[], redis_async.Redis]
-) -> dict[str, ReadyCheck]:
-    """What /ready asks of every service: a connection of its pool, and Redis (both made when
-    the service starts, hence asked for when checked)."""
-
-    async def postgres() -> None:
-        async with pool().connection(timeout=READY_TIMEOUT_S) as conn:
-            await conn.execute("SELECT 1")
-
-    async def redis_ping() -> None:
-        await redis().ping()
-
-    return {"postgres": postgres, "redis": redis_ping}
-
-
 def rules_check(rules: Callable[[], RulesClient]) -> ReadyCheck:
     """/ready's question to the rules service: a worker answers it at once."""
 
@@ -123,26 +107,53 @@ class Runtime:
         )
         self.ready = ready_checks(lambda: self.pool, lambda: self.redis)
 
-    async def start(self, *, sealing: bool = False) -> None:
-        """Open every connection; a service that seals secrets (``sealing``) first reads its
-        keyring, and refuses to start without one."""
+    async def start(
+        self, *, sealing: bool = False, then: Callable[[], Awaitable[None]] | None = None
+    ) -> None:
+        """Make every client, then return once Postgres answered and the schema is up to date
+        and ``then`` (the service's own background work) has run, or as soon as Postgres did
+        not answer: the process then serves, not ready (``/ready`` says what does not answer),
+        and goes on in the background until it does; a Redis that does not answer only keeps
+        it not ready. A service that seals secrets (``sealing``) first reads its keyring, and
+        refuses to start without one."""
         settings = self.settings
         if sealing:
             self.keyring = settings.keyring()
-        self.pool = await open_pool(
+        self.pool = new_pool(
             settings.database_url, min_size=settings.db_pool_min, max_size=settings.db_pool_max
         )
         self._opened.append(self.pool.close)
-        self.spawn("api-key-cache", cache_keys(self.pool).listen(self.stop))
         self.store = EventStore(self.pool)
-        self.redis = redis_async.Redis.from_url(settings.redis_url)
+        self.redis = redis_client(settings)
         self._opened.append(self.redis.aclose)
         self.bus = Bus(self.redis)
         self.relay = OutboxRelay(self.pool, self.bus)
         self.rules = rules_client(self.redis, settings)
         await self.rules.start()
         self._opened.append(self.rules.stop)
-        self.spawn("outbox-relay", self.relay.run(self.stop))
+        started, unreachable = asyncio.Event(), asyncio.Event()
+        self.spawn("start", self._once_postgres_answers(then, started, unreachable))
+        await first_of(started, unreachable)
+
+    async def _once_postgres_answers(
+        self,
+        then: Callable[[], Awaitable[None]] | None,
+        started: asyncio.Event,
+        unreachable: asyncio.Event,
+    ) -> None:
+        database_url = self.settings.database_url
+        try:
+            opened = open_when_reachable(
+                self.pool, database_url, self.stop, "starting", unreachable
+            )
+            if not await opened:
+                return  # stopped first
+            self.spawn("api-key-cache", cache_keys(self.pool).listen(self.stop))
+            self.spawn("outbox-relay", self.relay.run(self.stop))
+            if then is not None:
+                await then()
+        finally:
+            started.set()
 
     async def ask_rules(self, request: RulesRequest, reply_type: Any) -> Any:
         return await ask_rules(self.rules, request, reply_type)
@@ -167,8 +178,8 @@ class Runtime:
         concurrent: bool = False,
     ) -> None:
         """Join ``group`` on ``stream`` and hand each entry to ``handler`` until shutdown (the
-        entries of one read side by side if ``concurrent``: ``Consumer``)."""
-        await self.bus.ensure_group(stream, group)
+        entries of one read side by side if ``concurrent``: ``Consumer``). The group is made
+        by the first read that finds it missing: Redis may not answer yet."""
         self.groups.append((stream_name(self.settings.stream_prefix, stream), group))
         consumer = Consumer(
             self.redis,
@@ -183,10 +194,12 @@ class Runtime:
 
     async def close(self) -> None:
         """Stop the background tasks, then the clients. Each task ends by itself once its
-        current read returns (within a read's block time): cancelling one inside a redis-py
-        read can leave it waiting forever (redis-py 8.1); only a task still running after
-        ``STOP_GRACE_S`` is cancelled, and one the cancel does not end either within as long is
-        left behind (closing must not hang on it)."""
+        current read returns (within a read's block time, or the Redis client's timeout);
+        only a task still running after ``STOP_GRACE_S`` is cancelled (redis-py drops the
+        connection of a read it cancels, and closing it waits no longer than the connect
+        timeout: once unbounded, it hung a cancelled task for good in redis-py 8.1), and one
+        the cancel does not end either within as long is left behind (closing must not hang
+        on it)."""
         self.stop.set()
         if self._tasks:
             _done, pending = await asyncio.wait(self._tasks, timeout=STOP_GRACE_S)
@@ -198,6 +211,16 @@ class Runtime:
                     log.warning("%d background tasks did not stop: left behind", len(stuck))
         while self._opened:
             await self._opened.pop()()
+
+
+async def first_of(*events: asyncio.Event) -> None:
+    """Until one of ``events`` is set."""
+    waits = [asyncio.ensure_future(event.wait()) for event in events]
+    try:
+        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for wait in waits:
+            wait.cancel()
 
 
 def run_until_signalled(

@@ -22,6 +22,8 @@ import redis.asyncio as redis_async
 from redis import exceptions as redis_errors
 from redis.exceptions import RedisError, ResponseError
 
+from shared.infra.settings import Settings
+
 log = logging.getLogger(__name__)
 
 PAYLOAD_FIELD = b"m"
@@ -62,6 +64,13 @@ unless ``''``; pending or not with a fourth argument ``even-pending``, for a gro
 entries are worthless once old), and return their names. A script, so that no member reads an
 entry between the check and the removal: removing a member drops its pending entries for good.
 A live member removed meanwhile is created again by its next read."""
+
+
+def redis_client(settings: Settings, **options: Any) -> redis_async.Redis:
+    """A client of this deployment's Redis with its timeouts and health checks
+    (``Settings.redis_options``): no call waits on a Redis that stopped answering for longer
+    than ``redis_timeout_s``."""
+    return redis_async.Redis.from_url(settings.redis_url, **{**settings.redis_options(), **options})
 
 
 class OutageLog:
@@ -187,6 +196,9 @@ class Consumer:
     ``linger_s``: after a read that did not fill a batch, wait this long before reading again,
     so that under a trickle of entries each read still takes several (a batch handler costs a
     transaction per read, whatever its size); entries wait at most that long more.
+
+    The group is made by the first read that finds it missing (as after Redis lost it), from
+    ``start_id`` on (``$``: only entries added after it).
     """
 
     def __init__(
@@ -207,8 +219,12 @@ class Consumer:
         outages: tuple[type[BaseException], ...] = BACKING_SERVICE_OUTAGES,
         batch_handler: BatchHandler | None = None,
         linger_s: float = 0.0,
+        start_id: str = "0",
     ) -> None:
         self._redis = redis
+        self._start_id = start_id
+        self._joined = False
+        """Whether a read of the group succeeded: a group missing after that was lost."""
         self._outages = outages
         self._handler_outage = OutageLog(log, f"handler of {stream}", "a backing service")
         self._stop = asyncio.Event()
@@ -266,12 +282,16 @@ class Consumer:
         except ResponseError as exc:
             if not str(exc).startswith("NOGROUP"):
                 raise
-            log.warning(
-                "group %s on %s is gone (redis restarted?); recreating", self.group, self.stream
-            )
-            await self._bus.ensure_group(self.stream, self.group)
+            if self._joined:
+                log.warning(
+                    "group %s on %s is gone (redis restarted?); recreating", self.group, self.stream
+                )
+            else:  # its first read: joining a group nobody made yet
+                log.info("making group %s on %s", self.group, self.stream)
+            await self._bus.ensure_group(self.stream, self.group, start_id=self._start_id)
             self._claim_cursor = "0-0"
             return 0
+        self._joined = True
         return handled
 
     def _recovery_due(self) -> bool:

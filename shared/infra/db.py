@@ -6,6 +6,8 @@ and applying migrations must be safe when raced.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import select
 from collections.abc import Mapping
@@ -18,6 +20,8 @@ import psycopg
 from psycopg import errors, sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg_pool import AsyncConnectionPool
+
+from shared.infra.bus import OutageLog
 
 log = logging.getLogger(__name__)
 
@@ -32,14 +36,13 @@ POOL_TIMEOUT_S = 5.0
 """How long a request waits for a connection before it is answered 503 (Postgres down)."""
 
 
-async def open_pool(
-    database_url: str, *, min_size: int = 2, max_size: int = 10
-) -> AsyncConnectionPool:
-    """Create the database if needed, open a pool on it and bring its schema up to date."""
-    await ensure_database(database_url)
+def new_pool(database_url: str, *, min_size: int = 2, max_size: int = 10) -> AsyncConnectionPool:
+    """The service's pool, not opened yet (``open_pool`` and ``open_when_reachable`` open it):
+    until then a request for a connection fails as Postgres being down does (``PoolClosed``,
+    an ``OperationalError``)."""
     # Autocommit: a single statement is its own transaction (no BEGIN/ROLLBACK round trips);
     # work of several statements opens ``conn.transaction()`` explicitly.
-    pool = AsyncConnectionPool(
+    pool: AsyncConnectionPool = AsyncConnectionPool(
         database_url,
         min_size=min_size,
         max_size=max_size,
@@ -48,14 +51,62 @@ async def open_pool(
         kwargs={"autocommit": True},
         check=lambda conn: _check_before_lending(pool, conn),
     )
+    return pool
+
+
+async def open_pool(
+    database_url: str, *, min_size: int = 2, max_size: int = 10
+) -> AsyncConnectionPool:
+    """Create the database if needed, open a pool on it and bring its schema up to date;
+    fails at once if Postgres does not answer (for commands; a service waits for it:
+    ``open_when_reachable``)."""
+    await ensure_database(database_url)
+    pool = new_pool(database_url, min_size=min_size, max_size=max_size)
     try:
         await pool.open(wait=True)
-        async with pool.connection() as conn:
-            applied = await migrate(conn)
-            autovacuum = await (await conn.execute("show autovacuum")).fetchone()
+        await _bring_up_to_date(pool)
     except BaseException:
         await pool.close()
         raise
+    return pool
+
+
+async def open_when_reachable(
+    pool: AsyncConnectionPool,
+    database_url: str,
+    stop: asyncio.Event,
+    who: str,
+    unreachable: asyncio.Event | None = None,
+) -> bool:
+    """Open ``pool`` (from ``new_pool``) once Postgres answers, creating the database and
+    applying the migrations first, trying again until it does or ``stop`` is set (False): a
+    service started while Postgres is down waits for it, logging that once, instead of
+    exiting. ``unreachable`` is set once a try failed."""
+    outage = OutageLog(log, who, "postgres")
+    backoff = 0.1
+    while not stop.is_set():
+        try:
+            await ensure_database(database_url)
+            if pool.closed:  # opened only once Postgres answered: no connection error per try
+                await pool.open(wait=False)
+            await _bring_up_to_date(pool)
+        except psycopg.OperationalError as error:
+            outage.failed(error)
+            if unreachable is not None:
+                unreachable.set()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), backoff)
+            backoff = min(backoff * 2, 5.0)
+        else:
+            outage.succeeded()
+            return True
+    return False
+
+
+async def _bring_up_to_date(pool: AsyncConnectionPool) -> None:
+    async with pool.connection() as conn:
+        applied = await migrate(conn)
+        autovacuum = await (await conn.execute("show autovacuum")).fetchone()
     if applied:
         log.info("applied migrations %s", ", ".join(applied))
     if autovacuum != ("on",):
@@ -66,7 +117,6 @@ async def open_pool(
             " prepared while they were small keep plans that slow down as they grow"
             " (turn autovacuum on, or ANALYZE now and then)"
         )
-    return pool
 
 
 async def _check_before_lending(pool: AsyncConnectionPool, conn: psycopg.AsyncConnection) -> None:

@@ -333,18 +333,29 @@ class MetricsPort:
         await self._server.wait_closed()
 
 
-async def serve_metrics(metrics: Metrics, host: str, port: int) -> MetricsPort:
+async def serve_metrics(
+    metrics: Metrics,
+    host: str,
+    port: int,
+    ready: Callable[[], Awaitable[list[str]]] | None = None,
+) -> MetricsPort:
     """``/metrics`` on a port of its own, on the running loop: for the processes that serve no
     HTTP (rules worker, clocks, bots, webhook dispatcher). A scrape is one GET per connection,
     so a few lines of asyncio answer it: a web framework cost every such process a third of its
-    start (aiohttp's import, 0.4-0.8 s of CPU)."""
+    start (aiohttp's import, 0.4-0.8 s of CPU). With ``ready`` (what does not answer), also
+    ``/ready``: 200, or 503 saying what does not answer, as the HTTP services' ``/ready``."""
 
     async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), SCRAPE_READ_S)
             method, target = head.split(b" ", 2)[:2]
-            if method == b"GET" and target.split(b"?", 1)[0] == b"/metrics":
+            path = target.split(b"?", 1)[0]
+            if method == b"GET" and path == b"/metrics":
                 status, kind, body = "200 OK", CONTENT_TYPE, await metrics.exposition()
+            elif method == b"GET" and path == b"/ready" and ready is not None:
+                failed = await ready()
+                status = "503 Service Unavailable" if failed else "200 OK"
+                kind, body = "text/plain", ("; ".join(failed) or "ready").encode() + b"\n"
             else:
                 status, kind, body = "404 Not Found", "text/plain", b"only GET /metrics here\n"
             writer.write(

@@ -20,6 +20,7 @@ import msgspec
 import redis.asyncio as redis_async
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from shared.domain import rules_api as api
 from shared.domain.messages import new_id, now_ms
@@ -52,10 +53,6 @@ READ_BLOCK_S = 0.25
 """How long the reply reader's read waits for a reply: also how long stopping waits for it."""
 STOP_GRACE_S = 2.0
 """An unanswered rules request is sent again after this long (until the call's timeout)."""
-WRITE_TIMEOUT_S = 2.0
-"""A batch of stream writes that has no answer from Redis by then is given up (its callers
-get ``TimeoutError``): no socket timeout is set, and a read that never completes would
-otherwise hold every caller of the batch for good."""
 
 
 class RulesUnavailable(RuntimeError):
@@ -78,10 +75,13 @@ class StreamWriter:
         self._sending: asyncio.Task[None] | None = None
 
     async def add(self, stream: str, payload: bytes) -> None:
-        """Add ``payload`` once the batch it joins is written."""
+        """Add ``payload`` once the batch it joins is written. A caller that stops waiting
+        (its own deadline) leaves the write to finish, or fail within the client's timeout,
+        by itself: cancelled inside its read, the pipeline's connection would be dropped."""
         self._pending.append((stream, payload))
         if self._sending is None:
             self._sending = asyncio.create_task(self._send())
+            self._sending.add_done_callback(_retrieve)
         await asyncio.shield(self._sending)
 
     async def _send(self) -> None:
@@ -94,7 +94,14 @@ class StreamWriter:
             pipe.xadd(
                 stream, {PAYLOAD_FIELD: payload}, maxlen=REQUEST_STREAM_MAXLEN, approximate=True
             )
-        await asyncio.wait_for(pipe.execute(), WRITE_TIMEOUT_S)
+        await pipe.execute()
+
+
+def _retrieve(task: asyncio.Task[None]) -> None:
+    """Take a finished write's error: its callers may all have stopped waiting for it (they
+    send again, or give up), and an error nobody took is logged with its traceback."""
+    if not task.cancelled():
+        task.exception()
 
 
 class RulesClient:
@@ -117,8 +124,9 @@ class RulesClient:
 
     async def stop(self) -> None:
         """Let the reply reader end after its current read rather than cancel it: a task
-        cancelled inside a redis-py read can be left waiting forever on its connection's close
-        (seen with redis-py 8.1), and a service stopping would hang with it."""
+        cancelled inside a redis-py read closes that connection, which waited forever on a
+        server that did not answer (seen with redis-py 8.1, before the clients had a connect
+        timeout, which bounds it now), and a service stopping would hang with it."""
         if self._reader is not None:
             self._stopping.set()
             done, _ = await asyncio.wait({self._reader}, timeout=READ_BLOCK_S + STOP_GRACE_S)
@@ -175,7 +183,8 @@ class RulesClient:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.timeout_s
         while True:
-            with contextlib.suppress(TimeoutError):  # a write given up is sent again below
+            # a write given up (by this caller, or by the client's timeout) is sent again below
+            with contextlib.suppress(TimeoutError, RedisTimeoutError):
                 writing = self._writer.add(self.request_stream, payload)
                 await asyncio.wait_for(writing, max(deadline - loop.time(), 0))
             wait = min(RESEND_AFTER_S, deadline - loop.time())
@@ -248,6 +257,8 @@ class Responder:
         self._forget_idle_members = redis.register_script(FORGET_IDLE_CONSUMERS)
         self._expiring: set[str] = set()
         self._expiring_until = 0.0
+        self._joined = False
+        """Whether a read of the group succeeded: a group missing after that was lost."""
 
     async def run(self, stop: asyncio.Event) -> None:
         """Answer requests until ``stop`` is set, then write the last replies and leave the
@@ -325,14 +336,18 @@ class Responder:
         """The payloads of a read; none if the group is gone (Redis wiped), which is made
         again, and the reply streams' expiries with it."""
         if isinstance(read, ResponseError) and str(read).startswith("NOGROUP"):
-            log.warning(
-                "group %s on %s is gone (redis wiped?); recreating", self.group, self.stream
-            )
+            if self._joined:
+                log.warning(
+                    "group %s on %s is gone (redis wiped?); recreating", self.group, self.stream
+                )
+            else:  # its first read: joining a group nobody made yet
+                log.info("making group %s on %s", self.group, self.stream)
             await Bus(self._redis).ensure_group(self.stream, self.group)
             self._expiring.clear()
             return []
         if isinstance(read, Exception):
             raise read
+        self._joined = True
         return [(fields or {}).get(PAYLOAD_FIELD, b"") for _, fields in read_entries(read)]
 
     def _expiries_due(self, replies: list[Reply]) -> set[str]:

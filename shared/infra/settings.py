@@ -11,6 +11,10 @@ import msgspec
 
 from shared.infra.secretbox import Keyring, KeyringError
 
+REDIS_LONGEST_BLOCK_S = 2.0
+"""The longest a blocking Redis read waits for an entry (a live feed's tail of the published
+events): below ``redis_timeout_s``, which would otherwise fail it."""
+
 CONVENTIONAL_NAMES = {
     "database_url": "DATABASE_URL",
     "redis_url": "REDIS_URL",
@@ -22,6 +26,15 @@ CONVENTIONAL_NAMES = {
 class Settings(msgspec.Struct, frozen=True, kw_only=True):
     database_url: str = "postgresql://postgres@127.0.0.1:5432/playtable"
     redis_url: str = "redis://127.0.0.1:6379/0"
+    redis_timeout_s: float = 5.0
+    """How long any Redis call waits for its answer before it fails (the caller then retries,
+    or answers 503): a Redis that stops answering (paused, or a network gone without a word)
+    never holds a process longer. More than the longest blocking read
+    (``REDIS_LONGEST_BLOCK_S``), which waits that long on purpose."""
+    redis_connect_timeout_s: float = 2.0
+    """How long connecting to Redis may take (closing a connection too)."""
+    redis_health_check_s: float = 15.0
+    """A Redis connection idle this long is checked (PING) before it is used again; 0: never."""
     host: str = "127.0.0.1"
     lobby_port: int = 8001
     match_port: int = 8002
@@ -156,6 +169,11 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             settings = msgspec.convert(raw, cls, strict=False)
         except msgspec.ValidationError as error:
             raise SystemExit(f"bad setting in the environment: {error}") from None
+        if settings.redis_timeout_s <= REDIS_LONGEST_BLOCK_S:
+            raise SystemExit(
+                f"bad setting in the environment: PLAYTABLE_REDIS_TIMEOUT_S must be more than"
+                f" {REDIS_LONGEST_BLOCK_S} s, the longest blocking read's wait"
+            )
         if not settings.instance_id:
             instance = f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
             settings = msgspec.structs.replace(settings, instance_id=instance)
@@ -173,6 +191,15 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             return Keyring.parse(self.secret_keys)
         except KeyringError as error:
             raise SystemExit(f"bad PLAYTABLE_SECRET_KEYS: {error}") from None
+
+    def redis_options(self) -> dict[str, float]:
+        """The timeouts and health checks of every Redis client (``redis.Redis`` and
+        ``redis.asyncio.Redis`` take them as keyword arguments, Celery's transport as options)."""
+        return {
+            "socket_timeout": self.redis_timeout_s,
+            "socket_connect_timeout": self.redis_connect_timeout_s,
+            "health_check_interval": self.redis_health_check_s,
+        }
 
     @property
     def match_base_url(self) -> str:

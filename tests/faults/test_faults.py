@@ -85,7 +85,15 @@ FAULTS: dict[str, tuple[int, Callable[[FaultStack], None]]] = {
 }
 
 
-async def _under_fault(stack: FaultStack, fault: str) -> checks.FaultReport:
+async def under_fault(
+    stack: FaultStack,
+    fault: str,
+    inject: Callable[[FaultStack], None],
+    after_s: float = AFTER_S,
+) -> checks.FaultReport:
+    """Play the load, ``inject`` the fault (in a thread: it may block until the fault's end),
+    keep playing for ``after_s`` (and until every match moved), and report what held
+    (``tests/faults/test_pauses.py`` injects its own)."""
     session = new_session(stack.app_key, connections=MATCHES + 10)
     endpoints = Endpoints(stack.lobby_url, stack.match_urls)
     load = Load(session, endpoints, slots=MATCHES, seed=7, think_s=THINK_S)
@@ -95,7 +103,7 @@ async def _under_fault(stack: FaultStack, fault: str) -> checks.FaultReport:
     try:
         await asyncio.sleep(WARMUP_S)
         began = time.monotonic()
-        await asyncio.to_thread(FAULTS[fault][1], stack)
+        await asyncio.to_thread(inject, stack)
         ended = time.monotonic()
         during = load.moves_between(began, ended)
         versions_at_end = await asyncio.to_thread(integrity.versions_by_match, stack.database_url)
@@ -112,7 +120,7 @@ async def _under_fault(stack: FaultStack, fault: str) -> checks.FaultReport:
         busy = checks.busy_factor()
         while load.recovery_s(ended) is None and time.monotonic() < ended + RECOVERY_WAIT_S:
             await asyncio.sleep(0.1)  # until every match has moved since the fault
-        await asyncio.sleep(max(0.0, ended + AFTER_S - time.monotonic()))
+        await asyncio.sleep(max(0.0, ended + after_s - time.monotonic()))
         stop.set()
         try:
             await asyncio.wait_for(asyncio.shield(running), timeout=20)
@@ -178,6 +186,6 @@ async def _under_fault(stack: FaultStack, fault: str) -> checks.FaultReport:
 @pytest.mark.parametrize("fault", list(FAULTS))
 def test_fault(fault: str, make_stack: Callable[..., FaultStack]) -> None:
     stack = make_stack(match_processes=FAULTS[fault][0])
-    result = asyncio.run(_under_fault(stack, fault))
+    result = asyncio.run(under_fault(stack, fault, FAULTS[fault][1]))
     checks.report(result)
     assert not result.problems, "\n".join(result.problems[:40])

@@ -188,15 +188,15 @@ async def bench_replay(lobby: str, match: str, app_key: str, game: str, requests
 async def bench_memory(settings: Settings, count: int) -> int:
     """Create ``count`` live matches through the match service's command stream and touch each."""
     import httpx
-    import redis.asyncio as redis_async
 
     from shared.domain.messages import CreateMatch, command
+    from shared.infra.bus import redis_client
 
     pids = service_pids()
     if "match" not in pids:
         raise SystemExit("start the stack first (playtable stack)")
     before = {name: sum(rss_kib(pid) for pid in ids) for name, ids in pids.items()}
-    redis = redis_async.Redis.from_url(settings.redis_url)
+    redis = redis_client(settings)
     match_ids = [uuid.uuid4().hex for _ in range(count)]
     stream = settings.stream(MATCH_COMMANDS_STREAM)
     for chunk in range(0, count, 500):

@@ -17,12 +17,13 @@ async def server_pids(settings: Settings) -> dict[int, str]:
     """The Postgres postmaster and the Redis server the stack uses (other servers on this
     machine, a benchmark peer's say, are not the stack's)."""
     import psycopg
-    import redis.asyncio as redis_async
+
+    from shared.infra.bus import redis_client
 
     async with await psycopg.AsyncConnection.connect(settings.database_url) as conn:
         backend = (await (await conn.execute("select pg_backend_pid()")).fetchone() or (0,))[0]
     postmaster = int(Path(f"/proc/{backend}/stat").read_text().rsplit(")", 1)[1].split()[1])
-    redis = redis_async.Redis.from_url(settings.redis_url)
+    redis = redis_client(settings)
     try:
         redis_pid = int((await redis.info("server"))["process_id"])
     finally:

@@ -37,10 +37,10 @@ async def bench_webhooks(
     import subprocess
     import sys
 
-    import redis.asyncio as redis_async
     from aiohttp import web
 
     from shared.domain.messages import EventEnvelope, metadata
+    from shared.infra.bus import redis_client
     from shared.infra.db import open_pool
 
     run_id = uuid.uuid4().hex[:8]
@@ -115,7 +115,7 @@ async def bench_webhooks(
         subprocess.Popen([sys.executable, "-m", "services.operator.cli", "webhooks"], env=env)
         for _ in range(workers)
     ]
-    redis = redis_async.Redis.from_url(settings.redis_url)
+    redis = redis_client(settings)
     stream = stream_key(prefix, MATCH_EVENTS_STREAM)
     try:
         await asyncio.sleep(3.0)  # the workers connect and the dispatchers join the group

@@ -3,10 +3,10 @@ a ``type`` that stays the refusal's code."""
 
 from __future__ import annotations
 
+import asyncio
 import socket
 
 import msgspec
-import psycopg
 import pytest
 
 from services.rules.engine import RulesEngine
@@ -15,6 +15,7 @@ from shared.domain import rules_api as api
 from shared.edge.errors import PROBLEM_TYPE_BASE
 from shared.edge.problems import RULES_REFUSAL
 from shared.edge.runtime import Runtime, rejection_problem
+from shared.infra.readiness import ReadyChecks
 from shared.infra.settings import Settings
 
 ENGINE = RulesEngine(load_games())
@@ -101,15 +102,19 @@ def test_a_move_the_rules_refuse_keeps_the_rules_title() -> None:
 
 
 @pytest.mark.asyncio
-async def test_a_start_that_failed_half_way_closes_what_it_opened() -> None:
-    """Postgres refusing connections fails the start with its own error, and closing after it
-    closes what was opened instead of failing on what was not (the service then exits with
-    the cause in its log)."""
+async def test_a_start_while_postgres_refuses_connections_serves_not_ready() -> None:
+    """Postgres refusing connections does not fail the start (the service would exit, and a
+    supervisor restart it again and again): the process starts, says Postgres does not
+    answer, keeps trying, and closes at once when asked."""
     with socket.socket() as unused:
         unused.bind(("127.0.0.1", 0))
         port = unused.getsockname()[1]  # bound, never listening: connections are refused
         runtime = Runtime(Settings(database_url=f"postgresql://postgres@127.0.0.1:{port}/none"))
-        with pytest.raises(psycopg.OperationalError):
-            await runtime.start()
-    await runtime.close()
+        await runtime.start()
+        failed = await ReadyChecks({"postgres": runtime.ready["postgres"]}).failed()
+        assert failed == ["postgres did not answer (PoolClosed)"]
+        started = [task for task in runtime._tasks if task.get_name() == "start"]
+        assert started and not started[0].done()  # still trying
+        await asyncio.wait_for(runtime.close(), 5)
     assert runtime._opened == []
+    assert started[0].done()

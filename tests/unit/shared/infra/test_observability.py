@@ -25,9 +25,9 @@ from prometheus_client import REGISTRY
 from prometheus_client.parser import text_string_to_metric_families
 
 from shared.edge.app import service_app
-from shared.edge.health import READY_KEPT_S
 from shared.infra import metrics
 from shared.infra.logs import JsonFormatter, log_context, mask
+from shared.infra.readiness import READY_KEPT_S
 
 ROOT = Path(__file__).resolve().parents[4]
 MONITORING = ROOT / "infra" / "monitoring"
