@@ -82,6 +82,13 @@ def test_the_recorded_matches_hold_what_the_rule_changes_touch() -> None:
         "state differs from the fold"
     ]
     assert read_as_it_is("hanabi", "5810dfa-hanabi-running") == ["state differs from the fold"]
+    # the same log, ended in message 4's extra turn: version 2 left message 4 out of the stack
+    ended = [by_name[f"{sha}-carcassonne-ended-in-extra-turn"] for sha in ("431a8be", "a7c6a03")]
+    assert ended[0]["match"]["events"][1:] == ended[1]["match"]["events"][1:]  # but pictures
+    assert ended[0]["stored"]["state"] != ended[1]["stored"]["state"]
+    assert read_as_it_is("carcassonne", "431a8be-carcassonne-ended-in-extra-turn") == [
+        "state differs from the fold"
+    ]
     for before, waited_on in (("5810dfa", 3), ("a7c6a03", 1)):
         fixture = by_name[f"{before}-breaking_news-running"]
         state = ENGINE.codec("breaking_news").state(base64.b64decode(fixture["stored"]["state"]))

@@ -113,6 +113,9 @@ def find(game_name, seats, options, wanted, seeds=range(400), stop=None):
     raise LookupError(f"{game_name}: no seed shows it")
 
 
+SHORT_GAME = ["D", "L", "W", "F", "S", "V", "D", "A", "W"]
+
+
 def main(sha: str, out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     # message 4 on top of the message stack: random play draws about one message a match
@@ -134,6 +137,9 @@ def main(sha: str, out: Path) -> None:
             "running",
             extra_turn_began,
         ),
+        # eight tiles after the start: message 4's extra turn places the last one (the first
+        # seed of 600 whose match ends so, at 8 to 24 tiles)
+        ("carcassonne", 2, 3, {**m, "tile_order": SHORT_GAME}, "ended-in-extra-turn", None),
     ]
     for game_name, seats, seed, options, why, stop in plans:
         doc = document(sha, game_name, seats, seed, options, why, stop)
