@@ -134,11 +134,13 @@ class Deliveries:
 
 
 class WebhookReceiver:
-    """Records every delivery's stream and version, in arrival order."""
+    """Records every delivery's stream and version, in arrival order; answers each after
+    ``delay_s`` (0: at once), as a slow receiver does."""
 
     def __init__(self) -> None:
         self.received: list[tuple[str, int, str]] = []
         self.port = 0
+        self.delay_s = 0.0
         self._runner: Any = None
 
     async def start(self) -> None:
@@ -147,6 +149,8 @@ class WebhookReceiver:
         async def receive(request: web.Request) -> web.Response:
             body = msgspec.json.decode(await request.read())
             self.received.append((body["stream_id"], body["version"], body["type"]))
+            if self.delay_s:
+                await asyncio.sleep(self.delay_s)
             return web.Response(status=204)
 
         app = web.Application()

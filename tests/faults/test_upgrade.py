@@ -57,6 +57,10 @@ CLOCK_LIMITS_S = (4, 14)
 """The clocked matches' per-move limits: their timeouts fall all through the rollout."""
 PHASE_S = 2.0 * SCALE
 """The load's time on the old code, and on the old code over the new schema."""
+SLOW_RECEIVER_S = 0.1
+"""How long the webhook receiver takes to answer while the webhooks process is replaced: the
+deliveries queue up (four worker threads answer 40 a second, fewer than the load's events), so
+the old process stops with deliveries it enqueued still waiting for the new one."""
 WAIT_S = 30.0
 """How long (times ``checks.busy_factor()``) a process may take to be ready or to stop, the
 load to move on every match after the rollout, and the webhooks to arrive."""
@@ -102,6 +106,8 @@ class Rollout:
     """Each replaced process's exit code (None: it did not stop when asked, and was killed)."""
     timings: dict[str, float] = field(default_factory=dict)
     """Each service's replacement: seconds from starting the new process to the old one gone."""
+    queued: dict[str, int] = field(default_factory=dict)
+    """Webhook deliveries waiting in Celery's queues as each old process was told to stop."""
 
     def start(self, service: str, name: str, code: Path | None) -> str:
         """Start ``name`` as ``service`` of ``code``'s release; the URL that says it is up."""
@@ -147,6 +153,7 @@ class Rollout:
         elif service == "match":
             self.endpoints.matches = [base]
         process = self.stack.processes[old]
+        self.queued[old] = queued_deliveries(self.stack)
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGTERM)
         try:
@@ -155,6 +162,16 @@ class Rollout:
             self.stopped[old] = None
             self.stack.kill(old)
         self.timings[service] = time.monotonic() - began
+
+
+def queued_deliveries(stack: FaultStack) -> int:
+    """The tasks in the Celery queues (Redis lists under the stack's prefix) of both releases."""
+    client = stack.redis.client()
+    try:
+        lists = client.scan_iter(match=f"{stack.prefix}:celery:*", count=1000, _type="list")
+        return sum(client.llen(key) for key in lists)
+    finally:
+        client.close()
 
 
 def migrate(stack: FaultStack) -> str:
@@ -216,6 +233,7 @@ class UpgradeReport:
     stopped: dict[str, int | None] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
     phases_s: dict[str, float] = field(default_factory=dict)
+    queued_at_stop: dict[str, int] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
 
     def line(self) -> str:
@@ -228,7 +246,8 @@ class UpgradeReport:
             f" missing={self.webhooks_missing} duplicated={self.webhooks_duplicated}"
             f" out_of_order={self.webhooks_out_of_order}; retried {self.retried};"
             f" {self.timeouts}; {phases}; replaced: {took};"
-            f" old exit codes {self.stopped}; problems={len(self.problems)}"
+            f" old exit codes {self.stopped}; deliveries queued as the old webhooks stopped"
+            f" {self.queued_at_stop.get('webhooks')}; problems={len(self.problems)}"
         )
 
 
@@ -262,7 +281,9 @@ async def rolling_upgrade(stack: FaultStack, previous: Path) -> UpgradeReport:
         began = time.monotonic()
         for service in UPGRADE_ORDER:
             before = len(load.acks)
+            receiver.delay_s = SLOW_RECEIVER_S if service == "webhooks" else 0.0
             await asyncio.to_thread(rollout.replace, service)
+            receiver.delay_s = 0.0
             await _moved_since(load, before, f"moves after {service} was replaced")
         ended = time.monotonic()
         report.moves_during_rollout = load.moves_between(began, ended)
@@ -293,6 +314,7 @@ async def rolling_upgrade(stack: FaultStack, previous: Path) -> UpgradeReport:
         await session.close()
         await receiver.stop()
     report.stopped, report.timings = rollout.stopped, rollout.timings
+    report.queued_at_stop = rollout.queued
     report.problems += [
         f"{name} did not stop when asked" for name, code in rollout.stopped.items() if code is None
     ]
