@@ -55,6 +55,10 @@ MATCHES = env_int("PLAYTABLE_FAULT_MATCHES", 10)
 CLOCKED = 6
 CLOCK_LIMITS_S = (4, 14)
 """The clocked matches' per-move limits: their timeouts fall all through the rollout."""
+CLOCKED_AT_SWAP = 3
+SWAP_LIMITS_S = (2, 6)
+"""More clocked matches, opened as the clocks service is replaced: their timeouts fall while
+both releases' clocks run, and after."""
 PHASE_S = 2.0 * SCALE
 """The load's time on the old code, and on the old code over the new schema."""
 SLOW_RECEIVER_S = 0.1
@@ -264,7 +268,7 @@ async def rolling_upgrade(stack: FaultStack, previous: Path) -> UpgradeReport:
         await asyncio.to_thread(rollout.wait_up, service, url)
     receiver = WebhookReceiver()
     await receiver.start()
-    session = new_session(stack.app_key, connections=MATCHES + CLOCKED + 10)
+    session = new_session(stack.app_key, connections=MATCHES + CLOCKED + CLOCKED_AT_SWAP + 10)
     load = Load(session, endpoints, slots=MATCHES, seed=35, think_s=THINK_S)
     stop = asyncio.Event()
     running = None
@@ -282,6 +286,10 @@ async def rolling_upgrade(stack: FaultStack, previous: Path) -> UpgradeReport:
         for service in UPGRADE_ORDER:
             before = len(load.acks)
             receiver.delay_s = SLOW_RECEIVER_S if service == "webhooks" else 0.0
+            if service == "clocks":
+                clocked += await clock_load.open_clocked_matches(
+                    session, endpoints.lobby, CLOCKED_AT_SWAP, SWAP_LIMITS_S
+                )
             await asyncio.to_thread(rollout.replace, service)
             receiver.delay_s = 0.0
             await _moved_since(load, before, f"moves after {service} was replaced")
