@@ -318,6 +318,9 @@ def _main(argv: list[str] | None = None) -> int:
     hooks.add_argument(
         "--outage", type=float, default=0.0, help="seconds half the subscribers answer 503"
     )
+    hooks.add_argument(
+        "--backlog", type=int, default=0, help="deliveries one more subscriber has due at start"
+    )
     race = bench_kinds.add_parser("race", help="racing moves at one version (one may win)")
     race.add_argument("--rounds", type=int, default=1000)
     race.add_argument("--clients", type=int, default=20)

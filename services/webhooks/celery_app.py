@@ -11,19 +11,20 @@ from typing import Any, TypeVar
 
 import aiohttp
 from celery import Celery
+from kombu.transport import redis as kombu_redis
 from psycopg_pool import ConnectionPool
 
 from services.webhooks.targets import Network, allowed_networks
 from shared.infra.secretbox import Keyring
 from shared.infra.settings import Settings
-from shared.infra.streams import WEBHOOK_DELIVERIES_QUEUE
+from shared.infra.streams import WEBHOOK_BACKLOG_QUEUE, WEBHOOK_DELIVERIES_QUEUE
 
 celery_app = Celery("playtable.webhooks")
 celery_app.conf.update(
     task_acks_late=True,
     task_reject_on_worker_lost=True,
     task_ignore_result=True,
-    worker_prefetch_multiplier=4,
+    worker_prefetch_multiplier=2,  # few reserved: a fresh task waits behind few others
     worker_hijack_root_logger=False,
     broker_connection_retry_on_startup=True,
     broker_connection_max_retries=None,  # Redis down for long: wait for it, never exit
@@ -34,11 +35,29 @@ BROKER_POLL_S = 5
 once, so this only sets what an idle worker costs."""
 
 
+class BrokerTransport(kombu_redis.Transport):
+    """Kombu's Redis transport, each wait for a task (BRPOP) lasting ``BROKER_POLL_S``. Not
+    through its ``polling_interval`` option, which also made the worker sleep that long (at
+    most 2 s) each time it held all the tasks it may and looked for the next: a fresh delivery
+    behind a busy worker waited up to 2 s for nothing."""
+
+    brpop_timeout = BROKER_POLL_S
+
+
+celery_app.conf.update(broker_transport=f"{__name__}:{BrokerTransport.__name__}")
+
+
 def restore_interval_s(visibility_timeout_s: int) -> int:
     """How often the worker looks for tasks whose worker died (unacknowledged for the
     visibility timeout), in whole seconds: a few times per timeout, at most once a minute (the
     default an hour: once a second would cost an idle worker three round trips a second)."""
     return max(1, min(60, visibility_timeout_s // 4))
+
+
+def queues(settings: Settings) -> tuple[str, str]:
+    """The fresh deliveries' queue and the backlog's, which workers take from in turns (Celery
+    on Redis asks for the queue it did not take from last time first)."""
+    return settings.stream(WEBHOOK_DELIVERIES_QUEUE), settings.stream(WEBHOOK_BACKLOG_QUEUE)
 
 
 def configure(settings: Settings) -> Celery:
@@ -47,7 +66,7 @@ def configure(settings: Settings) -> Celery:
     _settings = settings
     celery_app.conf.update(
         broker_url=settings.redis_url,
-        task_default_queue=settings.stream(WEBHOOK_DELIVERIES_QUEUE),
+        task_default_queue=queues(settings)[0],
         broker_transport_options={
             "global_keyprefix": f"{settings.stream_prefix}:celery:",
             "visibility_timeout": settings.webhook_visibility_timeout_s,
@@ -62,6 +81,13 @@ def configure(settings: Settings) -> Celery:
 
 
 _settings: Settings | None = None
+
+
+def backlog_queue() -> str:
+    """The backlog's queue of this deployment (as configured)."""
+    return queues(_settings or Settings.from_env())[1]
+
+
 _lock = threading.Lock()
 _T = TypeVar("_T")
 

@@ -26,14 +26,15 @@ enabled again (which redelivers them).
 from __future__ import annotations
 
 import logging
+import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from psycopg import Connection
 
 from services.webhooks.attempts import OUTCOMES, Attempt, Delivery, send_chains
-from services.webhooks.celery_app import Context, celery_app, shared_context
+from services.webhooks.celery_app import Context, backlog_queue, celery_app, shared_context
 from services.webhooks.targets import Target, TargetRefused, check_target
 from shared.infra.metrics import WEBHOOK_DELAY, WEBHOOK_DELIVERIES
 from shared.infra.sealed import WEBHOOK_PREVIOUS_SECRET, WEBHOOK_SECRET, opened
@@ -44,6 +45,14 @@ log = logging.getLogger(__name__)
 DELIVERY_BATCH = 100
 """Deliveries per task: one event's to a hundred subscribers go out together."""
 WAKE_BATCH = 50
+FRESH_S = 2.0
+"""A delivery created less than this long ago is fresh: its task goes on the fresh queue. Older
+ones (a backlog draining, retries, deliveries re-driven) go on the backlog queue, which workers
+take from in turns with the fresh one, so one subscriber's backlog never holds another's fresh
+deliveries back."""
+FRESH = f"created_at > now() - make_interval(secs => {FRESH_S})"
+"""Whether a delivery row is fresh, in SQL: statements that wake deliveries answer it with each
+``(id, subscription, stream)`` (``hand_over``)."""
 """Deliveries of a stream woken together when the one before them ends (sent as one chain)."""
 NOT_DUE_SLACK_S = 1.0
 """A task may run this much before its delivery's ``due_at`` (the broker's and Postgres's clocks
@@ -166,7 +175,7 @@ WHERE id IN (
     WHERE d.status = 'pending'
     ORDER BY d.id
     FOR UPDATE OF d)
-RETURNING id, subscription_id, stream_id
+RETURNING id, subscription_id, stream_id, {FRESH}
 """
 """The next pending deliveries of each stream whose chain ended, sent on as a chain.
 
@@ -176,31 +185,62 @@ the end and goes without waiting (and this wakes it once more, which does nothin
 from now on: if their task is lost, the redrive sweep sends them again. Rows are locked in id
 order, as every statement that waits for delivery rows does, so two of these never deadlock."""
 
-_WAKE_WAITING = """
+_WAKE_WAITING = f"""
 UPDATE webhook_deliveries SET due_at = now()
 WHERE id IN (
     SELECT id FROM webhook_deliveries
     WHERE subscription_id = ANY(%s) AND status = 'pending' AND attempts > 0 AND due_at > now()
     FOR UPDATE SKIP LOCKED)
-RETURNING id, subscription_id, stream_id
+RETURNING id, subscription_id, stream_id, {FRESH}
 """
 """The deliveries of subscriptions that just answered which wait for a retry: their receiver is
 back, so they go now (a stale retry task finds them not due and does nothing)."""
 
 
+ENQUEUE_FAILED = threading.Event()
+"""Set when this process could not enqueue a task (Redis down): its dispatcher then re-drives
+what is due as soon as Redis answers (``dispatcher.QueueWatch``)."""
+
+
 @celery_app.task(name="webhooks.deliver")
-def deliver(delivery_ids: list[int]) -> None:
-    deliver_batch(shared_context(), delivery_ids)
+def deliver(delivery_ids: list[int] | int, **_later: object) -> None:
+    """The task message every release sends and reads: ``webhooks.deliver`` with the ids as its
+    one argument. Releases before batches sent one id; keyword fields a later release may add
+    are ignored, so a message of either is handled (and the task is never renamed: a worker
+    drops a message of a task it does not know)."""
+    ids = [delivery_ids] if isinstance(delivery_ids, int) else delivery_ids
+    deliver_batch(shared_context(), ids)
 
 
-def enqueue(delivery_ids: Iterable[int], countdown_s: float | None = None) -> None:
-    """One task per ``DELIVERY_BATCH`` deliveries, kept in the order given."""
+def enqueue(
+    delivery_ids: Iterable[int], countdown_s: float | None = None, backlog: bool = False
+) -> None:
+    """One task per ``DELIVERY_BATCH`` deliveries, kept in the order given, on the fresh queue
+    (or the backlog's)."""
     ids = list(delivery_ids)
-    for start in range(0, len(ids), DELIVERY_BATCH):
-        deliver.apply_async((ids[start : start + DELIVERY_BATCH],), countdown=countdown_s)
+    queue = backlog_queue() if backlog else None
+    try:
+        for start in range(0, len(ids), DELIVERY_BATCH):
+            batch = ids[start : start + DELIVERY_BATCH]
+            deliver.apply_async((batch,), countdown=countdown_s, queue=queue)
+    except Exception:
+        ENQUEUE_FAILED.set()
+        raise
 
 
-def in_stream_order(rows: list[tuple[int, str, str]]) -> list[int]:
+def hand_over(rows: Iterable[tuple[Any, ...]], to: Callable[..., None]) -> None:
+    """Enqueue the ``(id, subscription, stream, fresh)`` rows through ``to`` (``enqueue``'s
+    signature): the fresh ones on the fresh queue, the others on the backlog's, each side in
+    stream order."""
+    rows = list(rows)
+    fresh = [row for row in rows if row[3]]
+    if fresh:
+        to(in_stream_order(fresh))
+    if len(fresh) < len(rows):
+        to(in_stream_order([row for row in rows if not row[3]]), backlog=True)
+
+
+def in_stream_order(rows: list[tuple[Any, ...]]) -> list[int]:
     """The ids of ``(id, subscription, stream)`` rows with each stream's deliveries side by
     side and in order, so that a task sends them as one chain (rather than each waiting for
     the one before it in another task)."""
@@ -216,8 +256,8 @@ def deliver_batch(ctx: Context, delivery_ids: list[int]) -> None:
     ended = [chain[-1].delivery for chain in chains if chain[-1].status != "pending"] + missed
     for attempt in attempts:  # first: nothing that fails after the commit may lose them
         if attempt.status == "pending":
-            enqueue([attempt.delivery.id], countdown_s=attempt.wait_s)
-    woken: list[tuple[int, str, str]] = []
+            enqueue([attempt.delivery.id], countdown_s=attempt.wait_s, backlog=True)
+    woken: list[tuple[Any, ...]] = []
     with ctx.pool.connection() as conn:
         recovered = _tally(conn, ctx.settings, attempts) if attempts else []
         if ended:
@@ -231,7 +271,7 @@ def deliver_batch(ctx: Context, delivery_ids: list[int]) -> None:
             ).fetchall()
         if recovered:
             woken += conn.execute(_WAKE_WAITING, (recovered,)).fetchall()
-    enqueue(in_stream_order(woken))
+    hand_over(woken, enqueue)
 
 
 def _count(attempts: list[Attempt], missed: list[Delivery]) -> None:

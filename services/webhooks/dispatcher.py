@@ -10,8 +10,11 @@ apps that have a subscription go to that statement (and every ``TableStarted``, 
 table's filter must know): the others are acknowledged with their read and cost no write
 (``SubscribedApps``); a read none of whose events any subscription wants lets events gather
 longer before the next.
-Deliveries committed but never enqueued (a crash in between, or Redis losing the queue) are
-enqueued again by a periodic sweep once overdue.
+Deliveries whose tasks Redis lost (a ``FLUSHALL``, a restart without persistence, a task that
+could not be enqueued while it was down) are enqueued again as soon as Redis answers
+(``QueueWatch``); any other delivery committed but never enqueued (a crash in between) by a
+periodic sweep once overdue. Delivered, failed and missed deliveries are deleted once older
+than their retention (``prune``).
 
 Deliveries are sent in the order they were created, so they must be created in each stream's
 order: of several dispatchers (one per ``playtable webhooks`` process) only the leader reads the
@@ -34,7 +37,7 @@ import msgspec
 import psycopg
 from psycopg_pool import AsyncConnectionPool
 
-from services.webhooks.delivery import in_stream_order
+from services.webhooks.delivery import ENQUEUE_FAILED, FRESH, hand_over, in_stream_order
 from shared.domain.messages import EventEnvelope
 from shared.edge.contract import Timestamp
 from shared.infra import tracing
@@ -42,7 +45,7 @@ from shared.infra.bus import BACKING_SERVICE_OUTAGES, Bus, Consumer, OutageLog, 
 from shared.infra.metrics import Metrics, pool_probe, serve_metrics, streams_probe
 from shared.infra.readiness import ReadyChecks, ready_checks
 from shared.infra.settings import Settings
-from shared.infra.streams import LOBBY_EVENTS_STREAM, MATCH_EVENTS_STREAM
+from shared.infra.streams import LOBBY_EVENTS_STREAM, MATCH_EVENTS_STREAM, WEBHOOK_QUEUE_MARKER
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +64,8 @@ wanted: a steady flow of such events costs two reads a second per stream, each s
 look at Postgres and one acknowledgement (an event some subscription wants may wait that long
 more). Fed 232 such events a second, a ``playtable webhooks`` process spent 10.5 ms of CPU a
 second at 0.25 s, 6 at 0.5 and 5 at 1 (1 idle)."""
+QUEUE_WATCH_S = 1.0
+"""How often a dispatcher looks whether Redis lost delivery tasks (one SET NX)."""
 READ_BATCH = 1000
 """Entries per read: half a second's worth of a busy deployment's events."""
 SOURCE_STREAMS = (LOBBY_EVENTS_STREAM, MATCH_EVENTS_STREAM)
@@ -182,7 +187,7 @@ events one by one. Deliveries are created in event order (their ids keep each st
 per subscription). Locking the subscriptions skips one deleted meanwhile, where its delivery
 would break the foreign key."""
 
-_REDRIVE = """
+_REDRIVE = f"""
 UPDATE webhook_deliveries SET due_at = now()
 WHERE id IN (
     SELECT d.id FROM webhook_deliveries d
@@ -192,14 +197,14 @@ WHERE id IN (
                         AND e.status = 'pending' AND e.id < d.id)
     ORDER BY d.id
     FOR UPDATE SKIP LOCKED)
-RETURNING id, subscription_id, stream_id
+RETURNING id, subscription_id, stream_id, {FRESH}
 """
 """Overdue deliveries that are first in their stream: those waiting behind an earlier pending
 one have no task on purpose (the earlier one wakes them when it ends). One being attempted
 right now is skipped (it has its task)."""
 
 
-_PROBE = """
+_PROBE = f"""
 WITH first_due AS (
     SELECT DISTINCT ON (w.subscription_id) w.id, w.due_at
     FROM webhook_subscriptions s JOIN webhook_deliveries w ON w.subscription_id = s.id
@@ -212,12 +217,29 @@ WHERE id IN (
     WHERE f.due_at > now() + make_interval(secs => %s) AND d.status = 'pending'
     ORDER BY d.id
     FOR UPDATE OF d SKIP LOCKED)
-RETURNING id, subscription_id, stream_id
+RETURNING id, subscription_id, stream_id, {FRESH}
 """
 """For each failing subscription none of whose retries is due within the probe interval, the
 retry due first, now, without using up one of its attempts: a receiver that is back gets its
 backlog within that interval (its success wakes the other waiting retries), not at the next
 step of a backoff that may have grown to ten minutes."""
+
+
+_PRUNE = """
+DELETE FROM webhook_deliveries WHERE id IN (
+    SELECT id FROM webhook_deliveries
+    WHERE status = %(status)s AND created_at < now() - make_interval(secs => %(keep_s)s)
+    LIMIT %(batch)s
+    FOR UPDATE SKIP LOCKED)
+"""
+"""A batch of one status's deliveries (their attempts with them) created longer ago than they
+are kept, through ``webhook_deliveries_ended`` (status, created_at); rows another dispatcher is
+deleting are skipped."""
+
+PRUNE_BATCH = 1000
+PRUNE_EVERY_S = 60.0
+"""How often each dispatcher deletes what has outlived its retention, a batch at a time until
+none is left."""
 
 
 _SUBSCRIBED_APPS = """
@@ -272,7 +294,7 @@ SELECT pg_advisory_xact_lock(%(batch_lock)s), EXISTS (
 
 
 class Dispatcher:
-    def __init__(self, pool: AsyncConnectionPool, enqueue: Callable[[list[int]], None]) -> None:
+    def __init__(self, pool: AsyncConnectionPool, enqueue: Callable[..., None]) -> None:
         self._pool = pool
         self._enqueue = enqueue
         self._subscribed = SubscribedApps(pool)
@@ -362,20 +384,70 @@ class Dispatcher:
         """Try a failing subscription's receiver again if nothing would for ``interval_s``."""
         async with self._pool.connection() as conn:
             cursor = await conn.execute(_PROBE, (interval_s,))
-            probes = in_stream_order(await cursor.fetchall())
-        if probes:
-            self._enqueue(probes)
+            probes = await cursor.fetchall()
+        hand_over(probes, self._enqueue)
         return len(probes)
 
     async def redrive(self, overdue_s: float) -> int:
-        """Enqueue again the pending deliveries overdue by ``overdue_s``: their task is lost."""
+        """Enqueue again the pending deliveries first in their stream, due ``overdue_s`` ago
+        and held by no task: their task is lost (or queued still: a second one sends nothing
+        twice, see ``QueueWatch``)."""
         async with self._pool.connection() as conn:
             cursor = await conn.execute(_REDRIVE, (overdue_s,))
-            overdue = in_stream_order(await cursor.fetchall())
+            overdue = await cursor.fetchall()
         if overdue:
-            log.warning("re-enqueueing %d overdue webhook deliveries", len(overdue))
-            self._enqueue(overdue)
+            log.warning("re-enqueueing %d webhook deliveries whose task is lost", len(overdue))
+            hand_over(overdue, self._enqueue)
         return len(overdue)
+
+    async def prune(self, settings: Settings) -> int:
+        """Delete the deliveries kept long enough: delivered and failed ones after
+        ``webhook_keep_delivered_s``, missed ones after ``webhook_keep_missed_s`` (0: kept)."""
+        deleted = 0
+        for status, keep_s in (
+            ("delivered", settings.webhook_keep_delivered_s),
+            ("failed", settings.webhook_keep_delivered_s),
+            ("missed", settings.webhook_keep_missed_s),
+        ):
+            while keep_s > 0:
+                async with self._pool.connection() as conn:
+                    cursor = await conn.execute(
+                        _PRUNE, {"status": status, "keep_s": keep_s, "batch": PRUNE_BATCH}
+                    )
+                deleted += cursor.rowcount
+                if cursor.rowcount < PRUNE_BATCH:
+                    break
+        if deleted:
+            log.info("deleted %d webhook deliveries past their retention", deleted)
+        return deleted
+
+
+class QueueWatch:
+    """Says when Redis may have lost queued delivery tasks: its marker key is gone (a
+    ``FLUSHALL``, a restart without persistence), Redis did not answer at the last look, or
+    this process could not enqueue a task (``ENQUEUE_FAILED``). The dispatcher then re-drives
+    every delivery that is due, first in its stream and held by no task, at once.
+
+    Re-driving one whose task was not lost sends nothing twice: a task holds a delivery's row
+    for its attempt and skips one another task holds, and sends only a pending delivery that
+    is due (one delivered meanwhile, or rescheduled for a retry, it leaves alone)."""
+
+    def __init__(self, redis: Any, settings: Settings) -> None:
+        self._redis = redis
+        self._marker = settings.stream(WEBHOOK_QUEUE_MARKER)
+        self._unanswered = False
+
+    async def lost(self) -> bool:
+        """Whether tasks may have been lost since the last look (and Redis answers now)."""
+        try:
+            created = await self._redis.set(self._marker, b"1", nx=True)
+        except BACKING_SERVICE_OUTAGES:
+            self._unanswered = True
+            return False
+        lost = bool(created) or self._unanswered or ENQUEUE_FAILED.is_set()
+        self._unanswered = False
+        ENQUEUE_FAILED.clear()
+        return lost
 
 
 async def _lead(
@@ -448,6 +520,30 @@ async def _watch_lead(
         ended.set()
 
 
+async def _sweep(
+    settings: Settings, dispatcher: Dispatcher, watch: QueueWatch, stop: asyncio.Event
+) -> None:
+    """Every second, re-drive at once if Redis may have lost tasks; now and then, re-drive what
+    is long overdue, probe failing receivers and prune old deliveries."""
+    every_s = min(settings.webhook_redrive_after_s / 4, settings.webhook_probe_every_s)
+    loop = asyncio.get_running_loop()
+    swept = pruned = float("-inf")
+    while not stop.is_set():
+        try:
+            if await watch.lost():
+                await dispatcher.redrive(0.0)
+            if loop.time() - swept >= every_s:
+                swept = loop.time()
+                await dispatcher.redrive(settings.webhook_redrive_after_s)
+                await dispatcher.probe(settings.webhook_probe_every_s)
+            if loop.time() - pruned >= PRUNE_EVERY_S:
+                pruned = loop.time()
+                await dispatcher.prune(settings)
+        except Exception:
+            log.exception("webhook redrive sweep failed; trying again later")
+        await _pause(stop, QUEUE_WATCH_S)
+
+
 async def _pause(stop: asyncio.Event, seconds: float) -> None:
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(stop.wait(), timeout=seconds)
@@ -472,7 +568,7 @@ def _started_match(envelope: EventEnvelope) -> str | None:
 async def dispatch(
     settings: Settings,
     pool: AsyncConnectionPool,
-    enqueue: Callable[[list[int]], None],
+    enqueue: Callable[..., None],
     stop: asyncio.Event,
 ) -> None:
     """Consume both published streams, sweep for lost deliveries and probe failing receivers
@@ -512,16 +608,10 @@ async def dispatch(
             )
             for name in SOURCE_STREAMS
         ]
-        jobs = [asyncio.create_task(_lead(settings, bus, dispatcher, consumers, stop))]
-        every_s = min(settings.webhook_redrive_after_s / 4, settings.webhook_probe_every_s)
-        while not stop.is_set():
-            try:
-                await dispatcher.redrive(settings.webhook_redrive_after_s)
-                await dispatcher.probe(settings.webhook_probe_every_s)
-            except Exception:
-                log.exception("webhook redrive sweep failed; trying again later")
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), timeout=every_s)
+        jobs = [
+            asyncio.create_task(_lead(settings, bus, dispatcher, consumers, stop)),
+            asyncio.create_task(_sweep(settings, dispatcher, QueueWatch(redis, settings), stop)),
+        ]
         await asyncio.gather(*jobs, return_exceptions=True)
     finally:
         if exporter is not None:

@@ -12,7 +12,7 @@ from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody, PathParameter, QueryParameter
 
 from services.webhooks import schemas as s
-from services.webhooks.delivery import enqueue, in_stream_order
+from services.webhooks.delivery import FRESH, enqueue, hand_over
 from services.webhooks.signing import new_secret
 from services.webhooks.subscriptions import (
     SUBSCRIPTION_COLUMNS,
@@ -43,7 +43,7 @@ WHERE id IN (
 """Disable an enabled subscription: its pending deliveries are missed (not sent) until it is
 enabled again. An attempt under way holds its delivery, so this waits for it to end."""
 
-_ENABLE = """
+_ENABLE = f"""
 WITH was_disabled AS (
     SELECT id, failing_since FROM webhook_subscriptions
     WHERE id = %(id)s AND app_id IS NOT DISTINCT FROM %(app_id)s AND NOT enabled
@@ -60,7 +60,7 @@ WHERE d.subscription_id = w.id
        OR (d.status = 'failed' AND EXISTS (
                SELECT FROM webhook_attempts a
                WHERE a.delivery_id = d.id AND a.attempted_at >= w.failing_since)))
-RETURNING d.id, d.subscription_id, d.stream_id
+RETURNING d.id, d.subscription_id, d.stream_id, {FRESH}
 """
 """Enable a disabled subscription and redeliver what it missed: the deliveries skipped while it
 was disabled, and those that failed during the failure streak that disabled it."""
@@ -179,7 +179,7 @@ class SubscriptionsController(Controller):
                     await conn.execute(_DISABLE, key)
                 info = await webhooks.subscription(conn, app_id, subscription_id)
             if redelivered:
-                await asyncio.to_thread(enqueue, in_stream_order(redelivered))
+                await asyncio.to_thread(hand_over, redelivered, enqueue)
             return info
 
     @delete(

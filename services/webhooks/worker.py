@@ -12,7 +12,7 @@ import asyncio
 import logging
 import threading
 
-from services.webhooks.celery_app import configure
+from services.webhooks.celery_app import configure, queues
 from services.webhooks.delivery import enqueue
 from services.webhooks.dispatcher import dispatch
 from shared.infra import tracing
@@ -80,6 +80,7 @@ def run_webhooks(settings: Settings) -> int:
                 "worker",
                 "--pool=threads",
                 f"--concurrency={settings.webhook_worker_concurrency}",
+                f"--queues={','.join(queues(settings))}",
                 f"--loglevel={settings.log_level.upper()}",
                 f"--hostname=webhooks-{settings.instance_id}@%h",
                 "--without-gossip",

@@ -111,7 +111,14 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     webhook_visibility_timeout_s: int = 3600
     """A task a dead worker held is given to another worker after this long."""
     webhook_redrive_after_s: float = 300.0
-    """A pending delivery overdue this long (its task lost with Redis) is enqueued again."""
+    """A pending delivery overdue this long (its task lost in a crash) is enqueued again; one
+    whose task Redis lost, as soon as Redis answers."""
+    webhook_keep_delivered_s: float = 2_592_000.0
+    """Delivered and failed deliveries, with their attempts, are deleted this long after they
+    were created (30 days); 0: kept for ever."""
+    webhook_keep_missed_s: float = 2_592_000.0
+    """A disabled subscription's missed deliveries are deleted this long after they were
+    created (30 days), so enabling it again redelivers only the newer ones; 0: kept for ever."""
     rate_limits: bool = True
     """Limit each client's requests and live feeds on the public HTTP services (per address,
     and per ``X-API-Key`` when sent); ``false`` turns both off."""

@@ -44,7 +44,16 @@ CLOCKS_STREAM = "clocks"
 
 WEBHOOK_DELIVERIES_QUEUE = "webhooks"
 """Celery's queue of webhook deliveries (a Redis list, not a stream, under Celery's own key
-prefix): the webhooks dispatcher enqueues, the webhooks Celery workers send."""
+prefix): the webhooks dispatcher enqueues, the webhooks Celery workers send. Fresh deliveries
+go here (and every release's workers read it)."""
+
+WEBHOOK_BACKLOG_QUEUE = "webhooks:backlog"
+"""Celery's queue of webhook deliveries that have waited (a backlog draining, retries, those
+re-driven): the webhooks workers take from it and from the fresh queue in turns."""
+
+WEBHOOK_QUEUE_MARKER = "webhooks:queue-marker"
+"""A key the webhooks dispatchers keep in Redis: when it is gone, Redis lost its data (a
+``FLUSHALL``, a restart without persistence), queued delivery tasks with it."""
 
 
 def feed_ticket_key(digest: str) -> str:

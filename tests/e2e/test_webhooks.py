@@ -24,6 +24,7 @@ import httpx
 import msgspec
 import psycopg
 import pytest
+import redis as redis_sync
 from standardwebhooks import Webhook, WebhookVerificationError
 
 from services.rules.games import load_games
@@ -691,3 +692,60 @@ def test_disabling_through_the_api_misses_what_comes_meanwhile(stack: Stack, hoo
     hooks.api.patch(path, json={"enabled": True})
     (received,) = eventually(lambda: hooks.receiver.verified("paused"), what="the redelivery")
     assert received.body["stream_id"] == stream
+
+
+def add_missed(database_url: str, subscription_id: str, streams: int, per_stream: int) -> None:
+    """Deliveries the subscription missed a minute ago, ``per_stream`` in each of ``streams``."""
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        conn.execute(
+            "INSERT INTO webhook_deliveries (subscription_id, event_key, stream_id, event_type,"
+            " body, occurred_at_ms, status, created_at)"
+            " SELECT %s, 'match-missed-' || s || ':' || v || ':Moved', 'match-missed-' || s,"
+            " 'Moved', '{}', 0, 'missed', now() - interval '1 minute'"
+            " FROM generate_series(1, %s) AS s, generate_series(1, %s) AS v ORDER BY s, v",
+            (subscription_id, streams, per_stream),
+        )
+
+
+def test_another_subscribers_fresh_delivery_goes_while_a_backlog_drains(
+    hooks: Hooks, database_url: str
+) -> None:
+    """Enabling a subscription that missed 1,200 deliveries (120 streams) hands them over at
+    once, 12 tasks; another subscriber's ping, sent right after, is attempted while most of
+    that backlog still waits, not behind all of it: the backlog drains on a queue of its own,
+    which workers take from in turns with the fresh one, a worker reserves two tasks per
+    thread, and each task sends a stream for 0.1 s before handing the rest on."""
+    backlog, other = hooks.subscribe("backlog"), hooks.subscribe("other")
+    path = f"/webhooks/subscriptions/{backlog['id']}"
+    assert hooks.api.patch(path, json={"enabled": False}).status_code == 200
+    add_missed(database_url, backlog["id"], streams=120, per_stream=10)
+    assert hooks.api.patch(path, json={"enabled": True}).status_code == 200
+    assert hooks.api.post(f"/webhooks/subscriptions/{other['id']}/ping").status_code == 202
+    eventually(lambda: hooks.receiver.verified("other"), what="the ping")
+    drained_meanwhile = len(hooks.receiver.verified("backlog"))
+    assert drained_meanwhile < 600, drained_meanwhile
+
+
+def test_deliveries_whose_tasks_redis_lost_go_at_once(
+    stack: Stack, hooks: Hooks, database_url: str
+) -> None:
+    """Redis lost the deployment's data (a FLUSHALL, or a restart without persistence: every
+    key of its prefix deleted here) with the tasks of three deliveries: they are sent within
+    seconds, in order, not at the redrive sweep five minutes later."""
+    lost = hooks.subscribe("lost")
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        conn.execute(
+            "INSERT INTO webhook_deliveries (subscription_id, event_key, stream_id, event_type,"
+            " body, occurred_at_ms)"
+            " SELECT %s, 'match-lost:' || v || ':Moved', 'match-lost', 'Moved', '{}', 0"
+            " FROM generate_series(1, 3) AS v ORDER BY v",
+            (lost["id"],),
+        )  # never enqueued: their tasks are lost
+    with redis_sync.Redis.from_url(stack.env["REDIS_URL"]) as redis:
+        prefix = stack.env["PLAYTABLE_STREAM_PREFIX"]
+        redis.delete(*redis.scan_iter(match=f"{prefix}:*", count=1000))
+    received = eventually(
+        lambda: len(hooks.receiver.verified("lost")) == 3 and hooks.receiver.verified("lost"),
+        what="the lost deliveries",
+    )
+    assert [r.webhook_id for r in received] == [f"match-lost:{v}:Moved" for v in (1, 2, 3)]

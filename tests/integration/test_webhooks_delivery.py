@@ -115,7 +115,9 @@ class Scheduler:
         self.runs = 0
         self._order = itertools.count()
 
-    def enqueue(self, delivery_ids: Iterable[int], countdown_s: float | None = None) -> None:
+    def enqueue(
+        self, delivery_ids: Iterable[int], countdown_s: float | None = None, backlog: bool = False
+    ) -> None:
         ids = list(delivery_ids)
         for start in range(0, len(ids), delivery.DELIVERY_BATCH):
             batch = ids[start : start + delivery.DELIVERY_BATCH]
@@ -211,7 +213,7 @@ async def test_the_redrive_sweep_resends_only_the_first_pending_delivery_of_each
         )
         first, second, _ = [row[0] for row in await cursor.fetchall()]
     enqueued: list[list[int]] = []
-    dispatcher = Dispatcher(pool, enqueued.append)
+    dispatcher = Dispatcher(pool, lambda ids, backlog=False: enqueued.append(ids))
     try:
         await dispatcher.redrive(60)
         await dispatcher.redrive(60)  # due now: not overdue again
@@ -274,14 +276,25 @@ def in_stream_order(received: list[str]) -> bool:
 
 
 async def test_a_batch_goes_to_its_receivers_at_once_and_each_stream_in_order(
-    pool: AsyncConnectionPool, database_url: str, receiver: Receiver
+    pool: AsyncConnectionPool,
+    database_url: str,
+    receiver: Receiver,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """One task, 40 streams of 3 events: the streams' POSTs overlap, each stream's go one
-    after the other (as a chain: nothing is left parked)."""
+    """Tasks of 40 streams of 3 events: the streams' POSTs overlap, each stream's go one after
+    the other; a POST takes longer than a chain's turn, so each stream's first goes in its
+    task and the rest of the stream follows in tasks of their own, woken as each ends."""
     receiver.status, receiver.delay_s = 204, 0.2  # long enough to overlap on a busy machine
     streams = {f"match-{n}": 3 for n in range(40)}
     subscription, ids = await subscribe(pool, receiver.url, streams)
-    await deliver_batch(database_url, ids)
+    context = Context.open(loopback(database_url))
+    try:
+        scheduler = Scheduler(context)
+        monkeypatch.setattr(delivery, "enqueue", scheduler.enqueue)
+        scheduler.enqueue(ids)
+        await scheduler.run(timeout_s=TIMEOUT_S)
+    finally:
+        context.close()
     assert await statuses(pool, subscription) == ["delivered"] * len(ids)
     assert len(receiver.received) == len(ids)
     assert in_stream_order(receiver.received)
@@ -451,7 +464,9 @@ async def test_tasks_running_side_by_side_deliver_everything_in_order_without_de
     tasks: queue.Queue[list[int]] = queue.Queue()
     failures: list[BaseException] = []
 
-    def enqueue(delivery_ids: Iterable[int], countdown_s: float | None = None) -> None:
+    def enqueue(
+        delivery_ids: Iterable[int], countdown_s: float | None = None, backlog: bool = False
+    ) -> None:
         batch = list(delivery_ids)
         shuffle(batch)  # tasks that span streams: their wake-ups overlap
         for start in range(0, len(batch), 7):
@@ -548,7 +563,7 @@ async def test_a_wake_up_that_comes_while_a_task_holds_the_delivery_is_not_lost(
     subscription, (first, second) = await subscribe(pool, receiver.url, {"match-w": 2})
     context = Context.open(loopback(database_url))
     woken: list[int] = []
-    monkeypatch.setattr(delivery, "enqueue", lambda ids, countdown_s=None: woken.extend(ids))
+    monkeypatch.setattr(delivery, "enqueue", lambda ids, **_: woken.extend(ids))
     held, go = threading.Event(), threading.Event()
     look = delivery._look
 

@@ -69,7 +69,13 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
 
         return asyncio.run(
             bench_webhooks(
-                settings, args.subscriptions, args.events, args.rate, args.workers, args.outage
+                settings,
+                args.subscriptions,
+                args.events,
+                args.rate,
+                args.workers,
+                args.outage,
+                args.backlog,
             )
         )
     if args.bench in ("race", "malformed"):

@@ -9,6 +9,7 @@ import itertools
 import os
 import time
 import uuid
+from typing import Any
 
 import msgspec
 
@@ -16,6 +17,8 @@ from shared.infra.settings import Settings, stream_key
 from shared.infra.streams import MATCH_EVENTS_STREAM
 
 BENCH_EVENT = "WebhookBenchPinged"
+BACKLOG_EVENT = "WebhookBenchBacklog"
+"""The backlog's subscriber gets no events published during the benchmark, only its backlog."""
 
 
 async def bench_webhooks(
@@ -25,6 +28,7 @@ async def bench_webhooks(
     rate: float,
     workers: int,
     outage_s: float = 0.0,
+    backlog: int = 0,
 ) -> int:
     """Publish ``events`` match events (``rate`` per second, over ten match streams) to
     ``subscriptions`` subscribers at a local receiver, through our own ``playtable webhooks``
@@ -33,7 +37,12 @@ async def bench_webhooks(
 
     With ``outage_s``, half the subscribers' receiver answers 503 for that long from the
     first event: then how long its backlog took to arrive once it was back, whether each
-    stream came in order, and the other half's delays meanwhile."""
+    stream came in order, and the other half's delays meanwhile.
+
+    With ``backlog``, one more subscriber has that many deliveries due when publishing starts
+    (over ``BACKLOG_STREAMS`` streams, created a minute before, handed over as enabling a
+    subscription that missed them does): how long they took to arrive, and the other
+    subscribers' delays while they drained."""
     import subprocess
     import sys
 
@@ -44,7 +53,11 @@ async def bench_webhooks(
     from shared.infra.db import open_pool
 
     run_id = uuid.uuid4().hex[:8]
-    expected = subscriptions * events
+    expected = subscriptions * events + backlog
+    backlog_name = f"bench-{run_id}-backlog"
+    backlog_received = 0
+    during_backlog_ms: list[float] = []
+    """The other subscribers' delays while the backlog drained."""
     delays_ms: list[float] = []
     done = asyncio.Event()
     first_receipt = last_receipt = 0.0
@@ -58,10 +71,16 @@ async def bench_webhooks(
     """When the last delivery to a subscriber that was down arrived."""
 
     async def receive(request: web.Request) -> web.Response:
-        nonlocal first_receipt, last_receipt, refused, drained_at
+        nonlocal first_receipt, last_receipt, refused, drained_at, backlog_received
         name = request.match_info["name"]
         body = await request.read()
         now = time.time()
+        if name == backlog_name:
+            backlog_received += 1
+            drained_at = now
+            if backlog_received + len(delays_ms) >= expected:
+                done.set()
+            return web.Response(status=204)
         if name in down_names and now < back_at:
             refused += 1
             return web.Response(status=503)
@@ -73,9 +92,11 @@ async def bench_webhooks(
             drained_at = now
         else:
             healthy_delays_ms.append(delay_ms)
+        if backlog_received < backlog:
+            during_backlog_ms.append(delay_ms)
         first_receipt = first_receipt or now
         last_receipt = now
-        if len(delays_ms) >= expected:
+        if backlog_received + len(delays_ms) >= expected:
             done.set()
         return web.Response(status=204)
 
@@ -91,6 +112,7 @@ async def bench_webhooks(
     pool = await open_pool(settings.database_url, min_size=1, max_size=2)
     bench_app = f"bench-{run_id}"  # the app the events and the subscriptions are of
     names = [f"bench-{run_id}-{n}" for n in range(subscriptions)]
+    names += [backlog_name] if backlog else []
     async with pool.connection() as conn:
         for name in names:
             await conn.execute(
@@ -99,7 +121,7 @@ async def bench_webhooks(
                 (
                     name,
                     f"http://127.0.0.1:{port}/{name}",
-                    [BENCH_EVENT],
+                    [BACKLOG_EVENT if name == backlog_name else BENCH_EVENT],
                     "whsec_" + "A" * 32,
                     bench_app,
                 ),
@@ -119,7 +141,10 @@ async def bench_webhooks(
     stream = stream_key(prefix, MATCH_EVENTS_STREAM)
     try:
         await asyncio.sleep(3.0)  # the workers connect and the dispatchers join the group
+        due = await _backlog_due(pool, backlog_name, backlog) if backlog else []
         started = time.time()
+        if due:
+            await asyncio.to_thread(_hand_over, settings, prefix, due)
         back_at = started + outage_s if outage_s else back_at
         for number in range(events):
             data = msgspec.Raw(msgspec.json.encode({"sent_at": time.time()}))
@@ -159,11 +184,55 @@ async def bench_webhooks(
         f" {len(delays_ms) / elapsed:,.0f} deliveries/s; delay from commit to receipt"
         f" p50 {ordered[len(ordered) // 2]:.0f} ms, p99 {ordered[int(len(ordered) * 0.99)]:.0f} ms"
     )
+    if backlog:
+        during = sorted(during_backlog_ms) or [0.0]
+        print(
+            f"backlog: {backlog_received} of {backlog} deliveries to one subscriber arrived by"
+            f" {max(0.0, drained_at - started):.1f} s; meanwhile the other subscribers'"
+            f" {len(during_backlog_ms)} deliveries: p50 {during[len(during) // 2]:.0f} ms,"
+            f" p99 {during[int(len(during) * 0.99)]:.0f} ms"
+        )
     if outage_s:
         _report_outage(
             received, down_names, refused, back_at, drained_at, healthy_delays_ms, events
         )
     return 0
+
+
+BACKLOG_STREAMS = 50
+
+
+async def _backlog_due(pool: Any, subscription: str, count: int) -> list[tuple[Any, ...]]:
+    """``count`` pending deliveries of ``subscription``, created a minute ago over
+    ``BACKLOG_STREAMS`` streams: its ``(id, subscription, stream, fresh)`` rows."""
+    body = msgspec.json.encode({"type": BENCH_EVENT, "data": {"sent_at": 0}})
+    async with pool.connection() as conn:
+        cursor = await conn.execute(
+            "INSERT INTO webhook_deliveries (subscription_id, event_key, stream_id, event_type,"
+            " body, occurred_at_ms, created_at)"
+            " SELECT %(subscription)s, stream || ':' || n || ':' || %(type)s, stream, %(type)s,"
+            " %(body)s, 0, now() - interval '1 minute'"
+            " FROM generate_series(1, %(count)s) AS n,"
+            " LATERAL (SELECT 'backlog-' || n %% %(streams)s AS stream) AS s ORDER BY n"
+            " RETURNING id, subscription_id, stream_id, false",
+            {
+                "subscription": subscription,
+                "streams": BACKLOG_STREAMS,
+                "type": BENCH_EVENT,
+                "body": body,
+                "count": count,
+            },
+        )
+        return await cursor.fetchall()
+
+
+def _hand_over(settings: Settings, prefix: str, due: list[tuple[Any, ...]]) -> None:
+    """Enqueue the backlog on the benchmark's queues, as enabling a subscription does."""
+    from services.webhooks.celery_app import configure
+    from services.webhooks.delivery import enqueue, hand_over
+
+    configure(msgspec.structs.replace(settings, stream_prefix=prefix))
+    hand_over(due, enqueue)
 
 
 def _report_outage(

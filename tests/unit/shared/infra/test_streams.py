@@ -44,6 +44,8 @@ def test_the_names_of_running_deployments_keys_never_change() -> None:
     assert SETTINGS.stream(streams.BOT_TURNS_STREAM) == "playtable:{bot-turns}"
     assert SETTINGS.stream(streams.CLOCKS_STREAM) == "playtable:{clocks}"
     assert SETTINGS.stream(streams.WEBHOOK_DELIVERIES_QUEUE) == "playtable:{webhooks}"
+    assert SETTINGS.stream(streams.WEBHOOK_BACKLOG_QUEUE) == "playtable:{webhooks:backlog}"
+    assert SETTINGS.stream(streams.WEBHOOK_QUEUE_MARKER) == "playtable:{webhooks:queue-marker}"
     assert SETTINGS.stream(streams.feed_ticket_key("ab12")) == "playtable:{feed-ticket:ab12}"
 
 

@@ -1,0 +1,189 @@
+"""Webhook delivery tasks on a real Redis and Postgres: the task message every release sends and
+reads, deliveries whose tasks Redis lost re-driven at once (and never one a task holds), and
+deliveries deleted once past their retention."""
+
+from __future__ import annotations
+
+import base64
+import json
+import uuid
+from collections.abc import Iterator
+
+import pytest
+import redis.asyncio as redis_async
+from psycopg_pool import AsyncConnectionPool
+
+from services.webhooks import delivery
+from services.webhooks.celery_app import celery_app, configure
+from services.webhooks.dispatcher import Dispatcher, QueueWatch
+from shared.infra.settings import Settings
+from shared.infra.streams import WEBHOOK_QUEUE_MARKER
+
+pytestmark = [pytest.mark.integration, pytest.mark.asyncio]
+
+
+@pytest.fixture
+def settings(redis_url: str, key_prefix: str) -> Iterator[Settings]:
+    """This test's deployment: its own key prefix on the tests' Redis (the ``redis`` fixture
+    deletes its keys after)."""
+    yield Settings(redis_url=redis_url, stream_prefix=key_prefix.rstrip(":"))
+
+
+async def queued_messages(redis: redis_async.Redis, key_prefix: str) -> dict[str, list[dict]]:
+    """The Celery messages waiting in each of the prefix's queues (Redis lists)."""
+    found: dict[str, list[dict]] = {}
+    async for key in redis.scan_iter(match=f"{key_prefix}*", count=1000):
+        if await redis.type(key) == b"list":
+            found[key.decode()] = [json.loads(raw) for raw in await redis.lrange(key, 0, -1)]
+    return found
+
+
+async def test_the_task_message_is_the_one_every_release_sends_and_reads(
+    settings: Settings, redis: redis_async.Redis, key_prefix: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The previous release's worker reads ``webhooks.deliver`` with a list of ids on the
+    ``{webhooks}`` queue: fresh deliveries go so (the backlog's queue only new workers read).
+    A worker handles the messages of the releases before batches (one id) and of a later one
+    (keyword fields added)."""
+    celery_app.close()  # a producer another test's configuration opened is not ours
+    configure(settings)
+    delivery.enqueue([3, 1, 2])
+    delivery.enqueue([4], backlog=True)
+    queued = await queued_messages(redis, key_prefix)
+    fresh = f"{key_prefix}celery:{settings.stream('webhooks')}"
+    backlog = f"{key_prefix}celery:{settings.stream('webhooks:backlog')}"
+    assert fresh.endswith(":{webhooks}") and set(queued) == {fresh, backlog}
+    for queue, ids in ((fresh, [3, 1, 2]), (backlog, [4])):
+        (message,) = queued[queue]
+        assert message["headers"]["task"] == "webhooks.deliver"
+        args, kwargs, _ = json.loads(base64.b64decode(message["body"]))
+        assert (args, kwargs) == ([ids], {})
+
+    handled: list[list[int]] = []
+    monkeypatch.setattr(delivery, "shared_context", lambda: None)
+    monkeypatch.setattr(delivery, "deliver_batch", lambda _ctx, ids: handled.append(ids))
+    delivery.deliver.run(7)  # a release before batches
+    delivery.deliver.run([8, 9])  # this release and the previous one
+    delivery.deliver.run([10], lane="backlog")  # a later release's added field
+    assert handled == [[7], [8, 9], [10]]
+
+
+async def add_deliveries(
+    pool: AsyncConnectionPool, rows: list[tuple[str, int, str, str]], subscription: str
+) -> list[int]:
+    """Deliveries ``(stream, version, status, age)`` of a new subscription; their ids."""
+    async with pool.connection() as conn:
+        await conn.execute(
+            "INSERT INTO webhook_subscriptions (id, url, event_types, secret)"
+            " VALUES (%s, 'http://127.0.0.1/', '{}', 'whsec_AAAA')",
+            (subscription,),
+        )
+        ids = []
+        for stream, version, status, age in rows:
+            cursor = await conn.execute(
+                "INSERT INTO webhook_deliveries (subscription_id, event_key, stream_id,"
+                " event_type, body, occurred_at_ms, status, created_at, due_at)"
+                " VALUES (%s, %s, %s, 'Moved', '{}', 0, %s, now() - %s::interval,"
+                " now() - %s::interval) RETURNING id",
+                (subscription, f"{stream}:{version}:Moved", stream, status, age, age),
+            )
+            row = await cursor.fetchone()
+            assert row is not None
+            ids.append(row[0])
+            await conn.execute(
+                "INSERT INTO webhook_attempts (delivery_id, duration_ms) VALUES (%s, 1)",
+                (row[0],),
+            )
+    return ids
+
+
+async def test_deliveries_whose_tasks_redis_lost_are_re_driven_at_once_but_none_held(
+    pool: AsyncConnectionPool, settings: Settings, redis: redis_async.Redis
+) -> None:
+    """Redis lost its data (the marker is gone), did not answer, or a task could not be
+    enqueued: every delivery due and first in its stream is enqueued again, on the next look.
+    One a task holds (being attempted) is not, nor one parked behind another."""
+    run = uuid.uuid4().hex[:8]
+    head, parked, held = await add_deliveries(
+        pool,
+        [(f"match-{run}", 1, "pending", "1 s"), (f"match-{run}", 2, "pending", "1 s")]
+        + [(f"match-{run}-held", 1, "pending", "1 s")],
+        f"lost-{run}",
+    )
+    redriven: list[int] = []
+    dispatcher = Dispatcher(pool, lambda ids, backlog=False: redriven.extend(ids))
+    watch = QueueWatch(redis, settings)
+
+    async def looked() -> list[int]:
+        redriven.clear()
+        if await watch.lost():
+            await dispatcher.redrive(0.0)
+        return [i for i in redriven if i in (head, parked, held)]
+
+    try:
+        async with pool.connection() as task, task.transaction():
+            await task.execute(
+                "SELECT FROM webhook_deliveries WHERE id = %s FOR UPDATE", (held,)
+            )  # a task holds it: it is being attempted
+            assert await looked() == [head]  # no marker yet: this dispatcher cannot know
+            assert await looked() == []
+            await redis.delete(settings.stream(WEBHOOK_QUEUE_MARKER))  # FLUSHALL, for us
+            assert await looked() == [head]
+            assert await looked() == []
+            delivery.ENQUEUE_FAILED.set()
+            assert await looked() == [head]
+        assert await looked() == []
+    finally:
+        async with pool.connection() as conn:
+            await conn.execute("DELETE FROM webhook_subscriptions WHERE id = %s", (f"lost-{run}",))
+
+
+async def test_deliveries_past_their_retention_are_deleted_with_their_attempts(
+    pool: AsyncConnectionPool,
+) -> None:
+    """Delivered and failed ones after ``webhook_keep_delivered_s``, missed ones after
+    ``webhook_keep_missed_s``; pending ones and younger ones are kept, and 0 keeps for ever."""
+    run = uuid.uuid4().hex[:8]
+    stream = f"match-{run}"
+    ids = await add_deliveries(
+        pool,
+        [
+            (stream, 1, "delivered", "3 hours"),
+            (stream, 2, "failed", "3 hours"),
+            (stream, 3, "missed", "3 hours"),
+            (stream, 4, "pending", "3 hours"),
+            (stream, 5, "delivered", "1 hour"),
+            (stream, 6, "missed", "1 hour"),
+        ],
+        f"kept-{run}",
+    )
+    dispatcher = Dispatcher(pool, lambda ids, backlog=False: None)
+
+    async def kept() -> list[int]:
+        async with pool.connection() as conn:
+            cursor = await conn.execute(
+                "SELECT d.id FROM webhook_deliveries d WHERE d.id = ANY(%s)"
+                " AND EXISTS (SELECT FROM webhook_attempts a WHERE a.delivery_id = d.id)"
+                " ORDER BY d.id",
+                (ids,),
+            )
+            return [row[0] for row in await cursor.fetchall()]
+
+    never = Settings(webhook_keep_delivered_s=0, webhook_keep_missed_s=0)
+    two_hours = Settings(webhook_keep_delivered_s=7200, webhook_keep_missed_s=7200)
+    half_an_hour_missed = Settings(webhook_keep_delivered_s=0, webhook_keep_missed_s=1800)
+    try:
+        await dispatcher.prune(never)
+        assert await kept() == ids
+        await dispatcher.prune(two_hours)
+        assert await kept() == [ids[3], ids[4], ids[5]]
+        await dispatcher.prune(half_an_hour_missed)
+        assert await kept() == [ids[3], ids[4]]
+        async with pool.connection() as conn:
+            cursor = await conn.execute(
+                "SELECT count(*) FROM webhook_attempts WHERE delivery_id = ANY(%s)", (ids,)
+            )
+            assert await cursor.fetchone() == (2,)
+    finally:
+        async with pool.connection() as conn:
+            await conn.execute("DELETE FROM webhook_subscriptions WHERE id = %s", (f"kept-{run}",))
