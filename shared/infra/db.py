@@ -34,6 +34,9 @@ MAINTENANCE_DATABASE = "postgres"
 
 POOL_TIMEOUT_S = 5.0
 """How long a request waits for a connection before it is answered 503 (Postgres down)."""
+CONNECT_TIMEOUT_S = 5
+"""How long starting waits for a Postgres that takes connections but does not answer (paused)
+before it says so and tries again."""
 
 
 def new_pool(database_url: str, *, min_size: int = 2, max_size: int = 10) -> AsyncConnectionPool:
@@ -171,7 +174,9 @@ async def ensure_database(database_url: str) -> None:
     works when its database exists.
     """
     try:
-        conn = await psycopg.AsyncConnection.connect(database_url)
+        conn = await psycopg.AsyncConnection.connect(
+            database_url, connect_timeout=CONNECT_TIMEOUT_S
+        )
     except psycopg.OperationalError as exc:
         if "does not exist" not in str(exc):
             raise
@@ -182,7 +187,9 @@ async def ensure_database(database_url: str) -> None:
     if not name:
         raise ValueError(f"no database name in {database_url!r}")
     maintenance = make_conninfo(database_url, dbname=MAINTENANCE_DATABASE)
-    async with await psycopg.AsyncConnection.connect(maintenance, autocommit=True) as conn:
+    async with await psycopg.AsyncConnection.connect(
+        maintenance, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S
+    ) as conn:
         try:
             await conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
             log.info("created database %s", name)

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from shared.infra.settings import Settings
+from shared.infra.settings import REDIS_LONGEST_BLOCK_S, Settings
 
 
 def test_environment_overrides_defaults_with_types() -> None:
@@ -21,3 +21,14 @@ def test_prefixed_name_wins_and_bad_values_are_refused() -> None:
     assert both.redis_url == "redis://a"
     with pytest.raises(SystemExit, match="match_port"):
         Settings.from_env({"PLAYTABLE_MATCH_PORT": "eighty"})
+
+
+def test_redis_clients_get_their_timeouts_and_one_shorter_than_a_blocking_read_is_refused() -> None:
+    settings = Settings.from_env({"PLAYTABLE_REDIS_TIMEOUT_S": "7.5"})
+    assert settings.redis_options() == {
+        "socket_timeout": 7.5,
+        "socket_connect_timeout": 2.0,
+        "health_check_interval": 15.0,
+    }
+    with pytest.raises(SystemExit, match="PLAYTABLE_REDIS_TIMEOUT_S"):
+        Settings.from_env({"PLAYTABLE_REDIS_TIMEOUT_S": str(REDIS_LONGEST_BLOCK_S)})
