@@ -169,9 +169,17 @@ def publishes(database_url: str, since: float) -> tuple[float, int]:
     return (float(row[0]), int(row[1])) if row else (0.0, 0)
 
 
-def pending_commands(database_url: str) -> int:
+_UNSETTLED = """
+select (select count(*) from commands where done_at is null)
+     + (select count(*) from matches where status = 'running' and deadline is not null)
+"""
+
+
+def unsettled(database_url: str) -> int:
+    """Commands not done yet and clocks still running (each of the load's clocked matches
+    ends at its first timeout): once none is left, nothing writes unless asked."""
     with psycopg.connect(database_url, autocommit=True) as conn:
-        row = conn.execute("select count(*) from commands where done_at is null").fetchone()
+        row = conn.execute(_UNSETTLED).fetchone()
     return row[0] if row else 0
 
 
@@ -192,7 +200,8 @@ async def measure(
 ) -> BacklogReport:
     """The load, the fault (``fault``: its name and what injects it, blocking) after
     ``warmup_s``, the load again for ``after_s`` past its end, then the figures, once every
-    command is done (or ``settle_s`` passed)."""
+    command is done and every clock has run out (or ``settle_s`` passed): the services write
+    nothing more then, so a check of the stores afterwards races nothing."""
     session = new_session(app_key, connections=slots + 40)
     load = Load(session, Endpoints(lobby, matches), slots=slots, seed=11, think_s=think_s)
     stop = asyncio.Event()
@@ -225,7 +234,7 @@ async def measure(
         await asyncio.gather(*running, return_exceptions=True)
         await session.close()
     deadline = time.monotonic() + settle_s
-    while await asyncio.to_thread(pending_commands, database_url) and time.monotonic() < deadline:
+    while await asyncio.to_thread(unsettled, database_url) and time.monotonic() < deadline:
         await asyncio.sleep(0.5)
     seconds, doubled = await asyncio.to_thread(read_seconds, database_url, since, fault_end)
     logged = await asyncio.to_thread(integrity.check_log, database_url, load)
