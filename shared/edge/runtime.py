@@ -96,8 +96,8 @@ class Runtime:
         self.groups: list[tuple[str, str]] = []
         """The consumer groups this process belongs to: (stream name, group)."""
         self._opened: list[Callable[[], Awaitable[None]]] = []
-        """How to close what ``start`` opened, in order: a start that failed half way (Postgres
-        refusing connections) closes only that much."""
+        """How to close what ``start`` opened, in order: a start that failed half way closes
+        only that much."""
         self.metrics = Metrics(
             {
                 "pool": pool_probe(lambda: self.pool),
@@ -143,10 +143,9 @@ class Runtime:
     ) -> None:
         database_url = self.settings.database_url
         try:
-            opened = open_when_reachable(
+            if not await open_when_reachable(
                 self.pool, database_url, self.stop, "starting", unreachable
-            )
-            if not await opened:
+            ):
                 return  # stopped first
             self.spawn("api-key-cache", cache_keys(self.pool).listen(self.stop))
             self.spawn("outbox-relay", self.relay.run(self.stop))
