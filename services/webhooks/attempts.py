@@ -79,26 +79,17 @@ OUTCOMES = {"delivered": "delivered", "pending": "retry", "failed": "failed"}
 """A delivery's status after an attempt, as the metrics name the attempt's outcome."""
 
 
-CHAIN_TURN_S = 0.1
-"""How long a task goes on sending a chain: then it stops after the delivery under way, and
-the rest of that stream is woken as a task of its own, queued behind the others (a backlog is
-sent in turns with everything else, and holds no worker thread for long)."""
-
-
 async def send_chains(
     ctx: Context, chains: list[list[Delivery]], targets: dict[str, Target | TargetRefused]
 ) -> list[list[Attempt]]:
-    """Every chain at once; within a chain, the next only once the one before has ended, until
-    the chain's turn is over (``CHAIN_TURN_S``)."""
-    loop = asyncio.get_running_loop()
-    turn_ends = loop.time() + CHAIN_TURN_S
+    """Every chain at once; within a chain, the next only once the one before has ended."""
 
     async def send(chain: list[Delivery]) -> list[Attempt]:
         attempts = []
         for delivery in chain:
             attempt = await _attempt(ctx, delivery, targets[delivery.url])
             attempts.append(attempt)
-            if attempt.status == "pending" or loop.time() >= turn_ends:
+            if attempt.status == "pending":
                 break
         return attempts
 

@@ -24,7 +24,7 @@ celery_app.conf.update(
     task_acks_late=True,
     task_reject_on_worker_lost=True,
     task_ignore_result=True,
-    worker_prefetch_multiplier=2,  # few reserved: a fresh task waits behind few others
+    worker_prefetch_multiplier=1,  # none reserved beyond those running: a fresh task waits for one
     worker_hijack_root_logger=False,
     broker_connection_retry_on_startup=True,
     broker_connection_max_retries=None,  # Redis down for long: wait for it, never exit
@@ -35,13 +35,32 @@ BROKER_POLL_S = 5
 once, so this only sets what an idle worker costs."""
 
 
+BUSY_POLL_S = 0.02
+"""How often a worker that holds all the tasks it may looks whether it may take the next."""
+
+
+class _BrokerPoller(kombu_redis.MultiChannelPoller):
+    """Kombu's poller of the Redis transport, but a worker holding all the tasks it may looks
+    again every ``BUSY_POLL_S`` whether it may take the next, not every second: the next task
+    (a fresh delivery behind a busy worker) waited up to a second for nothing."""
+
+    def get(self, callback: Any, timeout: float | None = None) -> Any:
+        if self._paused_brpop:
+            timeout = BUSY_POLL_S if timeout is None else min(timeout, BUSY_POLL_S)
+        return super().get(callback, timeout)
+
+
 class BrokerTransport(kombu_redis.Transport):
     """Kombu's Redis transport, each wait for a task (BRPOP) lasting ``BROKER_POLL_S``. Not
     through its ``polling_interval`` option, which also made the worker sleep that long (at
-    most 2 s) each time it held all the tasks it may and looked for the next: a fresh delivery
-    behind a busy worker waited up to 2 s for nothing."""
+    most 2 s) each time it held all the tasks it may and looked for the next; and with
+    ``_BrokerPoller``."""
 
     brpop_timeout = BROKER_POLL_S
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.cycle = _BrokerPoller()
 
 
 celery_app.conf.update(broker_transport=f"{__name__}:{BrokerTransport.__name__}")

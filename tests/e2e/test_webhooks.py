@@ -713,8 +713,8 @@ def test_another_subscribers_fresh_delivery_goes_while_a_backlog_drains(
     """Enabling a subscription that missed 1,200 deliveries (120 streams) hands them over at
     once, 12 tasks; another subscriber's ping, sent right after, is attempted while most of
     that backlog still waits, not behind all of it: the backlog drains on a queue of its own,
-    which workers take from in turns with the fresh one, a worker reserves two tasks per
-    thread, and each task sends a stream for 0.1 s before handing the rest on."""
+    which workers take from in turns with the fresh one, and a worker reserves no task beyond
+    those it runs (4 here), so the ping waits for one of them at most."""
     backlog, other = hooks.subscribe("backlog"), hooks.subscribe("other")
     path = f"/webhooks/subscriptions/{backlog['id']}"
     assert hooks.api.patch(path, json={"enabled": False}).status_code == 200
