@@ -61,10 +61,11 @@ SWAP_LIMITS_S = (2, 6)
 both releases' clocks run, and after."""
 PHASE_S = 2.0 * SCALE
 """The load's time on the old code, and on the old code over the new schema."""
-SLOW_RECEIVER_S = 0.1
+SLOW_RECEIVER_S = 0.25
 """How long the webhook receiver takes to answer while the webhooks process is replaced: the
-deliveries queue up (four worker threads answer 40 a second, fewer than the load's events), so
-the old process stops with deliveries it enqueued still waiting for the new one."""
+deliveries queue up (both processes' eight worker threads answer 32 a second, fewer than the
+load's events), so the old process stops with deliveries it enqueued still waiting for the new
+one."""
 WAIT_S = 30.0
 """How long (times ``checks.busy_factor()``) a process may take to be ready or to stop, the
 load to move on every match after the rollout, and the webhooks to arrive."""
