@@ -11,6 +11,8 @@ from typing import Any, TypeVar
 
 import aiohttp
 from celery import Celery
+from celery.app.amqp import AMQP
+from kombu import Connection
 from kombu.transport import redis as kombu_redis
 from psycopg_pool import ConnectionPool
 
@@ -19,7 +21,27 @@ from shared.infra.secretbox import Keyring
 from shared.infra.settings import Settings
 from shared.infra.streams import WEBHOOK_BACKLOG_QUEUE, WEBHOOK_DELIVERIES_QUEUE
 
-celery_app = Celery("playtable.webhooks")
+RECONNECT_S = 0.5
+"""How often a worker that lost Redis tries it again (kombu's default waits 2 s, then 4, 6 and
+on up to 30: a worker reconnected 6 s after Redis was back, its deliveries waiting)."""
+
+
+class BrokerConnection(Connection):
+    """A broker connection that, lost, is tried again every ``RECONNECT_S``."""
+
+    def ensure_connection(self, *args: Any, **kwargs: Any) -> Connection:
+        kwargs.setdefault("interval_start", 0)
+        kwargs.setdefault("interval_step", RECONNECT_S)
+        kwargs.setdefault("interval_max", RECONNECT_S)
+        return super().ensure_connection(*args, **kwargs)
+
+
+class BrokerAMQP(AMQP):
+    Connection = BrokerConnection
+    BrokerConnection = BrokerConnection
+
+
+celery_app = Celery("playtable.webhooks", amqp=f"{__name__}:{BrokerAMQP.__name__}")
 celery_app.conf.update(
     task_acks_late=True,
     task_reject_on_worker_lost=True,
