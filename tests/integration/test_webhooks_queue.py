@@ -14,6 +14,7 @@ import redis.asyncio as redis_async
 from psycopg_pool import AsyncConnectionPool
 
 from services.webhooks import delivery
+from services.webhooks import dispatcher as dispatcher_module
 from services.webhooks.celery_app import celery_app, configure
 from services.webhooks.dispatcher import Dispatcher, QueueWatch
 from shared.infra.settings import Settings
@@ -139,10 +140,12 @@ async def test_deliveries_whose_tasks_redis_lost_are_re_driven_at_once_but_none_
 
 
 async def test_deliveries_past_their_retention_are_deleted_with_their_attempts(
-    pool: AsyncConnectionPool,
+    pool: AsyncConnectionPool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Delivered and failed ones after ``webhook_keep_delivered_s``, missed ones after
-    ``webhook_keep_missed_s``; pending ones and younger ones are kept, and 0 keeps for ever."""
+    ``webhook_keep_missed_s``; pending ones and younger ones are kept, and 0 keeps for ever.
+    A batch at a time (two here): a full one says more may be left."""
+    monkeypatch.setattr(dispatcher_module, "PRUNE_BATCH", 2)
     run = uuid.uuid4().hex[:8]
     stream = f"match-{run}"
     ids = await add_deliveries(
@@ -154,6 +157,7 @@ async def test_deliveries_past_their_retention_are_deleted_with_their_attempts(
             (stream, 4, "pending", "3 hours"),
             (stream, 5, "delivered", "1 hour"),
             (stream, 6, "missed", "1 hour"),
+            (stream, 7, "delivered", "4 hours"),
         ],
         f"kept-{run}",
     )
@@ -173,9 +177,10 @@ async def test_deliveries_past_their_retention_are_deleted_with_their_attempts(
     two_hours = Settings(webhook_keep_delivered_s=7200, webhook_keep_missed_s=7200)
     half_an_hour_missed = Settings(webhook_keep_delivered_s=0, webhook_keep_missed_s=1800)
     try:
-        await dispatcher.prune(never)
+        assert await dispatcher.prune(never) is False
         assert await kept() == ids
-        await dispatcher.prune(two_hours)
+        assert await dispatcher.prune(two_hours) is True  # the two old delivered ones
+        assert await dispatcher.prune(two_hours) is False
         assert await kept() == [ids[3], ids[4], ids[5]]
         await dispatcher.prune(half_an_hour_missed)
         assert await kept() == [ids[3], ids[4]]
