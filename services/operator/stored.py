@@ -11,7 +11,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import msgspec
-from psycopg import AsyncConnection
+from psycopg import AsyncConnection, IsolationLevel
 
 from services.match.snapshot import match_stream
 from shared.domain import commitments
@@ -84,10 +84,17 @@ class Archive:
 
 @asynccontextmanager
 async def open_archive(settings: Settings) -> AsyncIterator[Archive]:
+    """Every read in one snapshot (a read-only repeatable-read transaction): a match that
+    moves while it is read shows its rows and its events as of one moment, so checking a live
+    database reports no difference that is only the move in between."""
     pool = await open_pool(settings.database_url, min_size=1, max_size=1)
     try:
         async with pool.connection() as conn:
-            yield Archive(conn, EventStore(pool))
+            await conn.set_autocommit(False)
+            await conn.set_isolation_level(IsolationLevel.REPEATABLE_READ)
+            await conn.set_read_only(True)
+            async with conn.transaction():
+                yield Archive(conn, EventStore(pool))
     finally:
         await pool.close()
 

@@ -10,6 +10,7 @@ import pytest
 import pytest_asyncio
 from psycopg_pool import AsyncConnectionPool
 
+from services.operator.stored import open_archive
 from services.operator.verify import verify
 from services.rules.engine import RulesEngine
 from services.rules.games import load_games
@@ -231,3 +232,29 @@ async def test_one_corrupt_row_stops_nothing_but_its_match(
     assert reasons[unknown_game] == "unknown game 'chess'"
     assert reasons[bad_row].startswith("its matches row cannot be read: ")
     assert lines[-1] == "verified 10 matches: 3 consistent, 7 with differences"
+
+
+async def test_a_match_that_moves_while_it_is_read_is_read_as_of_one_moment(
+    own_database: str, own_pool: AsyncConnectionPool
+) -> None:
+    """Verify on a live database: a move committed between reading a match's row and reading
+    its events is seen by neither, so the match reads as consistent, not as a version ahead."""
+    played = played_hanabi(seed=8)
+    count = len(played.events)
+    match_id = await store(own_pool, played)
+    async with open_archive(Settings(database_url=own_database)) as archive:
+        (match,) = await archive.every_match()
+        moved = played.events[-1]
+        meta = metadata(correlation_id="moved-meanwhile")
+        async with own_pool.connection() as conn, conn.transaction():
+            await EventStore(own_pool).append(
+                f"match-{match_id}",
+                count,
+                [NewEvent(moved.type, bytes(moved.data), meta)],
+                conn=conn,
+            )
+            await conn.execute(
+                "update matches set version = version + 1 where match_id = %s", (match_id,)
+            )
+        events = await archive.events(match_id)
+    assert match.version == len(events) == count
