@@ -3,9 +3,10 @@ attempts, then retry with exponential backoff, stop, or disable the subscription
 
 A task carries up to ``DELIVERY_BATCH`` deliveries. Its thread locks their rows, hands their
 POSTs to the worker process's event loop, which sends them concurrently over reused connections
-(``Sender``), and records every attempt in one statement. Tasks are acknowledged late and
-rejected when their worker dies, so a killed worker's task goes to another worker once the
-broker's visibility timeout passes. A row is locked while its attempt runs and a task whose row is
+(``Sender``), and records every attempt in one statement. A row is locked while its attempt
+runs (a killed worker's locks end with its Postgres connection, and the dispatcher's look
+enqueues its deliveries again within seconds; its task message, acknowledged late, comes back
+once the broker's visibility timeout passes and finds nothing left to do) and a task whose row is
 no longer pending (or gone with its deleted subscription, or not due yet: a stale retry) does
 nothing with it, so a task that arrives twice sends at most once at a time and never after
 success or deletion.
@@ -59,6 +60,10 @@ deliveries back."""
 FRESH = f"created_at > now() - make_interval(secs => {FRESH_S})"
 """Whether a delivery row is fresh, in SQL: statements that wake deliveries answer it with each
 ``(id, subscription, stream)`` (``hand_over``)."""
+ENQUEUED_AT = "playtable_enqueued_at"
+"""A task message's header: when it was enqueued (Unix seconds), which tells the dispatcher how
+long the oldest task of a queue has waited (``dispatcher.QueueAge``). Workers of any release
+ignore a header they do not know."""
 NOT_DUE_SLACK_S = 1.0
 """A task may run this much before its delivery's ``due_at`` (the broker's and Postgres's clocks
 may differ); later than that it is a stale retry, superseded by a newer schedule."""
@@ -97,7 +102,7 @@ the row lock. A look in the locking statement itself used that statement's snaps
 before it held the row: the one before could end, and its wake-up lock, wake and enqueue the
 row, in between; the wake-up's task then found the row held and skipped it, while the look,
 as of its older snapshot, saw the one before still pending and parked it: nobody sent it until
-the redrive sweep."""
+the redrive sweep (five minutes then)."""
 
 _RECORD = """
 WITH outcome AS (
@@ -187,8 +192,9 @@ RETURNING id, subscription_id, stream_id, {FRESH}
 Run after that end is committed: a next delivery that parked in a transaction overlapping that
 commit still holds its row, so this waits for it and then wakes it; one that looks later sees
 the end and goes without waiting (and this wakes it once more, which does nothing). They are due
-from now on: if their task is lost, the redrive sweep sends them again. Rows are locked in id
-order, as every statement that waits for delivery rows does, so two of these never deadlock."""
+from now on: if their task is lost, the dispatcher's look for lost tasks sends them again. Rows
+are locked in id order, as every statement that waits for delivery rows does, so two of these
+never deadlock."""
 
 _WAKE_WAITING = f"""
 UPDATE webhook_deliveries SET due_at = now()
@@ -227,7 +233,9 @@ def enqueue(
     try:
         for start in range(0, len(ids), size):
             batch = ids[start : start + size]
-            deliver.apply_async((batch,), countdown=countdown_s, queue=queue)
+            deliver.apply_async(
+                (batch,), countdown=countdown_s, queue=queue, headers={ENQUEUED_AT: time.time()}
+            )
     except Exception:
         ENQUEUE_FAILED.set()
         raise

@@ -12,9 +12,11 @@ table's filter must know): the others are acknowledged with their read and cost 
 longer before the next.
 Deliveries whose tasks Redis lost (a ``FLUSHALL``, a restart without persistence, a task that
 could not be enqueued while it was down) are enqueued again as soon as Redis answers
-(``QueueWatch``); any other delivery committed but never enqueued (a crash in between) by a
-periodic sweep once overdue. Delivered, failed and missed deliveries are deleted once older
-than their retention (``prune``).
+(``QueueWatch``); any other whose task is lost (a worker killed mid-task, an enqueue that failed
+in the webhooks API, a crash between commit and enqueue) once it is overdue by
+``webhook_redrive_after_s`` more than the oldest task queued has waited (``QueueAge``): its
+task, if it had one, has left the queue, and no task holds its row. Delivered, failed and
+missed deliveries are deleted once older than their retention (``prune``).
 
 Deliveries are sent in the order they were created, so they must be created in each stream's
 order: of several dispatchers (one per ``playtable webhooks`` process) only the leader reads the
@@ -28,7 +30,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
@@ -37,7 +41,14 @@ import msgspec
 import psycopg
 from psycopg_pool import AsyncConnectionPool
 
-from services.webhooks.delivery import ENQUEUE_FAILED, FRESH, hand_over, in_stream_order
+from services.webhooks.celery_app import queues
+from services.webhooks.delivery import (
+    ENQUEUE_FAILED,
+    ENQUEUED_AT,
+    FRESH,
+    hand_over,
+    in_stream_order,
+)
 from shared.domain.messages import EventEnvelope
 from shared.edge.contract import Timestamp
 from shared.infra import tracing
@@ -65,7 +76,8 @@ look at Postgres and one acknowledgement (an event some subscription wants may w
 more). Fed 232 such events a second, a ``playtable webhooks`` process spent 10.5 ms of CPU a
 second at 0.25 s, 6 at 0.5 and 5 at 1 (1 idle)."""
 QUEUE_WATCH_S = 1.0
-"""How often a dispatcher looks whether Redis lost delivery tasks (one SET NX)."""
+"""How often a dispatcher looks whether Redis lost delivery tasks (one SET NX) and for overdue
+deliveries whose task is lost (two LINDEX and one statement)."""
 READ_BATCH = 1000
 """Entries per read: half a second's worth of a busy deployment's events."""
 SOURCE_STREAMS = (LOBBY_EVENTS_STREAM, MATCH_EVENTS_STREAM)
@@ -188,20 +200,40 @@ per subscription). Locking the subscriptions skips one deleted meanwhile, where 
 would break the foreign key."""
 
 _REDRIVE = f"""
+WITH RECURSIVE firsts AS (
+    (SELECT subscription_id, stream_id, id, due_at FROM webhook_deliveries
+     WHERE status = 'pending' AND EXISTS (
+         SELECT FROM webhook_deliveries o
+         WHERE o.status = 'pending' AND o.due_at < now() - make_interval(secs => %(overdue_s)s))
+     ORDER BY subscription_id, stream_id, id LIMIT 1)
+    UNION ALL
+    SELECT n.* FROM firsts f CROSS JOIN LATERAL (
+        SELECT x.subscription_id, x.stream_id, x.id, x.due_at FROM webhook_deliveries x
+        WHERE x.status = 'pending'
+          AND (x.subscription_id, x.stream_id) > (f.subscription_id, f.stream_id)
+        ORDER BY x.subscription_id, x.stream_id, x.id LIMIT 1) n
+)
 UPDATE webhook_deliveries SET due_at = now()
 WHERE id IN (
-    SELECT d.id FROM webhook_deliveries d
-    WHERE d.status = 'pending' AND d.due_at < now() - make_interval(secs => %s)
-      AND NOT EXISTS (SELECT FROM webhook_deliveries e
-                      WHERE e.subscription_id = d.subscription_id AND e.stream_id = d.stream_id
-                        AND e.status = 'pending' AND e.id < d.id)
+    SELECT d.id FROM firsts f JOIN webhook_deliveries d ON d.id = f.id
+    WHERE f.due_at < now() - make_interval(secs => %(overdue_s)s)
+      AND d.status = 'pending' AND d.due_at < now() - make_interval(secs => %(overdue_s)s)
     ORDER BY d.id
-    FOR UPDATE SKIP LOCKED)
+    FOR UPDATE OF d SKIP LOCKED)
 RETURNING id, subscription_id, stream_id, {FRESH}
 """
 """Overdue deliveries that are first in their stream: those waiting behind an earlier pending
 one have no task on purpose (the earlier one wakes them when it ends). One being attempted
-right now is skipped (it has its task)."""
+right now is skipped (it has its task); those enqueued are due from now, so enqueued again
+only once overdue again.
+
+Run every second, so it reads the pending rows alone, through their partial indexes: whether
+any is overdue (``webhook_deliveries_due``), and if so each stream's first, one index descent
+per stream (``webhook_deliveries_order``, skipped from stream to stream), not every overdue
+row: a stream parked behind a failing receiver's retry holds thousands whose due_at is their
+creation. With 2,000,000 delivered rows, 0.07 ms when none is overdue, 1.7 ms with 20,000
+parked behind 100 retries; looking at each overdue row for an earlier one took 157-1,340 ms
+there."""
 
 
 _PROBE = f"""
@@ -394,7 +426,7 @@ class Dispatcher:
         and held by no task: their task is lost (or queued still: a second one sends nothing
         twice, see ``QueueWatch``)."""
         async with self._pool.connection() as conn:
-            cursor = await conn.execute(_REDRIVE, (overdue_s,))
+            cursor = await conn.execute(_REDRIVE, {"overdue_s": overdue_s})
             overdue = await cursor.fetchall()
         if overdue:
             log.warning("re-enqueueing %d webhook deliveries whose task is lost", len(overdue))
@@ -449,6 +481,36 @@ class QueueWatch:
         self._unanswered = False
         ENQUEUE_FAILED.clear()
         return lost
+
+
+class QueueAge:
+    """How long the oldest task waiting on either delivery queue has waited, from the header
+    every task message carries (``ENQUEUED_AT``). A delivery due longer ago than that (and a few
+    seconds more, for the enqueue after the commit) has left the queue if it was ever enqueued:
+    pending, first in its stream and held by no task, its task is lost. A long queue thus costs
+    no duplicate tasks, only a later look."""
+
+    def __init__(self, redis: Any, settings: Settings) -> None:
+        self._redis = redis
+        self._keys = [f"{settings.stream_prefix}:celery:{queue}" for queue in queues(settings)]
+
+    async def seconds(self) -> float | None:
+        """The oldest task's wait (0: none queued); None when unknown (Redis does not answer,
+        or a message of a release without the header is first in line)."""
+        waited = 0.0
+        for key in self._keys:
+            try:
+                oldest = await self._redis.lindex(key, -1)  # kombu pushes left, pops right
+            except BACKING_SERVICE_OUTAGES:
+                return None
+            if oldest is None:
+                continue
+            try:
+                enqueued_at = float(json.loads(oldest)["headers"][ENQUEUED_AT])
+            except (ValueError, KeyError, TypeError):
+                return None
+            waited = max(waited, time.time() - enqueued_at)
+        return waited
 
 
 async def _lead(
@@ -522,26 +584,31 @@ async def _watch_lead(
 
 
 async def _sweep(
-    settings: Settings, dispatcher: Dispatcher, watch: QueueWatch, stop: asyncio.Event
+    settings: Settings,
+    dispatcher: Dispatcher,
+    watch: QueueWatch,
+    queue_age: QueueAge,
+    stop: asyncio.Event,
 ) -> None:
-    """Every second, re-drive at once if Redis may have lost tasks; now and then, re-drive what
-    is long overdue, probe failing receivers and prune old deliveries."""
-    every_s = min(settings.webhook_redrive_after_s / 4, settings.webhook_probe_every_s)
+    """Every second, re-drive every due delivery if Redis may have lost tasks, else those
+    overdue beyond the queue's age; now and then, probe failing receivers and prune old
+    deliveries."""
     loop = asyncio.get_running_loop()
-    swept, prune_at = float("-inf"), loop.time()
+    probed, prune_at = float("-inf"), loop.time()
     while not stop.is_set():
         try:
             if await watch.lost():
                 await dispatcher.redrive(0.0)
-            if loop.time() - swept >= every_s:
-                swept = loop.time()
-                await dispatcher.redrive(settings.webhook_redrive_after_s)
+            elif (waited := await queue_age.seconds()) is not None:
+                await dispatcher.redrive(settings.webhook_redrive_after_s + waited)
+            if loop.time() - probed >= settings.webhook_probe_every_s:
+                probed = loop.time()
                 await dispatcher.probe(settings.webhook_probe_every_s)
             if loop.time() >= prune_at:
                 more = await dispatcher.prune(settings)
                 prune_at = loop.time() + (QUEUE_WATCH_S if more else PRUNE_EVERY_S)
         except Exception:
-            log.exception("webhook redrive sweep failed; trying again later")
+            log.exception("webhook redrive look failed; trying again later")
         await _pause(stop, QUEUE_WATCH_S)
 
 
@@ -611,7 +678,15 @@ async def dispatch(
         ]
         jobs = [
             asyncio.create_task(_lead(settings, bus, dispatcher, consumers, stop)),
-            asyncio.create_task(_sweep(settings, dispatcher, QueueWatch(redis, settings), stop)),
+            asyncio.create_task(
+                _sweep(
+                    settings,
+                    dispatcher,
+                    QueueWatch(redis, settings),
+                    QueueAge(redis, settings),
+                    stop,
+                )
+            ),
         ]
         await asyncio.gather(*jobs, return_exceptions=True)
     finally:

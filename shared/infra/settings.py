@@ -110,9 +110,11 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     missed."""
     webhook_visibility_timeout_s: int = 3600
     """A task a dead worker held is given to another worker after this long."""
-    webhook_redrive_after_s: float = 300.0
-    """A pending delivery overdue this long (its task lost in a crash) is enqueued again; one
-    whose task Redis lost, as soon as Redis answers."""
+    webhook_redrive_after_s: float = 5.0
+    """A pending delivery first in its stream, held by no task and due this long, plus as long
+    as the oldest task queued has waited, is enqueued again (its task was lost: a worker killed
+    mid-task, an enqueue that failed, a crash between commit and enqueue); one whose task Redis
+    lost, as soon as Redis answers. It was 300 s, a sweep's."""
     webhook_keep_delivered_s: float = 2_592_000.0
     """Delivered and failed deliveries, with their attempts, are deleted this long after they
     were created (30 days); 0: kept for ever."""

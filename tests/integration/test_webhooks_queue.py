@@ -1,11 +1,13 @@
 """Webhook delivery tasks on a real Redis and Postgres: the task message every release sends and
-reads, deliveries whose tasks Redis lost re-driven at once (and never one a task holds), and
-deliveries deleted once past their retention."""
+reads, deliveries whose tasks Redis lost re-driven at once, those whose task was lost otherwise
+once overdue beyond the queue's age (and never one a task holds), and deliveries deleted once
+past their retention."""
 
 from __future__ import annotations
 
 import base64
 import json
+import time
 import uuid
 from collections.abc import Iterator
 
@@ -16,11 +18,13 @@ from psycopg_pool import AsyncConnectionPool
 from services.webhooks import delivery
 from services.webhooks import dispatcher as dispatcher_module
 from services.webhooks.celery_app import celery_app, configure
-from services.webhooks.dispatcher import Dispatcher, QueueWatch
+from services.webhooks.dispatcher import Dispatcher, QueueAge, QueueWatch
 from shared.infra.settings import Settings
 from shared.infra.streams import WEBHOOK_QUEUE_MARKER
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio]
+
+DAY_S = 86_400
 
 
 @pytest.fixture
@@ -57,6 +61,7 @@ async def test_the_task_message_is_the_one_every_release_sends_and_reads(
     for queue, ids in ((fresh, [3, 1, 2]), (backlog, [4])):
         (message,) = queued[queue]
         assert message["headers"]["task"] == "webhooks.deliver"
+        assert message["headers"][delivery.ENQUEUED_AT] > 0  # a header older workers ignore
         args, kwargs, _ = json.loads(base64.b64decode(message["body"]))
         assert (args, kwargs) == ([ids], {})
 
@@ -139,25 +144,88 @@ async def test_deliveries_whose_tasks_redis_lost_are_re_driven_at_once_but_none_
             await conn.execute("DELETE FROM webhook_subscriptions WHERE id = %s", (f"lost-{run}",))
 
 
+async def test_a_delivery_whose_task_is_lost_goes_once_overdue_beyond_the_queues_age(
+    pool: AsyncConnectionPool, settings: Settings, redis: redis_async.Redis, key_prefix: str
+) -> None:
+    """Committed, then its task lost (a crash before the enqueue, an enqueue that failed in the
+    webhooks API, a worker killed mid-task): once due ``webhook_redrive_after_s`` (5 s here)
+    longer than the oldest task queued has waited, the next look enqueues it again, once. While
+    a task older than it waits (a long queue), or one without the time it was enqueued (the
+    previous release's), its own may be queued still: none is added."""
+    run = uuid.uuid4().hex[:8]
+    head, parked, held = await add_deliveries(
+        pool,
+        [(f"match-{run}", 1, "pending", "10 s"), (f"match-{run}", 2, "pending", "10 s")]
+        + [(f"match-{run}-held", 1, "pending", "10 s")],
+        f"overdue-{run}",
+    )
+    redriven: list[int] = []
+    dispatcher = Dispatcher(pool, lambda ids, backlog=False: redriven.extend(ids))
+    queue_age = QueueAge(redis, settings)
+    backlog = f"{key_prefix}celery:{settings.stream('webhooks:backlog')}"
+
+    async def looked() -> list[int] | None:
+        redriven.clear()
+        waited = await queue_age.seconds()
+        if waited is None:
+            return None
+        await dispatcher.redrive(5.0 + waited)
+        return [i for i in redriven if i in (head, parked, held)]
+
+    async def oldest_queued(enqueued_at: float | None) -> None:
+        """Another delivery's task, enqueued then (None: when, its message does not say), is
+        the oldest in the queue."""
+        headers = {} if enqueued_at is None else {delivery.ENQUEUED_AT: enqueued_at}
+        await redis.delete(backlog)
+        await redis.lpush(backlog, json.dumps({"headers": {"task": "webhooks.deliver", **headers}}))
+
+    try:
+        async with pool.connection() as task, task.transaction():
+            await task.execute(
+                "SELECT FROM webhook_deliveries WHERE id = %s FOR UPDATE", (held,)
+            )  # a task holds it: it is being attempted
+            await oldest_queued(time.time() - 20)  # waiting for 20 s: the head's may be behind
+            assert await looked() == []
+            await oldest_queued(None)  # enqueued by the previous release: when, unknown
+            assert await looked() is None
+            await oldest_queued(time.time() - 2)  # 2 s: the head's, due 10 s ago, has left
+            assert await looked() == [head]
+            assert await looked() == []  # enqueued again: due from now
+        await redis.delete(backlog)
+        async with pool.connection() as conn:
+            await conn.execute(
+                "UPDATE webhook_deliveries SET due_at = now() - interval '10 s' WHERE id = ANY(%s)",
+                ([head, held],),
+            )
+        assert await looked() == [head, held]  # no task holds it now, none is queued
+    finally:
+        async with pool.connection() as conn:
+            await conn.execute(
+                "DELETE FROM webhook_subscriptions WHERE id = %s", (f"overdue-{run}",)
+            )
+
+
 async def test_deliveries_past_their_retention_are_deleted_with_their_attempts(
     pool: AsyncConnectionPool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Delivered and failed ones after ``webhook_keep_delivered_s``, missed ones after
     ``webhook_keep_missed_s``; pending ones and younger ones are kept, and 0 keeps for ever.
-    A batch at a time (two here): a full one says more may be left."""
+    A batch at a time (two here): a full one says more may be left. Ages in hundreds of days:
+    prune deletes every app's rows, and other tests' (a day old at most) must not fill its
+    batches."""
     monkeypatch.setattr(dispatcher_module, "PRUNE_BATCH", 2)
     run = uuid.uuid4().hex[:8]
     stream = f"match-{run}"
     ids = await add_deliveries(
         pool,
         [
-            (stream, 1, "delivered", "3 hours"),
-            (stream, 2, "failed", "3 hours"),
-            (stream, 3, "missed", "3 hours"),
-            (stream, 4, "pending", "3 hours"),
-            (stream, 5, "delivered", "1 hour"),
-            (stream, 6, "missed", "1 hour"),
-            (stream, 7, "delivered", "4 hours"),
+            (stream, 1, "delivered", "300 days"),
+            (stream, 2, "failed", "300 days"),
+            (stream, 3, "missed", "300 days"),
+            (stream, 4, "pending", "300 days"),
+            (stream, 5, "delivered", "100 days"),
+            (stream, 6, "missed", "100 days"),
+            (stream, 7, "delivered", "400 days"),
         ],
         f"kept-{run}",
     )
@@ -174,15 +242,17 @@ async def test_deliveries_past_their_retention_are_deleted_with_their_attempts(
             return [row[0] for row in await cursor.fetchall()]
 
     never = Settings(webhook_keep_delivered_s=0, webhook_keep_missed_s=0)
-    two_hours = Settings(webhook_keep_delivered_s=7200, webhook_keep_missed_s=7200)
-    half_an_hour_missed = Settings(webhook_keep_delivered_s=0, webhook_keep_missed_s=1800)
+    two_hundred_days = Settings(
+        webhook_keep_delivered_s=200 * DAY_S, webhook_keep_missed_s=200 * DAY_S
+    )
+    fifty_days_missed = Settings(webhook_keep_delivered_s=0, webhook_keep_missed_s=50 * DAY_S)
     try:
         assert await dispatcher.prune(never) is False
         assert await kept() == ids
-        assert await dispatcher.prune(two_hours) is True  # the two old delivered ones
-        assert await dispatcher.prune(two_hours) is False
+        assert await dispatcher.prune(two_hundred_days) is True  # the two old delivered ones
+        assert await dispatcher.prune(two_hundred_days) is False
         assert await kept() == [ids[3], ids[4], ids[5]]
-        await dispatcher.prune(half_an_hour_missed)
+        await dispatcher.prune(fifty_days_missed)
         assert await kept() == [ids[3], ids[4]]
         async with pool.connection() as conn:
             cursor = await conn.execute(
