@@ -461,22 +461,25 @@ def test_bots_hearing_a_story_let_the_teller_tell_it(stack: Stack, bots: Bots) -
     """With the stopwatch every seat may report silence while a story runs, but the game waits
     on the teller alone: no other bot seat is asked (none waited), no story is interrupted,
     each story called is told, and the match ends by itself, one move sent per bot move in the
-    log."""
-    before = bots.outcomes("bots")  # before the table: its bots start playing at once
-    created = stack.lobby.post(
-        "/tables",
-        json={
-            "game": NEWS,
-            "seats": 3,
-            "options": {"stopwatch": True},
-            "bots": [{"bot": f"{NEWS}-heuristic", "seat": seat} for seat in range(3)],
-        },
-    )
-    assert created.status_code == 201, created.text
-    match_id = created.json()["match_id"]
-
-    wait_finished(stack, match_id)
-    types = [item["type"] for item in logged(stack, match_id)]
+    log. About one match in 300 has no story called at all (the deal and the bots' draws are
+    random): then another is played, up to three."""
+    for _ in range(3):
+        before = bots.outcomes("bots")  # before the table: its bots start playing at once
+        created = stack.lobby.post(
+            "/tables",
+            json={
+                "game": NEWS,
+                "seats": 3,
+                "options": {"stopwatch": True},
+                "bots": [{"bot": f"{NEWS}-heuristic", "seat": seat} for seat in range(3)],
+            },
+        )
+        assert created.status_code == 201, created.text
+        match_id = created.json()["match_id"]
+        wait_finished(stack, match_id)
+        types = [item["type"] for item in logged(stack, match_id)]
+        if "BreakingNewsCalled" in types:
+            break
     assert types.count("BreakingNewsCalled") > 0  # a story ran: every seat could interrupt it
     assert "StoryInterrupted" not in types
     told = [
