@@ -121,7 +121,16 @@ def request_fingerprint(*parts: bytes | str) -> str:
 
 
 async def recall(conn: AsyncConnection, keyring: Keyring, request: Idempotent) -> Recorded | None:
-    """The stored answer for this key, if any; a different request under the same key is a 422."""
+    """The stored answer for this key, if any; a different request under the same key is a 422.
+
+    Called first in the transaction that does the request's work, it holds the key until that
+    transaction ends: a retry sent while the first is still in flight (its client gave up
+    waiting) waits for it, then reads its answer, rather than doing the work again (a second
+    table) or being refused by the first's change (409 table-started)."""
+    await conn.execute(
+        "select pg_advisory_xact_lock(hashtextextended(%s, 0))",
+        (f"idempotency {request.scope} {request.key}",),
+    )
     cursor = await conn.execute(
         "select request_hash, status, body from idempotency where scope = %s and key = %s",
         (request.scope, request.key),

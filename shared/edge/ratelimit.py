@@ -34,7 +34,9 @@ processes took since), exact for a client of one process near the edge.
 
 Redis is a guard here, not the truth: when it does not answer, requests pass (one warning per
 outage) and the limiter leaves Redis alone for a moment, so an outage costs a request at most
-its own short timeouts, and mostly nothing.
+its own short timeouts, and mostly nothing. While it is out, the limiter pings Redis itself
+every ``PAUSE_AFTER_ERROR_S``, so the outage's end is logged once however few requests come
+after it; an error while the process stops is not an outage.
 """
 
 from __future__ import annotations
@@ -84,7 +86,8 @@ REDIS_CONNECTIONS = 32
 """The limiter's connections to Redis: requests beyond wait for one (up to ``REDIS_TIMEOUT_S``)
 rather than opening more (a burst of thousands of feeds once ran out of redis-py's 100)."""
 PAUSE_AFTER_ERROR_S = 1.0
-"""After a Redis error, requests pass unchecked this long before Redis is tried again."""
+"""After a Redis error, requests pass unchecked this long before Redis is tried again; the
+limiter's own ping tries it this often until it answers."""
 FEED_LEASE_S = 30.0
 """A live feed's slot lapses this long after it was last renewed (its process died)."""
 FEED_RETRY_AFTER_S = 5
@@ -119,6 +122,8 @@ class RateLimiter:
         self._redis: redis_async.Redis | None = None
         self._outage = OutageLog(log, "rate limiter")
         self._paused_until = 0.0
+        self._probing: asyncio.Task[None] | None = None
+        """Pinging Redis until it answers again, while it is out."""
         self._refusals: dict[tuple[str, ...], Refusal] = {}
         self._allowances: dict[tuple[str, ...], Allowance] = {}
         """The tokens this process holds, by the buckets they came from."""
@@ -177,8 +182,11 @@ class RateLimiter:
         after that, and not waited for: a task cancelled inside a redis-py read closes that
         connection, which waited unbounded on a server that did not answer (redis-py 8.1; the
         connect timeout bounds it now)."""
+        self._stopping.set()  # from now on an error is the stop's, not an outage
+        if self._probing is not None:
+            self._probing.cancel()
+            self._probing = None
         if self._renewing is not None:
-            self._stopping.set()
             _ended, stuck = await asyncio.wait({self._renewing}, timeout=2 * REDIS_TIMEOUT_S)
             for task in stuck:
                 task.cancel()
@@ -376,8 +384,32 @@ class RateLimiter:
         return answers
 
     def _failed(self, error: BaseException) -> None:
+        if self._stopping.is_set():
+            log.debug("rate limiter: redis call ended by the stop: %s", error)
+            return
         self._outage.failed(error)
         self._paused_until = time.monotonic() + PAUSE_AFTER_ERROR_S
+        if self._probing is None:
+            self._probing = asyncio.create_task(self._probe())
+
+    async def _probe(self) -> None:
+        """Ping Redis every ``PAUSE_AFTER_ERROR_S`` until it answers, then log the outage's
+        end and let requests ask it at once: without requests (the outage ended as the
+        traffic did) nothing else would."""
+        try:
+            while self._redis is not None:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._stopping.wait(), PAUSE_AFTER_ERROR_S)
+                    return
+                try:
+                    await self._redis.ping()
+                except TRANSIENT_ERRORS:
+                    continue
+                self._outage.succeeded()
+                self._paused_until = 0.0
+                return
+        finally:
+            self._probing = None
 
     def _keys(self, kind: str, scope: Scope) -> tuple[str, ...]:
         """The request's buckets (or feed sets) of ``kind``: its address's, its app key's."""

@@ -20,17 +20,20 @@ import redis.asyncio as redis_async
 from litestar import Litestar
 from psycopg_pool import AsyncConnectionPool
 
+from services.lobby import lobby as lobby_module
 from services.lobby.app import create_app
 from services.operator.keys import fresh_key
 from services.rules.worker import serve as serve_rules
 from shared.domain.hosting import BOTS, Hosting
 from shared.domain.messages import CreateMatch, decode_command
 from shared.edge.apps import API_KEY_HEADER
+from shared.edge.idempotency import remember
 from shared.edge.tokens import hash_token
 from shared.infra.db import open_pool
 from shared.infra.eventstore import EventStore
 from shared.infra.settings import Settings
 from tests.conftest import SECRET_KEYS
+from tests.waiting import await_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio]
 
@@ -424,6 +427,13 @@ async def test_the_bot_that_fills_a_table_of_bots_starts_it(lobby: Lobby) -> Non
 async def played(lobby: Lobby, **body: Any) -> tuple[dict[str, Any], list[str]]:
     """A two-seat hanabi table (``body`` added) whose players ada and bob started it; return
     the started table and their tokens."""
+    table_id, tokens = await seated(lobby, **body)
+    return await lobby.start(table_id, tokens[0]), tokens
+
+
+async def seated(lobby: Lobby, **body: Any) -> tuple[str, list[str]]:
+    """A full two-seat hanabi table (``body`` added), ada and bob seated (unless bots are):
+    its id and their tokens."""
     created = await lobby.create(game="hanabi", seats=2, **body)
     table_id = created["table_id"]
     invitation = created["invitation_token"]
@@ -437,7 +447,47 @@ async def played(lobby: Lobby, **body: Any) -> tuple[dict[str, Any], list[str]]:
         )
         assert joined.status_code == 201, joined.text
         tokens.append(joined.json()["token"])
-    return await lobby.start(table_id, tokens[0]), tokens
+    return table_id, tokens
+
+
+async def test_a_start_retried_while_the_first_is_in_flight_gets_the_first_answer(
+    lobby: Lobby, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A client that gave up waiting for its start (Postgres paused) sends it again under the
+    same Idempotency-Key before the first has committed: the retry waits for the first and
+    gets its answer, replayed, not 409 table-started (the first's change, without its
+    record yet)."""
+    table_id, (ada, _bob) = await seated(lobby)
+    recorded, commit = asyncio.Event(), asyncio.Event()
+
+    async def remember_then_wait(*args: Any) -> None:
+        await remember(*args)
+        recorded.set()
+        await commit.wait()  # the first's transaction stays open, its answer stored
+
+    monkeypatch.setattr(lobby_module, "remember", remember_then_wait)
+    headers = {**auth(ada), "Idempotency-Key": "start-once"}
+    path = f"/tables/{table_id}/start"
+    first = asyncio.create_task(lobby.client.post(path, headers=headers))
+    await asyncio.wait_for(recorded.wait(), 30)
+    retry = asyncio.create_task(lobby.client.post(path, headers=headers))
+
+    async def retry_waits() -> bool:
+        blocked = await lobby.fetch(
+            "select 1 from pg_stat_activity where datname = current_database()"
+            " and wait_event_type = 'Lock' and state = 'active'"
+        )
+        return bool(blocked)
+
+    await await_until(retry_waits, what="the retry waiting for the first's transaction")
+    commit.set()
+    answers = [await first, await retry]
+    assert [answer.status_code in (201, 202) for answer in answers] == [True, True], [
+        answer.text for answer in answers
+    ]
+    assert answers[0].json()["match_id"] == answers[1].json()["match_id"]
+    assert "Idempotent-Replayed" not in answers[0].headers
+    assert answers[1].headers["Idempotent-Replayed"] == "true"
 
 
 async def test_players_take_their_seats_again_in_the_rematch(lobby: Lobby) -> None:

@@ -399,6 +399,60 @@ async def test_a_redis_that_does_not_answer_delays_one_request_its_timeout(
     assert len(attempts) <= most_attempts(first_s + rest_s), (attempts, rest_s)
 
 
+def failing_script(
+    limiter: RateLimiter, monkeypatch: pytest.MonkeyPatch, before: asyncio.Event | None = None
+) -> None:
+    """The token script fails as on a Redis gone (after ``before`` is set, if given); the
+    limiter's client still reaches the real Redis."""
+
+    async def failing(**_call: Any) -> Any:
+        if before is not None:
+            await before.wait()
+        raise redis_async.ConnectionError("as if Redis had gone")
+
+    monkeypatch.setattr(limiter, "_take_tokens", failing)
+
+
+@pytest.mark.asyncio
+async def test_an_outages_end_is_logged_once_though_no_request_comes_after_it(
+    limited_app: AppMaker, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The limiter pings Redis itself while it is out: an outage whose last request failed
+    (Redis failed as the traffic stopped) still logs its end."""
+    app = await limited_app()
+    failing_script(app.rate_limiter, monkeypatch)
+    caplog.set_level(logging.INFO, logger="shared.edge.ratelimit")
+    assert await admitted(app.rate_limiter) == "passed unchecked"
+    assert await admitted(app.rate_limiter) == "passed unchecked"  # paused: not logged again
+
+    def messages() -> list[str]:
+        return [r.getMessage() for r in caplog.records if r.name == "shared.edge.ratelimit"]
+
+    await await_until(lambda: any("reachable again" in m for m in messages()), what="the end")
+    await asyncio.sleep(PAUSE_AFTER_ERROR_S)  # no further ping logs it again
+    outage = [m for m in messages() if "unreachable" in m]
+    ends = [m for m in messages() if "reachable again" in m]
+    assert len(outage) == 1 and len(ends) == 1, messages()
+
+
+@pytest.mark.asyncio
+async def test_a_redis_call_failing_as_the_limiter_closes_is_no_outage(
+    limited_app: AppMaker, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A request whose call fails because the process is stopping logs no outage, whose end
+    nobody would log."""
+    app = await limited_app()
+    closed = asyncio.Event()
+    failing_script(app.rate_limiter, monkeypatch, before=closed)
+    caplog.set_level(logging.INFO, logger="shared.edge.ratelimit")
+    request = asyncio.create_task(admitted(app.rate_limiter))
+    await asyncio.sleep(0)  # the request is in its call
+    await app.rate_limiter.close()
+    closed.set()
+    assert await request == "passed unchecked"
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+
+
 @pytest.mark.speed  # upper bounds on time: left out of the default run
 @pytest.mark.asyncio
 async def test_a_redis_that_does_not_answer_delays_the_others_not_at_all(
