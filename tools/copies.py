@@ -319,7 +319,6 @@ async def run_copies(
     env.update(
         PLAYTABLE_HTTP_WORKERS="1",
         PLAYTABLE_WEBHOOK_ALLOWED_NETWORKS="127.0.0.0/8",
-        PLAYTABLE_WEBHOOK_REDRIVE_AFTER_S="10",
     )
     report = CopiesReport(copies, matches)
     migrated = subprocess.run(
