@@ -84,6 +84,11 @@ class OutageLog:
         self._server = server
         self._since: float | None = None
 
+    @property
+    def down(self) -> bool:
+        """An outage was logged and its end not yet."""
+        return self._since is not None
+
     def failed(self, error: BaseException) -> None:
         if self._since is None:
             self._since = time.monotonic()

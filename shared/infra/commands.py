@@ -325,7 +325,7 @@ class CommandRedriver(Pump):
         owner_silent_ms: int = 10_000,
         held_limit_ms: int = 30_000,
     ) -> None:
-        super().__init__("command re-driver", poll_interval_s=poll_interval_s)
+        super().__init__("command re-driver", poll_interval_s=poll_interval_s, bus=bus)
         self._pool = pool
         self._bus = bus
         self._first_retry_s = first_retry_s

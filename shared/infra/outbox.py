@@ -36,10 +36,15 @@ RETURNING id, topic, payload
 class Pump:
     """Moves what Postgres holds to Redis in passes: when woken after a commit, and at least
     every ``poll_interval_s``. An outage of either is logged once, and passes are retried with
-    backoff until it ends."""
+    backoff until it ends; a pump with a ``bus`` pings Redis after a pass during a Redis
+    outage, as a pass with nothing to publish did not ask it (its end, logged then, was not)."""
 
-    def __init__(self, name: str, *, poll_interval_s: float, linger_s: float = 0.0) -> None:
+    def __init__(
+        self, name: str, *, poll_interval_s: float, linger_s: float = 0.0, bus: Bus | None = None
+    ) -> None:
         self._name = name
+        self._pinged = bus
+        """What a pass during a Redis outage pings."""
         self._poll_interval_s = poll_interval_s
         self._linger_s = linger_s
         self._wakeup = asyncio.Event()
@@ -62,6 +67,8 @@ class Pump:
                 self._wakeup.clear()
                 try:
                     await self.run_pass()
+                    if redis_outage.down and self._pinged is not None:
+                        await self._pinged.redis.ping()
                 except (psycopg.Error, *TRANSIENT_ERRORS) as exc:
                     outage = postgres_outage if isinstance(exc, psycopg.Error) else redis_outage
                     outage.failed(exc)
@@ -100,7 +107,9 @@ class OutboxRelay(Pump):
         poll_interval_s: float = 1.0,
         linger_s: float = 0.003,
     ) -> None:
-        super().__init__("outbox relay", poll_interval_s=poll_interval_s, linger_s=linger_s)
+        super().__init__(
+            "outbox relay", poll_interval_s=poll_interval_s, linger_s=linger_s, bus=bus
+        )
         self._pool = pool
         self._bus = bus
         self._batch = batch

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
@@ -228,3 +229,38 @@ async def test_a_pass_that_failed_while_redis_was_down_leaves_every_row_for_the_
 
     assert await payloads(redis, stream) == [b"m1", b"m2"]
     assert await outbox_size(outbox_pool) == 0
+
+
+async def test_a_redis_outage_ends_when_redis_answers_not_when_a_pass_needs_none(
+    outbox_pool: AsyncConnectionPool,
+    redis: redis_async.Redis,
+    key_prefix: str,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Passes with nothing to publish during a Redis outage (another relay took the rows) do
+    not end it: the relay pings Redis after each and logs the end, once, when it answers."""
+    unreachable = redis_async.Redis(
+        host="127.0.0.1", port=1, socket_connect_timeout=0.2, retry=Retry(NoBackoff(), 0)
+    )
+    bus = Bus(unreachable)
+    relay = OutboxRelay(outbox_pool, bus, poll_interval_s=0.05)
+    passes = counting_passes(relay)
+    caplog.set_level(logging.INFO, logger="shared.infra.outbox")
+
+    def logged(what: str) -> list[str]:
+        return [r.getMessage() for r in caplog.records if what in r.getMessage()]
+
+    await commit_messages(outbox_pool, [(f"{key_prefix}events", b"m")])
+    stop = asyncio.Event()
+    running = asyncio.create_task(relay.run(stop))
+    await await_until(lambda: passes, what="the failed pass")
+    async with outbox_pool.connection() as conn:
+        await conn.execute("DELETE FROM outbox")  # published by another relay
+    await await_until(lambda: passes.count("done") >= 2, what="passes with nothing to publish")
+    assert not logged("reachable again")
+    bus._redis = redis  # Redis answers again
+    await await_until(lambda: logged("reachable again"), what="the outage's end")
+    stop.set()
+    await asyncio.wait_for(running, timeout=30)
+    await unreachable.aclose()
+    assert len(logged("redis unreachable")) == 1 and len(logged("reachable again")) == 1
