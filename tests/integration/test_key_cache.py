@@ -5,7 +5,8 @@ nothing kept while the listening connection is down."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Iterator
+from typing import TypeVar
 
 import pytest
 import pytest_asyncio
@@ -24,6 +25,7 @@ from tests.waiting import await_until
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio]
 
 Process = tuple[AsyncConnectionPool, KeyCache]
+T = TypeVar("T")
 
 
 async def listening(cache: KeyCache) -> None:
@@ -62,6 +64,19 @@ async def new_key(pool: AsyncConnectionPool) -> apps.CreatedApp:
         return await apps.create_app(conn, apps.CreateApp(f"cache-{new_id()}"))
 
 
+async def heard_by(caches: tuple[KeyCache, ...], change: Awaitable[T]) -> T:
+    """``change``'s result once every cache heard it: a key's own creation notifies too, and a
+    read made before its notification arrives is forgotten when it does."""
+    marks = [cache.heard for cache in caches]
+    result = await change
+    await await_until(
+        lambda: all(cache.heard > mark for cache, mark in zip(caches, marks, strict=True)),
+        poll=0.001,
+        what="the change heard",
+    )
+    return result
+
+
 async def caller(pool: AsyncConnectionPool, raw: str) -> apps.Caller:
     return await apps.authenticate(pool, Settings(), {apps.API_KEY_HEADER: raw}, "tables")
 
@@ -76,8 +91,8 @@ async def test_a_key_revoked_through_one_process_is_refused_by_every_process(
     """The revoking process refuses the key from its answer on; the other once told, at the
     same moment (here in the same event loop, without the answer's way to a client and back
     in between: the e2e operator test has it, and the other process refuse the next request)."""
-    (revoking, _), (other, other_cache) = processes
-    created = await new_key(revoking)
+    (revoking, revoking_cache), (other, other_cache) = processes
+    created = await heard_by((revoking_cache, other_cache), new_key(revoking))
     raw = created.key.api_key
     for pool in (revoking, other):
         assert (await caller(pool, raw)).app_id == created.app.app_id
