@@ -101,7 +101,8 @@ class OutageLog:
             self._log.info("%s: %s reachable again after %.1f s", self._who, self._server, down_s)
 
 
-def _text(value: bytes | str) -> str:
+def redis_text(value: bytes | str) -> str:
+    """A name or id as Redis replied it, bytes or text by the client's decoding."""
     return value.decode() if isinstance(value, bytes) else value
 
 
@@ -114,9 +115,10 @@ def _entries(raw: Sequence[Any]) -> list[Entry]:
     entries: list[Entry] = []
     for entry_id, fields in raw:
         if fields is None:
-            entries.append((_text(entry_id), None))
+            entries.append((redis_text(entry_id), None))
         else:
-            entries.append((_text(entry_id), {_bytes(k): _bytes(v) for k, v in fields.items()}))
+            fields_bytes = {_bytes(k): _bytes(v) for k, v in fields.items()}
+            entries.append((redis_text(entry_id), fields_bytes))
     return entries
 
 
@@ -152,7 +154,7 @@ class Bus:
         entry_id = await self._redis.xadd(
             stream, {PAYLOAD_FIELD: payload}, maxlen=maxlen, approximate=True
         )
-        return _text(entry_id)
+        return redis_text(entry_id)
 
     async def publish_many(self, items: Sequence[tuple[str, bytes]]) -> list[str]:
         """Publish ``(stream, payload)`` pairs in order, in one round trip."""
@@ -161,7 +163,7 @@ class Bus:
         pipe = self._redis.pipeline(transaction=False)
         for stream, payload in items:
             pipe.xadd(stream, {PAYLOAD_FIELD: payload}, maxlen=DEFAULT_MAXLEN, approximate=True)
-        return [_text(entry_id) for entry_id in await pipe.execute()]
+        return [redis_text(entry_id) for entry_id in await pipe.execute()]
 
     async def ensure_group(self, stream: str, group: str, *, start_id: str = "0") -> None:
         """Create ``group`` on ``stream`` (and the stream itself) unless it exists."""
@@ -174,7 +176,7 @@ class Bus:
     async def newest_id(self, stream: str) -> str:
         """The id of the stream's newest entry (``0-0`` when it has none): tail it from there."""
         newest = await self._redis.xrevrange(stream, count=1)
-        return _text(newest[0][0]) if newest else "0-0"
+        return redis_text(newest[0][0]) if newest else "0-0"
 
     async def read(
         self, stream: str, after_id: str, *, block_ms: int, count: int = 512
@@ -331,7 +333,7 @@ class Consumer:
             start_id=self._claim_cursor,
             count=self._batch,
         )
-        self._claim_cursor = _text(next_cursor)
+        self._claim_cursor = redis_text(next_cursor)
         if self._claim_cursor == "0-0":
             await self._forget_dead_consumers()
         entries = _entries(claimed)
@@ -366,7 +368,7 @@ class Consumer:
             keys=[self.stream], args=[self.group, self._dead_after_ms, ""]
         )
         if removed:
-            names = ", ".join(_text(name) for name in removed)
+            names = ", ".join(redis_text(name) for name in removed)
             log.info("removed dead consumers %s of group %s on %s", names, self.group, self.stream)
 
     async def _read_new(self, *, block: bool) -> int:
@@ -407,7 +409,7 @@ class Consumer:
         counts: dict[str, int] = {}
         for details in await pipe.execute():
             for detail in details:
-                counts[_text(detail["message_id"])] = int(detail["times_delivered"])
+                counts[redis_text(detail["message_id"])] = int(detail["times_delivered"])
         return counts
 
     async def _handle(

@@ -26,7 +26,7 @@ import psycopg
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
-from shared.infra.bus import Bus, OutageLog
+from shared.infra.bus import Bus, OutageLog, redis_text
 from shared.infra.db import listening_connection
 from shared.infra.outbox import Pump
 
@@ -295,10 +295,6 @@ def _position(entry_id: str) -> tuple[int, int]:
     return int(milliseconds), int(sequence or 0)
 
 
-def _text(value: bytes | str) -> str:
-    return value.decode() if isinstance(value, bytes) else value
-
-
 class CommandRedriver(Pump):
     """Publishes pending commands: when woken after a commit, then each time one is due.
 
@@ -382,7 +378,7 @@ class CommandRedriver(Pump):
             groups[topic] = (
                 []
                 if isinstance(reply, Exception)  # no such stream: Redis lost it
-                else [(_text(g["name"]), _text(g["last-delivered-id"])) for g in reply]
+                else [(redis_text(g["name"]), redis_text(g["last-delivered-id"])) for g in reply]
             )
         asked = redis.pipeline(transaction=False)
         members = [(topic, group) for topic in topics for group, _ in groups[topic]]
@@ -397,7 +393,7 @@ class CommandRedriver(Pump):
         for topic, group in members:
             reply = next(replies)
             for member in [] if isinstance(reply, Exception) else reply:
-                silent[topic, group, _text(member["name"])] = int(member["idle"])
+                silent[topic, group, redis_text(member["name"])] = int(member["idle"])
         held = set()
         for d in due:
             assert d.entry_id is not None
@@ -413,7 +409,7 @@ class CommandRedriver(Pump):
                     continue
                 if holders:
                     holder = holders[0]
-                    owner = (d.topic, group, _text(holder["consumer"]))
+                    owner = (d.topic, group, redis_text(holder["consumer"]))
                     if (
                         silent.get(owner, self._owner_silent_ms) < self._owner_silent_ms
                         and int(holder["time_since_delivered"]) < self._held_limit_ms

@@ -36,6 +36,7 @@ from prometheus_client import (
 from prometheus_client.core import GaugeMetricFamily, Metric
 from psycopg_pool import AsyncConnectionPool
 
+from shared.infra.bus import redis_text
 from shared.infra.settings import stream_key
 
 log = logging.getLogger(__name__)
@@ -288,7 +289,7 @@ def streams_probe(
             if isinstance(answer, Exception):  # no such stream yet: nothing to report
                 continue
             for info in answer:
-                group = _text(info["name"])
+                group = redis_text(info["name"])
                 if (stream, group) in groups:
                     pending.append(([stream, group], info["pending"]))
                     if info.get("lag") is not None:
@@ -309,10 +310,6 @@ def streams_probe(
         ]
 
     return probe
-
-
-def _text(value: bytes | str) -> str:
-    return value.decode() if isinstance(value, bytes) else value
 
 
 SCRAPE_READ_S = 10.0
