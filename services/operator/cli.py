@@ -97,6 +97,7 @@ def _serve_http(app_factory_path: str, port: int, settings: Settings, service: s
             # X-Forwarded-For, and cost every request a middleware.
             proxy_headers=False,
             lifespan="on",
+            timeout_keep_alive=settings.http_keep_alive_s,
             # Live feeds never end by themselves: cut them after a moment (clients reconnect).
             timeout_graceful_shutdown=3,
         )

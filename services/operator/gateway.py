@@ -207,8 +207,8 @@ _WEB_CONFIG_LOCATION = _Config(
 def _upstream(name: str, addresses: list[str], *, resolve: bool) -> str:
     servers = [f"server {address}{' resolve' if resolve else ''};" for address in addresses]
     shared = [f"zone {name} 64k;"] if resolve else []  # re-resolved addresses live there
-    # Idle upstream connections are let go before the services' own keep-alive (uvicorn: 5 s)
-    # would close them, so nginx never sends a request on a connection being closed (a 502).
+    # Idle upstream connections are let go well before the services' own keep-alive would
+    # close them (PLAYTABLE_HTTP_KEEP_ALIVE_S), so nginx never sends one on a closing connection.
     lines = [*servers, *shared, "keepalive 16;", "keepalive_timeout 4s;"]
     return f"    upstream {name} {{\n" + "".join(f"        {line}\n" for line in lines) + "    }\n"
 

@@ -42,6 +42,11 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     """The one public URL of ``playtable stack`` (nginx): lobby, match, docs and the contract."""
     http_workers: int = 1
     """Processes serving each HTTP service's port; more copies use more cores."""
+    http_keep_alive_s: int = 75
+    """How long a client's idle kept-alive connection stays open. Longer than the idle expiry
+    of common HTTP clients (httpx 5 s, aiohttp 15 s, a load balancer's 60 s): a server that
+    closed first would race a request sent on the closing connection, which the client sees
+    as a disconnect without an answer (uvicorn's own 5 s met httpx's 5 s in CI)."""
     metrics_port: int = 0
     """Where a process without HTTP (a rules worker, ``playtable webhooks``) serves Prometheus'
     ``/metrics``; 0: nowhere. The HTTP services serve it on their own port."""
