@@ -8,7 +8,7 @@ import time
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, expect
+from playwright.sync_api import Browser, Route, expect
 
 from services.operator import keys
 from services.operator.cli import CONTRACT_PATH
@@ -166,13 +166,26 @@ def test_every_answer_carries_the_security_headers(gateway: Gateway) -> None:
 def test_the_docs_start_under_their_policy(gateway: Gateway, chromium: Browser) -> None:
     """Swagger UI's bundle, styles and the inline script that starts it (allowed by its hash)
     load, with no Content-Security-Policy violation reported, and it shows the contract's
-    operations."""
+    operations, offline: the browser reaches nothing but the gateway (any other request is
+    refused and recorded, and none was made)."""
     context = chromium.new_context()
+    base_url = str(gateway.client.base_url).rstrip("/")
+    elsewhere: list[str] = []
+
+    def offline(route: Route) -> None:
+        url = route.request.url
+        if url == base_url or url.startswith(f"{base_url}/") or url.startswith("data:"):
+            route.continue_()
+        else:
+            elsewhere.append(url)
+            route.abort("internetdisconnected")
+
+    context.route("**/*", offline)
     try:
         page = context.new_page()
         messages: list[str] = []
         page.on("console", lambda message: messages.append(message.text))
-        page.goto(f"{gateway.client.base_url}/docs")
+        page.goto(f"{base_url}/docs")
         page.locator("#ui .swagger-ui").first.wait_for()
         page.wait_for_load_state("networkidle")
         assert page.evaluate("typeof SwaggerUIBundle") == "function"
@@ -181,5 +194,6 @@ def test_the_docs_start_under_their_policy(gateway: Gateway, chromium: Browser) 
         expect(page.locator("#ui .opblock").first).to_be_visible()
         assert "Unable to render" not in page.locator("#ui").inner_text()
         assert not [text for text in messages if "Content Security Policy" in text], messages
+        assert elsewhere == [], elsewhere
     finally:
         context.close()
