@@ -8,6 +8,7 @@ instead either waits too long or, on a busy machine, not long enough.
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
@@ -17,6 +18,13 @@ T = TypeVar("T")
 TIMEOUT_S = 30.0
 """The default deadline: anything that waits on a process, Postgres or Redis gets this long."""
 POLL_S = 0.05
+
+
+def busy_factor() -> float:
+    """Runnable tasks per core (the 1-minute load average over the cores, at least 1): a
+    process gets about one share of a core each, so a time the services promise on an idle
+    machine takes that many times longer here, and a test must not fail for it."""
+    return max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1))
 
 
 def wait_until(

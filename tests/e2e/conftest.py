@@ -307,8 +307,9 @@ def chromium() -> Iterator[Browser]:
     missing = web.browser_missing()
     if missing is not None:
         pytest.skip(missing)
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
+    expect.set_options(timeout=web.expect_timeout_ms())  # the module's expectations
     with sync_playwright() as playwright:
         launched = playwright.chromium.launch(
             executable_path=str(web.CHROMIUM), args=web.CHROMIUM_ARGS
@@ -332,6 +333,7 @@ def people(browser: Browser, gateway: Gateway) -> Iterator[Callable[..., web.Pla
 
     def person(viewport: ViewportSize = web.DESKTOP) -> web.Player:
         context = browser.new_context(viewport=viewport)
+        context.set_default_timeout(web.expect_timeout_ms())  # its clicks, fills and waits
         contexts.append(context)
         return web.Player(context.new_page(), base_url)
 

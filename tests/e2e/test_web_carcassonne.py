@@ -37,8 +37,6 @@ PHONE_TURNS = 5
 """Moves before the phone's turn: a few tiles, so that the board is wider than one."""
 NARROW_PHONE: ViewportSize = {"width": 240, "height": 640}
 
-expect.set_options(timeout=10_000)
-
 
 def wait_until_shown(page: Page, version: int) -> None:
     expect(page.get_by_test_id("version")).to_have_text(str(version))

@@ -45,8 +45,6 @@ NARROW: ViewportSize = {"width": 200, "height": 800}
 SUIT_SYMBOLS = {"red": "♥", "yellow": "★", "green": "♣", "blue": "♦", "white": "○"}
 """Each suit's symbol on the Hanabi cards, as the web client draws them."""
 
-expect.set_options(timeout=10_000)
-
 
 def turns(
     gateway: Gateway, players: list[Player], match_id: str, max_moves: int

@@ -33,8 +33,6 @@ SCREENSHOT_AFTER = 5
 SHOWN_COUNTERS = {"deck-size": "deck_size", "clue-tokens": "clue_tokens", "score": "score"}
 """The Hanabi table's counters (test ids) and the view's fields they show."""
 
-expect.set_options(timeout=10_000)
-
 
 def shown_version(page: Page) -> int:
     return int(page.get_by_test_id("version").inner_text())
@@ -300,13 +298,13 @@ def test_a_spectator_resumes_from_its_last_event_when_the_gateway_drops_its_feed
     assert port is not None
     master = int((runtime_dir(port) / "gateway.pid").read_text())
     with watcher.page.expect_event(
-        "requestfailed", lambda request: f"/matches/{match_id}/feed" in request.url, timeout=20_000
+        "requestfailed", lambda request: f"/matches/{match_id}/feed" in request.url
     ):
         os.kill(master, signal.SIGHUP)
     after = moved(bob, 1, 1)  # while the spectator has no feed
-    expect(watcher.page.get_by_test_id("version")).to_have_text(str(after), timeout=20_000)
+    expect(watcher.page.get_by_test_id("version")).to_have_text(str(after))
     expect(watcher.page.get_by_test_id("last-event")).to_have_text(re.compile(rf"^{after} \w+$"))
-    expect(ada.page.get_by_test_id("version")).to_have_text(str(after), timeout=20_000)
+    expect(ada.page.get_by_test_id("version")).to_have_text(str(after))
     last = moved(ada, 0, 2)  # and the resumed feeds carry on
     expect(watcher.page.get_by_test_id("version")).to_have_text(str(last))
 
@@ -335,7 +333,7 @@ def test_a_player_whose_seat_a_bot_took_over_watches_on_and_is_told_why(
     ada.page.evaluate(held)  # the seat this browser took at the table
     ada.open(f"#/matches/{match_id}")
 
-    expect(ada.page.get_by_test_id("seat-lost")).to_be_visible(timeout=30_000)
+    expect(ada.page.get_by_test_id("seat-lost")).to_be_visible()
     expect(ada.page.get_by_test_id("match")).to_have_attribute("data-you", "spectator")
     expect(ada.page.get_by_test_id("problem")).to_have_count(0)
     taken = gateway.client.get(f"/matches/{match_id}").json()

@@ -19,8 +19,6 @@ from tests.e2e.web import PHONE, Player, screenshot, seat_row
 
 pytestmark = [pytest.mark.e2e, pytest.mark.shares_gateway]
 
-expect.set_options(timeout=10_000)
-
 
 def catalogue(gateway: Gateway, game: str) -> dict:
     return gateway.client.get(f"/games/{game}").json()

@@ -49,8 +49,6 @@ LOG_LENGTH = 30
 
 POLICIES = load_policies()
 
-expect.set_options(timeout=15_000)
-
 
 def history(gateway: Gateway, match_id: str, token: str | None) -> list[dict[str, Any]]:
     """The match's events as the seat holding ``token`` (None: a spectator) may see them."""

@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 
 from services.operator.gateway import ROOT, WEB_DIR
 from tests.clients.typescript_client import node_missing, node_version, run
+from tests.waiting import TIMEOUT_S, busy_factor
 
 if TYPE_CHECKING:
     from playwright.sync_api import Locator, Page, ViewportSize
@@ -43,6 +44,16 @@ DESKTOP: ViewportSize = {"width": 1280, "height": 900}
 PHONE: ViewportSize = {"width": 390, "height": 844}
 ARTIFACTS = Path(os.environ.get("PLAYTABLE_ARTIFACTS") or ROOT / ".artifacts" / "web")
 """Where the screenshots are kept."""
+EXPECT_IDLE_S = 10.0
+"""How long a page takes at most, on an idle machine, to show what a browser test waits for
+(a move reaching the other screen takes 0.3-1.0 s there)."""
+
+
+def expect_timeout_ms() -> int:
+    """How long a browser test waits for what it expects to see before calling it missing:
+    the tests' generous deadline (``tests.waiting.TIMEOUT_S``), longer on a machine busier
+    than ``EXPECT_IDLE_S`` allows for, so a busy machine makes a test slower, never failed."""
+    return round(1000 * max(TIMEOUT_S, EXPECT_IDLE_S * busy_factor()))
 
 
 def browser_missing() -> str | None:

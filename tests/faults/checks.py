@@ -9,13 +9,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from tests.faults.conftest import FaultStack
-
-
-def busy_factor() -> float:
-    """Runnable tasks per core (the 1-minute load average over the cores, at least 1): a
-    process gets about one share of a core each, so a time the services promise on an idle
-    machine takes that many times longer here, and a test must not fail for it."""
-    return max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1))
+from tests.waiting import busy_factor as busy_factor  # the suite's tests read it from here
 
 
 def check_verify(stack: FaultStack) -> list[str]:
