@@ -4,8 +4,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from services.rules.games.carcassonne import messengers
+from services.rules.games.carcassonne import expansions, messengers
+from services.rules.games.carcassonne.expansions import (
+    BUILDER,
+    FOLLOWER,
+    IN_SUPPLY,
+    LARGE,
+    BonusScored,
+    BuilderTurn,
+    ExpansionsInPlay,
+    GoodsTaken,
+    PieceReturned,
+)
 from services.rules.games.carcassonne.messengers import (
+    EXTRA_TURN,
+    MESSAGES,
     FigureAdvanced,
     FiguresSummed,
     MessageDrawn,
@@ -226,6 +239,25 @@ def _turn_passed(state: CarcassonneState) -> None:
     if expansion is not None and expansion.held:
         expansion.stack.append(expansion.held)
         expansion.held = 0
+    extras = state.extras
+    if extras is not None:
+        extras.owed = 0
+        extras.building = False
+
+
+def extends_builder(state: CarcassonneState, seat: int, square: int) -> bool:
+    """Whether a tile on ``square`` extends the road or city of ``seat``'s builder while the
+    turn is a full one (not a builder turn): it earns a builder turn. Read before the tile
+    is laid (a tile touching the builder's feature always joins it: edges match)."""
+    extras = state.extras
+    if extras is None or extras.building:
+        return False
+    node = extras.builders[seat]
+    if node == IN_SUPPLY:
+        return False
+    parent = state.parent
+    root = parent[node]
+    return any(parent[linked] == root for _bits, _port, linked in state.links[square])
 
 
 def _evolve_placed(state: CarcassonneState, event: TilePlaced) -> CarcassonneState:
@@ -234,9 +266,14 @@ def _evolve_placed(state: CarcassonneState, event: TilePlaced) -> CarcassonneSta
     rotation = event.rotation
     if state.pictures != PICTURES:
         rotation = current_rotation(tile, rotation, state.pictures)
+    extras = state.extras
+    if extras is not None and extends_builder(state, event.seat, square):
+        extras.owed += 1
     base = _place(state, square, (tile << 2) + rotation)
     spot = event.follower
-    if spot is not None:
+    if spot is not None and event.piece != FOLLOWER:
+        _place_piece(state, event, base + spot, square)
+    elif spot is not None:
         node = base + spot
         root = state.parent[node]
         holders = state.holders
@@ -254,13 +291,36 @@ def _evolve_placed(state: CarcassonneState, event: TilePlaced) -> CarcassonneSta
     return state
 
 
+def _place_piece(state: CarcassonneState, event: TilePlaced, node: int, square: int) -> None:
+    """An expansion's piece: the large follower is a follower too, builder and pig are not."""
+    extras = state.extras
+    expansions.nodes_of(extras, event.piece)[event.seat] = node  # type: ignore[arg-type]
+    if event.piece != LARGE:
+        return
+    root = state.parent[node]
+    held = state.holders[root]
+    if not held:
+        state.holders[root] = [(node << 3) | event.seat]
+    else:
+        held.append((node << 3) | event.seat)
+    if SEG_KIND[state.codes[node >> 3] >> 2][node & 7] == CLOISTER:
+        state.cloisters[square] = node
+
+
+def _follower_home(state: CarcassonneState, seat: int, large: bool) -> None:
+    if large:
+        state.extras.large[seat] = IN_SUPPLY  # type: ignore[union-attr]
+    else:
+        state.supply[seat] += 1
+
+
 def _evolve_scored(state: CarcassonneState, event: FeatureScored) -> CarcassonneState:
     if not event.final:
         for follower in event.followers:
             square = square_of(follower.x, follower.y)
             node = (state.board[square] << 3) + follower.spot
             state.holders[state.parent[node]] = None
-            state.supply[follower.seat] += 1
+            _follower_home(state, follower.seat, follower.large)
             if follower.feature == "cloister":
                 del state.cloisters[square]
     expansion = state.messengers
@@ -332,6 +392,8 @@ def _evolve_message_resolved(state: CarcassonneState, event: MessageResolved) ->
     else:
         expansion.held = event.message
     expansion.message = 0
+    if state.extras is not None and _gives_turn(event):
+        state.extras.building = False  # message 4's turn is a full one
     returned = event.returned
     if returned is not None:
         square = square_of(returned.x, returned.y)
@@ -343,7 +405,43 @@ def _evolve_message_resolved(state: CarcassonneState, event: MessageResolved) ->
             state.holders[root] = None
         if state.cloisters.get(square) == node:
             del state.cloisters[square]
-        state.supply[event.seat] += 1
+        extras = state.extras
+        _follower_home(state, event.seat, extras is not None and extras.large[event.seat] == node)
+    return state
+
+
+def _gives_turn(event: MessageResolved) -> bool:
+    return not event.took_points and MESSAGES[event.message].effect == EXTRA_TURN
+
+
+def _evolve_in_play(state: CarcassonneState, event: ExpansionsInPlay) -> CarcassonneState:
+    state.extras = expansions.new_state(event, state.seats)
+    return state
+
+
+def _evolve_builder_turn(state: CarcassonneState, event: BuilderTurn) -> CarcassonneState:
+    extras = state.extras
+    extras.owed -= 1  # type: ignore[union-attr]
+    extras.building = True  # type: ignore[union-attr]
+    return state
+
+
+def _evolve_goods(state: CarcassonneState, event: GoodsTaken) -> CarcassonneState:
+    goods = state.extras.goods  # type: ignore[union-attr]
+    first = len(event.goods) * event.seat
+    for good, count in enumerate(event.goods):
+        goods[first + good] += count
+    return state
+
+
+def _evolve_returned(state: CarcassonneState, event: PieceReturned) -> CarcassonneState:
+    nodes = state.extras.builders if event.piece == BUILDER else state.extras.pigs  # type: ignore[union-attr]
+    nodes[event.seat] = IN_SUPPLY
+    return state
+
+
+def _evolve_bonus(state: CarcassonneState, event: BonusScored) -> CarcassonneState:
+    _award(state, event.seat, event.points)
     return state
 
 
@@ -373,6 +471,11 @@ _EVOLVERS: dict[type, Any] = {
     MessageResolvedAtOnce: _evolve_message_resolved,
     FiguresSummedHoldingMessage: _evolve_summed,
     FiguresSummed: _evolve_summed,
+    ExpansionsInPlay: _evolve_in_play,
+    BuilderTurn: _evolve_builder_turn,
+    GoodsTaken: _evolve_goods,
+    PieceReturned: _evolve_returned,
+    BonusScored: _evolve_bonus,
 }
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from services.rules.games.carcassonne import messengers
+from services.rules.games.carcassonne import expansions, messengers
 from services.rules.games.carcassonne.evolve import evolve
 from services.rules.games.carcassonne.options import setup, validate_options
 from services.rules.games.carcassonne.rules import decide, legal_actions, to_move
@@ -48,6 +48,17 @@ REFUSALS = {
         "The drawn message cannot be done now (no follower of yours it could score, or no tile "
         "left for message 4's extra turn): take its points instead (TakeMessagePoints)."
     ),
+    "bad_piece": (
+        "The piece is not one the match plays (large_follower needs Inns & Cathedrals, builder "
+        "and pig Traders & Builders), or names no feature: name one of its pieces and a spot."
+    ),
+    "piece_placed": (
+        "Your large follower, builder or pig is already on the board: place another piece or none."
+    ),
+    "no_own_follower": (
+        "The builder goes only on a road or city, the pig only on a field, of the tile just "
+        "placed that joins one holding a follower of yours: choose such a feature."
+    ),
     "bad_follower": (
         "Message 8 names no follower of yours on the board, or another message names one: name "
         "one of your followers for message 8 only."
@@ -61,7 +72,7 @@ GAME = Game(
     name="carcassonne",
     title="Carcassonne",
     min_players=2,
-    max_players=messengers.SIX_PLAYERS,
+    max_players=max(messengers.SIX_PLAYERS, expansions.SIX_PLAYERS),
     options=(
         OptionSpec(
             name="tile_order",
@@ -70,8 +81,9 @@ GAME = Game(
             default=None,
             description=(
                 "Replay a known game: the start tile, then the stack in draw order, as tile "
-                "letters A-X (no more of each than the box holds). Default: the 72 base tiles, "
-                "start tile D, the rest shuffled."
+                "letters (A-X, and those of the expansions played; no more of each than the "
+                "boxes hold). Default: the 72 base tiles and the expansions', start tile D, "
+                "the rest shuffled."
             ),
             secret=True,
         ),
@@ -121,6 +133,28 @@ GAME = Game(
             secret=True,
             requires={"messengers": True},
         ),
+        OptionSpec(
+            name="inns_cathedrals",
+            title="Inns & Cathedrals",
+            type="bool",
+            default=False,
+            description=(
+                "Play with the expansion (2nd edition): 18 more land tiles with inns on roads "
+                "and cathedrals in cities, and a large follower per player that counts as two. "
+                "Allows a 6th player."
+            ),
+        ),
+        OptionSpec(
+            name="traders_builders",
+            title="Traders & Builders",
+            type="bool",
+            default=False,
+            description=(
+                "Play with the expansion (2nd edition): 24 more land tiles, goods in cities "
+                "(10 points per good for the most at the end), a builder (a second tile when "
+                "you extend its road or city) and a pig (4 points per city for your farm)."
+            ),
+        ),
     ),
     action_type=Action,
     event_type=Event,
@@ -143,7 +177,7 @@ GAME = Game(
         "Base game, 2nd edition: 72 land tiles, 7 followers each, roads, cities, cloisters and "
         "farms. One action per turn: place the drawn tile, optionally with a follower. With "
         "The Messengers, choose a figure for each of your scorings and resolve the messages "
-        "you draw."
+        "you draw. Inns & Cathedrals and Traders & Builders add their tiles and pieces."
     ),
     sample_tables=((2, {"tile_order": ["C", "U", "E", "E"]}),),  # U fits nowhere beside C
 )

@@ -202,12 +202,16 @@ class MessengersView(msgspec.Struct, frozen=True):
 
 
 def validate_options(options: dict[str, Any], seats: int) -> Rejection | None:
-    """Six players need the sixth colour; a message order lists every message once. (That the
+    """Six players need a sixth colour (The Messengers' or Inns & Cathedrals'); a message
+    order lists every message once. (That the
     expansion's options need the expansion, and the ZMG reading C2, the catalogue's
     ``requires`` says: ``Game.resolve_options`` checks it first.)"""
     order = options.get("message_order")
-    if seats == SIX_PLAYERS and not options.get("messengers"):
-        return Rejection("bad_seat_count", "six players need The Messengers (option messengers)")
+    if seats == SIX_PLAYERS and not (options.get("messengers") or options.get("inns_cathedrals")):
+        return Rejection(
+            "bad_seat_count",
+            "six players need a sixth colour: The Messengers or Inns & Cathedrals",
+        )
     if order is not None and sorted(order) != list(MESSAGE_NUMBERS):
         numbers = ", ".join(map(str, MESSAGE_NUMBERS))
         return Rejection("bad_option", f"message_order must list the messages {numbers} once each")

@@ -7,7 +7,8 @@ games from ``services.rules.games.registry``), never from the engine's other mod
 may change shape at any time; a name here changes only together with its users.
 
 Tiles and rotations: a tile is its index in ``LETTERS`` (``TILE_INDEX`` by letter, ``COUNTS``
-copies of each in the box); a *code* is ``tile * 4 + rotation`` (clockwise quarter turns of the
+copies of each in the base game's box, 0 for the expansions' tiles, which follow the base
+tiles); a *code* is ``tile * 4 + rotation`` (clockwise quarter turns of the
 published picture). Sides are ``N E S W`` = 0..3; each side has three *ports*, numbered
 clockwise from the north-west corner (0..11). A feature (a follower *spot*) is an index into the
 tile's feature list.
@@ -26,9 +27,11 @@ tile's feature list.
 from __future__ import annotations
 
 from services.rules.games.carcassonne.tiles import (
+    BASE_COUNTS as COUNTS,
+)
+from services.rules.games.carcassonne.tiles import (
     CITY,
     CLOISTER,
-    COUNTS,
     EDGES,
     FIELD,
     FITS,

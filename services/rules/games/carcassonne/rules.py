@@ -7,7 +7,16 @@ from operator import itemgetter
 from typing import Any
 
 from services.rules.games.carcassonne import messengers
-from services.rules.games.carcassonne.evolve import messengers_of
+from services.rules.games.carcassonne.evolve import extends_builder, messengers_of
+from services.rules.games.carcassonne.expansions import (
+    BUILDER,
+    FOLLOWER,
+    IN_SUPPLY,
+    LARGE,
+    PIG,
+    BuilderTurn,
+    piece_problem,
+)
 from services.rules.games.carcassonne.messengers import (
     EXTRA_TURN,
     FIGURES,
@@ -28,21 +37,27 @@ from services.rules.games.carcassonne.scoring import (
     draw,
     fits_somewhere,
     own_followers,
+    pieces_left_alone,
 )
 from services.rules.games.carcassonne.state import (
     BOUND,
     NODE_SLOTS,
     ROTATIONS,
     CarcassonneState,
+    FeatureScored,
     PlaceTile,
     TileDrawn,
     TilePlaced,
+    square_of,
     xy_of,
 )
 from services.rules.games.carcassonne.tiles import (
+    CITY,
+    FIELD,
     FITS,
     LETTERS,
     PICTURES,
+    ROAD,
     SEG_KIND,
     SEG_MASK,
     rotation_in,
@@ -138,14 +153,87 @@ def legal_actions(state: CarcassonneState, seat: int) -> list[Any]:
 
 
 def _placements(state: CarcassonneState, seat: int) -> list[Any]:
-    """The placements of the drawn tile, picked out of memoised per-square action lists."""
+    """The placements of the drawn tile, picked out of memoised per-square action lists; with
+    Inns & Cathedrals or Traders & Builders also those with their pieces."""
+    extras = state.extras
+    if extras is None:
+        return _tile_actions(state, not state.supply[seat])
+    large = extras.inns_cathedrals and extras.large[seat] == IN_SUPPLY
+    actions = _tile_actions(state, not state.supply[seat] and not large)
+    if large:
+        twins = [_large_twin(action) for action in actions if action.follower is not None]
+        if not state.supply[seat]:
+            actions = [action for action in actions if action.follower is None]
+        actions += twins
+    if extras.traders_builders:
+        builder = extras.builders[seat] == IN_SUPPLY
+        pig = extras.pigs[seat] == IN_SUPPLY
+        if builder or pig:
+            actions += _builder_pig_actions(state, seat, builder, pig)
+    return actions
+
+
+_twins: dict[PlaceTile, PlaceTile] = {}
+
+
+def _large_twin(action: PlaceTile) -> PlaceTile:
+    """The same placement with the large follower (memoised, as actions are immutable)."""
+    twin = _twins.get(action)
+    if twin is None:
+        twin = _twins[action] = PlaceTile(
+            action.x, action.y, action.rotation, action.follower, LARGE
+        )
+    return twin
+
+
+def _own_ports(state: CarcassonneState, square: int, seat: int, own: set[int]) -> int:
+    """Ports of an empty square that would join a feature (a root in ``own``) holding a
+    follower of ``seat``."""
+    parent = state.parent
+    bits = 0
+    for port_bits, _port, node in state.links[square]:
+        if parent[node] in own:
+            bits |= port_bits
+    return bits
+
+
+def _builder_pig_actions(
+    state: CarcassonneState, seat: int, builder: bool, pig: bool
+) -> list[PlaceTile]:
+    """Placements with the builder (a road or city of the tile joining one where ``seat``
+    has a follower) or the pig (a field joining one where it has a farmer)."""
+    own = {
+        root for root, held in enumerate(state.holders) if held and any(h & 7 == seat for h in held)
+    }
+    if not own:
+        return []
+    tile = state.tile
+    kinds = SEG_KIND[tile]
+    actions = []
+    for square, key in state.open.items():
+        bits = _own_ports(state, square, seat, own)
+        if not bits:
+            continue
+        x, y = xy_of(square)
+        for rotation in FITS[tile][key]:
+            for spot, mask in enumerate(SEG_MASK[(tile << 2) + rotation]):
+                if mask & bits:
+                    if kinds[spot] == FIELD and pig:
+                        actions.append(PlaceTile(x, y, rotation, spot, PIG))
+                    elif kinds[spot] != FIELD and builder:
+                        actions.append(PlaceTile(x, y, rotation, spot, BUILDER))
+    return actions
+
+
+def _tile_actions(state: CarcassonneState, bare: bool) -> list[Any]:
+    """The placements of the drawn tile (``bare``: none with a follower)."""
     tile = state.tile
     actions: list[PlaceTile] = []
     square_actions = _square_actions
-    if not state.supply[seat]:
-        bare = _BARE_PICKERS[tile]
+    if bare:
+        bare_pickers = _BARE_PICKERS[tile]
         for square, key in state.open.items():
-            picker = bare[key]
+            picker = bare_pickers[key]
             if picker is not None:
                 try:
                     actions += picker(square_actions[square])
@@ -236,16 +324,18 @@ def decide(state: CarcassonneState, seat: int, action: Any) -> list[Any] | Rejec
     placed = _placement(state, seat, action)
     if isinstance(placed, Rejection):
         return placed
-    events, square, code = placed
-    return _end_turn(state, seat, events, square, code)
+    events, square, code, earned = placed
+    return _end_turn(state, seat, events, square, code, earned)
 
 
 def _placement(
     state: CarcassonneState, seat: int, action: PlaceTile
-) -> tuple[list[Any], int, int] | Rejection:
+) -> tuple[list[Any], int, int, bool] | Rejection:
     """The checked placement: ``TilePlaced`` and the scorings it causes, with the tile's
-    square and code (the state does not hold them yet)."""
+    square and code (the state does not hold them yet) and whether it earns a builder
+    turn."""
     x, y, rotation, spot = action.x, action.y, action.rotation, action.follower
+    piece = action.piece
     square = ((x + 128) << 8) | (y + 128)
     key = state.open.get(square) if -BOUND <= x <= BOUND and -BOUND <= y <= BOUND else None
     if key is None:
@@ -259,22 +349,63 @@ def _placement(
     if spot is not None:
         if not 0 <= spot < len(SEG_KIND[tile]):
             return Rejection("bad_spot", f"tile {LETTERS[tile]} has no feature {spot}")
-        if not state.supply[seat]:
-            return Rejection("no_followers", "all your followers are on the board")
-        if SEG_MASK[code][spot] & _occupied_ports(state, square):
-            return Rejection("feature_occupied", "that feature already holds a follower")
+        problem = _spot_problem(state, seat, piece, square, code, spot)
+        if problem is not None:
+            return problem
+    elif piece != FOLLOWER:
+        return Rejection("bad_piece", f"say on which feature the {piece} stands")
     if state.pictures != PICTURES:  # a match begun before the pictures changed keeps its own
         rotation = rotation_in(tile, rotation, state.pictures)
-    events: list[Any] = [TilePlaced(seat, LETTERS[tile], x, y, rotation, spot)]
-    add_completions(events, state, seat, square, code, spot)
-    return events, square, code
+    events: list[Any] = [TilePlaced(seat, LETTERS[tile], x, y, rotation, spot, piece)]
+    earned = state.extras is not None and extends_builder(state, seat, square)
+    add_completions(events, state, seat, square, code, spot, piece)
+    return events, square, code, earned
+
+
+def _spot_problem(
+    state: CarcassonneState, seat: int, piece: str, square: int, code: int, spot: int
+) -> Rejection | None:
+    """Why ``piece`` may not stand on feature ``spot`` of the tile ``code`` on ``square``."""
+    problem = piece_problem(state.extras, seat, piece)
+    if problem is not None:
+        return problem
+    mask = SEG_MASK[code][spot]
+    if piece == FOLLOWER or piece == LARGE:
+        if piece == FOLLOWER and not state.supply[seat]:
+            return Rejection("no_followers", "all your followers are on the board")
+        if mask & _occupied_ports(state, square):
+            return Rejection("feature_occupied", "that feature already holds a follower")
+        return None
+    kind = SEG_KIND[code >> 2][spot]
+    if (kind == FIELD) != (piece == PIG) or kind not in (CITY, ROAD, FIELD):
+        where = "a field" if piece == PIG else "a road or city"
+        return Rejection("bad_spot", f"the {piece} stands on {where}")
+    own = {
+        root for root, held in enumerate(state.holders) if held and any(h & 7 == seat for h in held)
+    }
+    if not mask & _own_ports(state, square, seat, own):
+        return Rejection(
+            "no_own_follower", f"the {piece} joins a feature holding a follower of yours"
+        )
+    return None
 
 
 def _end_turn(
-    state: CarcassonneState, seat: int, events: list[Any], square: int = -1, code: int = 0
+    state: CarcassonneState,
+    seat: int,
+    events: list[Any],
+    square: int = -1,
+    code: int = 0,
+    earned: bool = False,
 ) -> list[Any]:
     """``events`` followed by the next seat's draw (or the end of the match); ``code`` on
-    ``square`` is a placement among ``events`` that the state does not hold yet."""
+    ``square`` is a placement among ``events`` that the state does not hold yet (``earned``:
+    it earned a builder turn). A seat owed a builder turn draws again instead."""
+    extras = state.extras
+    if extras is not None and (extras.owed or earned) and state.drawn < len(state.stack):
+        events.append(BuilderTurn(seat))
+        events += draw(state, seat, events, square, code)
+        return events
     following = (seat + 1) % state.seats
     drawn = state.drawn
     stack = state.stack
@@ -316,13 +447,15 @@ def _decide_messengers(state: CarcassonneState, seat: int, action: Any) -> list[
     placed = _placement(state, seat, action)
     if isinstance(placed, Rejection):
         return placed
-    events, square, code = placed
+    events, square, code, earned = placed
     routed = [events[0]]
     figures = list(expansion.figures)
     preferences = expansion.preferences
     chooses = False
     for scored in events[1:]:
         routed.append(scored)
+        if type(scored) is not FeatureScored:
+            continue
         for other in scored.seats:
             if other == seat:
                 chooses = True
@@ -332,7 +465,7 @@ def _decide_messengers(state: CarcassonneState, seat: int, action: Any) -> list[
             routed.append(FigureAdvanced(other, figure, scored.points))
     if chooses:
         return routed
-    return _end_turn(state, seat, routed, square, code)
+    return _end_turn(state, seat, routed, square, code, earned)
 
 
 def _set_preference(
@@ -398,6 +531,9 @@ def _resolve_message(
     if figure not in FIGURES:
         return Rejection("bad_figure", "figure is 0 (scoring figure) or 1 (messenger)")
     events = [MessageResolved(seat, message.number, took_points, points, returned)]
+    if returned is not None:
+        node = (state.board[square_of(returned.x, returned.y)] << 3) + returned.spot
+        events += pieces_left_alone(state, seat, node)
     if points:
         events.append(FigureAdvanced(seat, figure, points))
         figures = list(expansion.figures)

@@ -8,8 +8,22 @@ from typing import Any
 
 import msgspec
 
-from services.rules.games.carcassonne import messengers
+from services.rules.games.carcassonne import expansions, messengers
 from services.rules.games.carcassonne.evolve import CLOSES, SIDES, evolve
+from services.rules.games.carcassonne.expansions import (
+    BUILDER,
+    CATHEDRAL_POINTS_PER_ITEM,
+    FOLLOWER,
+    IN_SUPPLY,
+    INN_POINTS_PER_TILE,
+    LARGE,
+    PIG,
+    PIG_POINTS_PER_CITY,
+    BonusScored,
+    ExtrasState,
+    GoodsTaken,
+    PieceReturned,
+)
 from services.rules.games.carcassonne.messengers import (
     FiguresSummed,
     OwnFollower,
@@ -29,15 +43,20 @@ from services.rules.games.carcassonne.state import (
     xy_of,
 )
 from services.rules.games.carcassonne.tiles import (
+    CITY,
     CLOISTER,
     FIELD,
     FITS,
+    GOODS,
     KIND_NAMES,
     LETTERS,
     OPEN_KEY,
     PORT_SEG,
     ROAD,
+    SEG_CATHEDRAL,
     SEG_CITIES,
+    SEG_GOODS,
+    SEG_INN,
     SEG_KIND,
     SEG_PENNANT,
     SEG_SIDES,
@@ -49,16 +68,17 @@ def own_followers(state: CarcassonneState, seat: int) -> list[OwnFollower]:
     followers = []
     codes = state.codes
     holders = state.holders
+    large = large_nodes(state)
     for root in compress(range(len(holders)), holders):
         held: list[int] = holders[root]  # type: ignore[assignment]
         if all(holder & 7 != seat for holder in held):
             continue
         kind = SEG_KIND[codes[root >> 3] >> 2][root & 7]
-        counts = [0] * state.seats
-        for holder in held:
-            counts[holder & 7] += 1
+        counts = _counts(state.seats, held, large)
         majority = counts[seat] == max(counts)
         points = _unfinished_points(state, root, kind)
+        if kind == FIELD and _pig_at(state.extras, state.parent, seat, root):
+            points += PIG_POINTS_PER_CITY * len(_completed_cities(state, root))
         nodes = state.members[root] or (root,)
         pennants = sum(SEG_PENNANT[codes[node >> 3] >> 2][node & 7] for node in nodes)
         for holder in sorted(held):
@@ -70,6 +90,29 @@ def own_followers(state: CarcassonneState, seat: int) -> list[OwnFollower]:
     return followers
 
 
+def large_nodes(state: CarcassonneState, new: int = -1) -> Collection[int]:
+    """The nodes of the large followers on the board (and ``new``, one being placed)."""
+    extras = state.extras
+    if extras is None or not extras.inns_cathedrals:
+        return ()
+    return {*extras.large, new}
+
+
+def _counts(seats: int, held: list[int], large: Collection[int]) -> list[int]:
+    """Followers per seat on a feature, the large follower counting two."""
+    counts = [0] * seats
+    for holder in held:
+        counts[holder & 7] += 2 if holder >> 3 in large else 1
+    return counts
+
+
+def _pig_at(extras: ExtrasState | None, parent: list[int], seat: int, root: int) -> bool:
+    if extras is None:
+        return False
+    pig = extras.pigs[seat]
+    return pig != IN_SUPPLY and parent[pig] == root
+
+
 def add_completions(
     events: list[Any],
     state: CarcassonneState,
@@ -77,9 +120,11 @@ def add_completions(
     square: int,
     code: int,
     spot: int | None,
+    piece: str = FOLLOWER,
 ) -> None:
     """Append the scorings of the roads, cities and cloisters that the placement completes,
-    read without mutating."""
+    read without mutating; with Traders & Builders also the goods taken and the builders
+    sent home."""
     tile = code >> 2
     kinds = SEG_KIND[tile]
     port_seg = PORT_SEG[code]
@@ -98,16 +143,24 @@ def add_completions(
                 joined[seg] = [parent[node]]
     if joined is not None:
         holders = state.holders
+        extras = state.extras
+        trading = extras is not None and extras.traders_builders
+        follows = piece == FOLLOWER or piece == LARGE
         for segs, roots in _closed(joined, SEG_SIDES[tile], state.open_ends):
             held = [holder for root in roots for holder in holders[root] or ()]
-            if spot in segs:
+            if spot in segs and follows:
                 held.append((((ordinal << 3) + spot) << 3) | seat)
-            if held:
+            if held or trading:
                 members = state.members
                 nodes = [member for root in roots for member in members[root] or (root,)]
                 nodes.extend((ordinal << 3) + seg for seg in segs)
+            if held:
                 points = _feature_points(state, kinds[segs[0]], nodes, True, tile)
-                events.append(_score(state, kinds[segs[0]], points, held, square, False))
+                large = large_nodes(state, (ordinal << 3) + spot if piece == LARGE else -1)  # type: ignore[operator]
+                events.append(_score(state, kinds[segs[0]], points, held, square, False, large))
+            if trading:
+                builder = (ordinal << 3) + spot if piece == BUILDER and spot in segs else -1  # type: ignore[operator]
+                _trade(events, state, seat, kinds[segs[0]], nodes, roots, square, tile, builder)
     board = state.board
     if spot is not None and kinds[spot] == CLOISTER:
         if all(square + offset in board for offset in AROUND):
@@ -125,6 +178,61 @@ def add_completions(
                 events.append(
                     _score(state, CLOISTER, CLOISTER_COMPLETE_POINTS, held, square, False)
                 )
+
+
+def _trade(
+    events: list[Any],
+    state: CarcassonneState,
+    seat: int,
+    kind: int,
+    nodes: list[int],
+    roots: Collection[int],
+    square: int,
+    new_tile: int,
+    builder: int,
+) -> None:
+    """Traders & Builders on a completed road or city: the placing seat takes the city's
+    goods, and every builder on it (``builder``: one just placed on it) goes home."""
+    codes = state.codes
+    known = len(codes)
+    if kind == CITY:
+        goods = [0] * len(GOODS)
+        for node in nodes:
+            good = SEG_GOODS[codes[node >> 3] >> 2 if node >> 3 < known else new_tile][node & 7]
+            if good >= 0:
+                goods[good] += 1
+        if any(goods):
+            events.append(GoodsTaken(seat, goods))
+    parent = state.parent
+    for owner, node in enumerate(state.extras.builders):  # type: ignore[union-attr]
+        if node != IN_SUPPLY and parent[node] in roots:
+            events.append(_returned(state, owner, BUILDER, node, square))
+    if builder >= 0:
+        events.append(_returned(state, seat, BUILDER, builder, square))
+
+
+def _returned(state: CarcassonneState, seat: int, piece: str, node: int, square: int) -> Any:
+    ordinal = node >> 3
+    x, y = xy_of(state.squares[ordinal] if ordinal < len(state.squares) else square)
+    return PieceReturned(seat, piece, x, y, node & 7)
+
+
+def pieces_left_alone(state: CarcassonneState, seat: int, node: int) -> list[PieceReturned]:
+    """The builder and pig of ``seat`` on the feature of its follower at ``node``, which goes
+    home (message 8), when no other follower of ``seat`` stays there."""
+    extras = state.extras
+    if extras is None or not extras.traders_builders:
+        return []
+    parent = state.parent
+    root = parent[node]
+    others = [h for h in state.holders[root] or () if h & 7 == seat and h >> 3 != node]
+    if others:
+        return []
+    returned = []
+    for piece, placed in ((BUILDER, extras.builders[seat]), (PIG, extras.pigs[seat])):
+        if placed != IN_SUPPLY and parent[placed] == root:
+            returned.append(_returned(state, seat, piece, placed, -1))
+    return returned
 
 
 def _closed(
@@ -172,9 +280,15 @@ def _feature_points(
     state: CarcassonneState, kind: int, nodes: Sequence[int], complete: bool, new_tile: int = -1
 ) -> int:
     """Road: 1 per tile. City: 2 per tile and pennant when complete, else 1. A tile counts once
-    even when the feature passes it twice. ``new_tile`` is the tile not yet on the board."""
+    even when the feature passes it twice. ``new_tile`` is the tile not yet on the board.
+    Inns & Cathedrals: a road with an inn 2 per tile when complete, a city with a cathedral 3
+    per tile and pennant; either 0 unfinished."""
     tiles = len({node >> 3 for node in nodes})
+    extras = state.extras
+    special = extras is not None and extras.inns_cathedrals
     if kind == ROAD:
+        if special and _marked(state, SEG_INN, nodes, new_tile):
+            return INN_POINTS_PER_TILE * tiles if complete else 0
         return tiles
     codes = state.codes
     known = len(codes)
@@ -182,18 +296,35 @@ def _feature_points(
         SEG_PENNANT[codes[node >> 3] >> 2 if node >> 3 < known else new_tile][node & 7]
         for node in nodes
     )
+    if special and _marked(state, SEG_CATHEDRAL, nodes, new_tile):
+        return CATHEDRAL_POINTS_PER_ITEM * (tiles + pennants) if complete else 0
     return 2 * (tiles + pennants) if complete else tiles + pennants
 
 
+def _marked(
+    state: CarcassonneState, table: tuple[tuple[int, ...], ...], nodes: Sequence[int], new_tile: int
+) -> bool:
+    """Whether a feature of ``nodes`` has an inn or a cathedral (``table``)."""
+    codes = state.codes
+    known = len(codes)
+    return any(
+        table[codes[node >> 3] >> 2 if node >> 3 < known else new_tile][node & 7] for node in nodes
+    )
+
+
 def _score(
-    state: CarcassonneState, kind: int, points: int, held: list[int], square: int, final: bool
+    state: CarcassonneState,
+    kind: int,
+    points: int,
+    held: list[int],
+    square: int,
+    final: bool,
+    large: Collection[int] = (),
 ) -> FeatureScored:
     """The one place a scoring is decided: the seats with the most followers on the feature
-    (all tied seats) score ``points``. ``square`` locates a follower on the tile not yet
-    placed."""
-    counts = [0] * state.seats
-    for holder in held:
-        counts[holder & 7] += 1
+    (all tied seats; a large follower at one of ``large`` counts two) score ``points``.
+    ``square`` locates a follower on the tile not yet placed."""
+    counts = _counts(state.seats, held, large)
     most = max(counts)
     seats = [seat for seat, count in enumerate(counts) if count == most]
     squares = state.squares
@@ -202,7 +333,7 @@ def _score(
         node = holder >> 3
         ordinal = node >> 3
         x, y = xy_of(squares[ordinal] if ordinal < len(squares) else square)
-        followers.append(Follower(holder & 7, x, y, node & 7, KIND_NAMES[kind]))
+        followers.append(Follower(holder & 7, x, y, node & 7, KIND_NAMES[kind], node in large))
     return FeatureScored(KIND_NAMES[kind], points, seats, followers, final)
 
 
@@ -265,6 +396,7 @@ def _clone(state: CarcassonneState) -> CarcassonneState:
         holders=_copy_lists(state.holders),
         cloisters=dict(state.cloisters),
         messengers=None if state.messengers is None else messengers.copy_state(state.messengers),
+        extras=None if state.extras is None else expansions.copy_state(state.extras),
     )
 
 
@@ -297,15 +429,28 @@ def _game_over(state: CarcassonneState, pending: list[Any]) -> list[Any]:
     return events
 
 
-def _final_scoring(state: CarcassonneState) -> list[FeatureScored]:
-    """Every feature still holding followers: unfinished roads, cities and cloisters, farms."""
-    events = []
+def _final_scoring(state: CarcassonneState) -> list[Any]:
+    """Every feature still holding followers: unfinished roads, cities and cloisters, farms;
+    with Traders & Builders each scoring pig's bonus after its farm, and the goods last."""
+    events: list[Any] = []
     codes = state.codes
     holders = state.holders
+    large = large_nodes(state)
+    extras = state.extras
     for root in compress(range(len(holders)), holders):
         kind = SEG_KIND[codes[root >> 3] >> 2][root & 7]
         points = _unfinished_points(state, root, kind)
-        events.append(_score(state, kind, points, list(holders[root]), -1, True))  # type: ignore[arg-type]
+        scored = _score(state, kind, points, list(holders[root]), -1, True, large)  # type: ignore[arg-type]
+        events.append(scored)
+        if kind == FIELD and extras is not None and extras.traders_builders and points:
+            cities = points // FARM_POINTS_PER_CITY
+            events += [
+                BonusScored(seat, PIG, PIG_POINTS_PER_CITY * cities)
+                for seat in scored.seats
+                if _pig_at(extras, state.parent, seat, root)
+            ]
+    if extras is not None and extras.traders_builders:
+        events += expansions.most_goods(extras.goods, state.seats)
     return events
 
 

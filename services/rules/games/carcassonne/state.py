@@ -2,8 +2,19 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 import msgspec
 
+from services.rules.games.carcassonne.expansions import (
+    BonusScored,
+    BuilderTurn,
+    ExpansionsInPlay,
+    ExtrasState,
+    GoodsTaken,
+    PieceReturned,
+    PiecesView,
+)
 from services.rules.games.carcassonne.messengers import (
     CarryOutMessage,
     ChooseFigure,
@@ -55,22 +66,27 @@ class PlaceTile(
     msgspec.Struct, frozen=True, gc=False, forbid_unknown_fields=True, tag_field="type"
 ):
     """Put the drawn tile at (x, y), turned ``rotation`` clockwise quarter turns, with a
-    follower on feature ``follower`` of the tile (an index into its feature list) or none."""
+    follower on feature ``follower`` of the tile (an index into its feature list) or none.
+    ``piece`` says which piece stands there: the ordinary follower, or with Inns & Cathedrals
+    the large follower, with Traders & Builders the builder or the pig."""
 
     x: int
     y: int
     rotation: int
     follower: int | None = None
+    piece: Literal["follower", "large_follower", "builder", "pig"] = "follower"
 
 
-class Follower(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """A follower on the board: the tile square and the feature (spot) it stands on."""
+class Follower(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=True):
+    """A follower on the board: the tile square and the feature (spot) it stands on;
+    ``large`` for Inns & Cathedrals' large follower (left out when false)."""
 
     seat: int
     x: int
     y: int
     spot: int
     feature: str
+    large: bool = False
 
 
 class StackShuffled(msgspec.Struct, frozen=True, tag_field="type"):
@@ -101,13 +117,16 @@ class TileDiscarded(msgspec.Struct, frozen=True, gc=False, tag_field="type"):
     tile: str
 
 
-class TilePlaced(msgspec.Struct, frozen=True, gc=False, tag_field="type"):
+class TilePlaced(msgspec.Struct, frozen=True, gc=False, tag_field="type", omit_defaults=True):
+    """``piece`` stands on feature ``follower`` (left out when it is the ordinary follower)."""
+
     seat: int
     tile: str
     x: int
     y: int
     rotation: int
     follower: int | None
+    piece: str = "follower"
 
 
 class FeatureScored(msgspec.Struct, frozen=True, tag_field="type"):
@@ -140,6 +159,11 @@ Event = (
     | MessageDrawn
     | MessageResolved
     | FiguresSummed
+    | ExpansionsInPlay
+    | BuilderTurn
+    | GoodsTaken
+    | PieceReturned
+    | BonusScored
 )
 Action = PlaceTile | SetScoringPreference | ChooseFigure | CarryOutMessage | TakeMessagePoints
 
@@ -176,6 +200,8 @@ class CarcassonneState(msgspec.Struct, tag_field="type"):
     cloisters: dict[int, int]
     messengers: MessengersState | None = None
     """The Messengers' figures, messages and turn phase; None without the expansion."""
+    extras: ExtrasState | None = None
+    """Inns & Cathedrals' and Traders & Builders' pieces and goods; None without both."""
     pictures: int = 1
     """The tile pictures the match's events turn rotations from (``StackShuffled``)."""
     codes_pictures: int = 1
@@ -218,3 +244,4 @@ class CarcassonneView(msgspec.Struct, frozen=True, tag_field="type"):
     finished: bool
     winners: list[int]
     messengers: MessengersView | None = None
+    pieces: PiecesView | None = None

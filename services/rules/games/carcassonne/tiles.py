@@ -13,6 +13,7 @@ port ``3 * opposite(side) + 2 - k``. Sides are ``N E S W`` = 0..3.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from services.rules.games.contract import SEEDS_DIR
 
@@ -22,20 +23,48 @@ NO_EDGE = 3
 """Edge value of an empty neighbour in an open square's requirement key."""
 
 TILE_FILE = SEEDS_DIR / "carcassonne" / "tiles.json"
+EXPANSIONS = ("inns_cathedrals", "traders_builders")
+"""The expansions whose land tiles lie beside the base tiles, each in ``<name>.json`` and
+played with the table option of the same name."""
+GOODS = ("wine", "grain", "cloth")
+"""Traders & Builders' goods, in the order of the per-seat goods counts."""
 
 
-def _load() -> dict:
-    with TILE_FILE.open(encoding="utf-8") as handle:
+def _load(path: Path) -> dict:
+    with path.open(encoding="utf-8") as handle:
         return json.load(handle)
 
 
-DATA = _load()
+DATA = _load(TILE_FILE)
+_EXPANSION_DATA = {name: _load(TILE_FILE.with_name(f"{name}.json")) for name in EXPANSIONS}
+BASE_TILES = len(DATA["tiles"])
+"""The base game's tiles come first: their indices (and so their codes) never change."""
+DATA["tiles"] = DATA["tiles"] + [
+    tile for name in EXPANSIONS for tile in _EXPANSION_DATA[name]["tiles"]
+]
+TILE_SET: tuple[str, ...] = ("base",) * BASE_TILES + tuple(
+    name for name in EXPANSIONS for _tile in _EXPANSION_DATA[name]["tiles"]
+)
+"""Per tile, the set it comes from: ``base`` or an expansion's name."""
 PORT_NAMES: tuple[str, ...] = tuple(DATA["ports"])
 _PORT_INDEX = {name: index for index, name in enumerate(PORT_NAMES)}
 
 LETTERS: tuple[str, ...] = tuple(tile["letter"] for tile in DATA["tiles"])
 TILE_INDEX = {letter: index for index, letter in enumerate(LETTERS)}
 COUNTS: tuple[int, ...] = tuple(tile["count"] for tile in DATA["tiles"])
+"""Copies of each tile in the boxes, the expansions' included (``box_counts`` per match)."""
+
+
+def box_counts(expansions: tuple[str, ...] = ()) -> tuple[int, ...]:
+    """Copies of each tile in play with the base game and ``expansions``; 0 for the tiles of
+    an expansion not played."""
+    return tuple(
+        count if TILE_SET[tile] == "base" or TILE_SET[tile] in expansions else 0
+        for tile, count in enumerate(COUNTS)
+    )
+
+
+BASE_COUNTS = box_counts()
 START_TILE: str = DATA["start_tile"]
 
 PICTURES: int = DATA["pictures"]
@@ -83,6 +112,22 @@ SEG_PENNANT: tuple[tuple[int, ...], ...] = tuple(
     tuple(int(feature.get("pennant", False)) for feature in tile["features"])
     for tile in DATA["tiles"]
 )
+SEG_INN: tuple[tuple[int, ...], ...] = tuple(
+    tuple(int(feature.get("inn", False)) for feature in tile["features"]) for tile in DATA["tiles"]
+)
+"""Per tile and feature: 1 for a road with an inn (Inns & Cathedrals)."""
+SEG_CATHEDRAL: tuple[tuple[int, ...], ...] = tuple(
+    tuple(int(feature.get("cathedral", False)) for feature in tile["features"])
+    for tile in DATA["tiles"]
+)
+"""Per tile and feature: 1 for a city with a cathedral (Inns & Cathedrals)."""
+SEG_GOODS: tuple[tuple[int, ...], ...] = tuple(
+    tuple(
+        GOODS.index(feature["goods"]) if "goods" in feature else -1 for feature in tile["features"]
+    )
+    for tile in DATA["tiles"]
+)
+"""Per tile and feature: the index in ``GOODS`` of a city's goods (Traders & Builders), or -1."""
 SEG_CITIES: tuple[tuple[tuple[int, ...], ...], ...] = tuple(
     tuple(tuple(feature.get("cities", ())) for feature in tile["features"])
     for tile in DATA["tiles"]

@@ -6,8 +6,9 @@ from typing import Any
 
 import msgspec
 
-from services.rules.games.carcassonne import messengers
+from services.rules.games.carcassonne import expansions, messengers
 from services.rules.games.carcassonne.evolve import messengers_of
+from services.rules.games.carcassonne.expansions import IN_SUPPLY, Piece, PiecesView
 from services.rules.games.carcassonne.messengers import (
     MessagesShuffled,
     MessengersView,
@@ -48,6 +49,27 @@ def view(state: CarcassonneState, seat: int | None) -> CarcassonneView:
         finished=state.finished,
         winners=list(state.winners),
         messengers=None if state.messengers is None else _messengers_view(state),
+        pieces=None if state.extras is None else _pieces_view(state),
+    )
+
+
+def _pieces_view(state: CarcassonneState) -> PiecesView:
+    extras = state.extras
+    assert extras is not None
+    pieces = []
+    for piece in (expansions.BUILDER, expansions.PIG):
+        for seat, node in enumerate(expansions.nodes_of(extras, piece)):
+            if node != IN_SUPPLY:
+                x, y = xy_of(state.squares[node >> 3])
+                pieces.append(Piece(seat, piece, x, y, node & 7))
+    return PiecesView(
+        inns_cathedrals=extras.inns_cathedrals,
+        traders_builders=extras.traders_builders,
+        supply=[expansions.supply_view(extras, seat) for seat in range(state.seats)],
+        goods=[expansions.goods_view(extras, seat) for seat in range(state.seats)],
+        pieces=pieces,
+        builder_turns_owed=extras.owed,
+        builder_turn=extras.building,
     )
 
 
@@ -66,12 +88,14 @@ def _messengers_view(state: CarcassonneState) -> MessengersView:
 
 def _followers_on_board(state: CarcassonneState) -> list[Follower]:
     followers = []
+    large = state.extras.large if state.extras is not None else ()
     for held in filter(None, state.holders):
         for holder in held:
             node = holder >> 3
             x, y = xy_of(state.squares[node >> 3])
             kind = SEG_KIND[state.codes[node >> 3] >> 2][node & 7]
-            followers.append(Follower(holder & 7, x, y, node & 7, KIND_NAMES[kind]))
+            follower = Follower(holder & 7, x, y, node & 7, KIND_NAMES[kind], node in large)
+            followers.append(follower)
     followers.sort(key=lambda follower: (follower.x, follower.y, follower.spot))
     return followers
 

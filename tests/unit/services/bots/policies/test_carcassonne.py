@@ -130,7 +130,8 @@ def test_no_follower_on_its_own_occupied_city_when_growing_it():
     follower (if any) goes elsewhere, and it is a legal action."""
     state = play(start(["D", "G", "U", "F", "V", "V", "V"]), OWN_CITY_ON_TOP, ROAD_WEST)
     view, actions = seen(state)
-    assert {"type": "PlaceTile", "x": 0, "y": 2, "rotation": 1, "follower": 0} not in actions
+    taken = {"type": "PlaceTile", "x": 0, "y": 2, "rotation": 1, "follower": 0}
+    assert {**taken, "piece": "follower"} not in actions
     chosen = choose(state)
     if placed_at(chosen)[:2] == (0, 2):
         assert chosen["follower"] != 0
@@ -138,7 +139,14 @@ def test_no_follower_on_its_own_occupied_city_when_growing_it():
 
 def test_puts_a_follower_on_a_city_it_completes_at_once():
     chosen = choose(start(["D", "E", "V", "V", "V"]))
-    assert chosen == {"type": "PlaceTile", "x": 0, "y": 1, "rotation": 2, "follower": 0}
+    assert chosen == {
+        "type": "PlaceTile",
+        "x": 0,
+        "y": 1,
+        "rotation": 2,
+        "follower": 0,
+        "piece": "follower",
+    }
 
 
 def test_prefers_a_city_likely_to_complete_to_an_empty_move():

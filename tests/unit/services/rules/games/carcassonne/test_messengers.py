@@ -165,6 +165,8 @@ def test_options_and_player_counts():
         "messengers_edition",
         "zmg_alone_rule",
         "message_order",
+        "inns_cathedrals",
+        "traders_builders",
     ]
     specs = {spec.name: spec for spec in GAME.options}
     assert specs["messengers"].default is False

@@ -19,7 +19,7 @@ from services.rules.games.carcassonne.state import (
     TileDrawn,
     TilePlaced,
 )
-from services.rules.games.carcassonne.tiles import COUNTS, LETTERS, TILE_INDEX
+from services.rules.games.carcassonne.tiles import BASE_COUNTS, LETTERS, TILE_INDEX
 from services.rules.games.contract import Rejection
 from services.rules.games.playout import random_playout
 
@@ -265,7 +265,7 @@ def test_default_setup_shuffles_the_71_tiles_with_the_given_rng():
     started = events[0]
     assert started.start_tile == "D" and started.stack_size == 71
     assert sorted(started.stack + ["D"]) == sorted(
-        letter for letter, count in zip(LETTERS, COUNTS, strict=True) for _ in range(count)
+        letter for letter, count in zip(LETTERS, BASE_COUNTS, strict=True) for _ in range(count)
     )
     again = GAME.setup({"tile_order": None}, 3, random.Random(4))
     assert again == events
