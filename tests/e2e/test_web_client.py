@@ -338,3 +338,28 @@ def test_a_player_whose_seat_a_bot_took_over_watches_on_and_is_told_why(
     expect(ada.page.get_by_test_id("problem")).to_have_count(0)
     taken = gateway.client.get(f"/matches/{match_id}").json()
     assert taken["bots"].get("0") == "hanabi-heuristic"
+
+
+def test_a_player_on_the_clock_is_told_what_running_out_of_time_does(
+    gateway: Gateway, people: Callable[..., Player]
+) -> None:
+    """Beside the clocks, before anything runs out, the match page tells each player what the
+    table does when their time runs out, in the catalogue's words for its game (Breaking News'
+    pass, and when it is a forfeit instead); a spectator, who has no time to run out, is not
+    told."""
+    hosting = {"clock": {"per_move_s": 600}, "on_timeout": "pass"}
+    match_id, tokens = open_table(gateway.stack, "breaking_news", 2, hosting=hosting)
+    policies = gateway.client.get("/games/breaking_news").json()["timeout_policies"]
+    passing = next(policy["description"] for policy in policies if policy["name"] == "pass")
+    ada, watcher = people(), people()
+    ada.open()
+    held = f"localStorage.setItem('playtable.match.{match_id}.bearer', {json.dumps(tokens[0])})"
+    ada.page.evaluate(held)  # the seat this browser took at the table
+    for person in (ada, watcher):
+        person.open(f"#/matches/{match_id}")
+    expect(ada.page.get_by_test_id("match")).to_have_attribute("data-you", "0")
+    expect(ada.page.get_by_test_id("clocks")).to_be_visible()
+    expect(ada.page.get_by_test_id("timing-out")).to_have_text(f"If your time runs out: {passing}")
+    expect(watcher.page.get_by_test_id("match")).to_have_attribute("data-you", "spectator")
+    expect(watcher.page.get_by_test_id("clocks")).to_be_visible()
+    expect(watcher.page.get_by_test_id("timing-out")).to_have_count(0)

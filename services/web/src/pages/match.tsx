@@ -214,6 +214,11 @@ export function MatchPage({ matchId }: { matchId: string }) {
   const leaving = gameInfo?.leave_policies.find(
     (policy) => policy.name === (match?.hosting.on_leave ?? "abandon"),
   )?.description;
+  /** What running out of time does at this table, in the catalogue's words (a forfeit, a bot's
+   * seat, or a pass where the game has one), said beside the clocks before it happens. */
+  const timingOut = gameInfo?.timeout_policies.find(
+    (policy) => policy.name === (match?.hosting.on_timeout ?? "forfeit"),
+  )?.description;
   const Table = match ? tableFor(match.game) : null;
   const rematchId = tableId === null ? null : credentials.rematch(tableId);
   /** A finished match's table and the seat token that takes this player's seat in its rematch. */
@@ -264,6 +269,11 @@ export function MatchPage({ matchId }: { matchId: string }) {
             bots={match.bots}
           />
           {match.clock && <Clocks clock={match.clock} players={match.players} />}
+          {match.clock && match.you !== null && match.status === "running" && timingOut && (
+            <p class="timing-out">
+              <small data-testid="timing-out">If your time runs out: {timingOut}</small>
+            </p>
+          )}
           {match.result && <Result result={match.result} players={match.players} />}
           {match.view && (
             <Table
