@@ -12,7 +12,7 @@ from psycopg.rows import class_row, kwargs_row
 
 from services.lobby import schemas as s
 from shared.domain.commitments import published, stored
-from shared.domain.hosting import NO_HOSTING, Hosting
+from shared.domain.hosting import NO_HOSTING, Hosting, as_played
 from shared.domain.messages import TableCreated, Visibility
 from shared.edge.errors import not_found
 from shared.infra.eventstore import NewEvent, StoredEvent
@@ -56,8 +56,11 @@ class TableRow(msgspec.Struct, frozen=True):
         return msgspec.structs.replace(self, **changes)
 
     def hosted(self) -> Hosting:
-        """The table's hosting (a table older than hosting has none)."""
-        return NO_HOSTING if self.hosting is None else _hosting_decoder.decode(self.hosting)
+        """The table's hosting (a table older than hosting has none), named for what it does
+        in its game (``as_played``)."""
+        if self.hosting is None:
+            return NO_HOSTING
+        return as_played(self.game, _hosting_decoder.decode(self.hosting))
 
 
 class Holder(NamedTuple):

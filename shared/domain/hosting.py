@@ -166,6 +166,15 @@ def timeout_problem(game: str, hosting: Hosting) -> str | None:
     return None
 
 
+def as_played(game: str, hosting: Hosting) -> Hosting:
+    """``hosting`` named for what it does in ``game``: a table stored with ``on_timeout: pass``
+    for a game without a pass (before ``timeout_problem`` refused one) always forfeited a late
+    seat, so it reads, starts and is rematched as ``forfeit``."""
+    if hosting.on_timeout == "pass" and game not in PASS_ACTIONS:
+        return msgspec.structs.replace(hosting, on_timeout="forfeit")
+    return hosting
+
+
 # --- the bots on offer ---------------------------------------------------------------------------
 
 
