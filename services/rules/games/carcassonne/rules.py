@@ -159,17 +159,22 @@ def _placements(state: CarcassonneState, seat: int) -> list[Any]:
     if extras is None:
         return _tile_actions(state, not state.supply[seat])
     large = extras.inns_cathedrals and extras.large[seat] == IN_SUPPLY
-    actions = _tile_actions(state, not state.supply[seat] and not large)
+    bare = not state.supply[seat] and not large
+    builder = extras.traders_builders and extras.builders[seat] == IN_SUPPLY
+    pig = extras.traders_builders and extras.pigs[seat] == IN_SUPPLY
+    busy: list[int] | None = [] if (builder or pig) and not bare else None
+    actions = _tile_actions(state, bare, busy)
     if large:
-        twins = [_large_twin(action) for action in actions if action.follower is not None]
+        twin = _twins.get
+        twins = [
+            twin(action) or _large_twin(action) for action in actions if action.follower is not None
+        ]
         if not state.supply[seat]:
             actions = [action for action in actions if action.follower is None]
         actions += twins
-    if extras.traders_builders:
-        builder = extras.builders[seat] == IN_SUPPLY
-        pig = extras.pigs[seat] == IN_SUPPLY
-        if builder or pig:
-            actions += _builder_pig_actions(state, seat, builder, pig)
+    if builder or pig:
+        squares = list(state.open) if busy is None else busy
+        actions += _builder_pig_actions(state, seat, builder, pig, squares)
     return actions
 
 
@@ -186,47 +191,58 @@ def _large_twin(action: PlaceTile) -> PlaceTile:
     return twin
 
 
-def _own_ports(state: CarcassonneState, square: int, seat: int, own: set[int]) -> int:
-    """Ports of an empty square that would join a feature (a root in ``own``) holding a
-    follower of ``seat``."""
+def _own_ports(state: CarcassonneState, square: int, seat: int) -> int:
+    """Ports of an empty square that would join a feature holding a follower of ``seat``."""
     parent = state.parent
+    holders = state.holders
     bits = 0
     for port_bits, _port, node in state.links[square]:
-        if parent[node] in own:
+        held = holders[parent[node]]
+        if held and any(holder & 7 == seat for holder in held):
             bits |= port_bits
     return bits
 
 
 def _builder_pig_actions(
-    state: CarcassonneState, seat: int, builder: bool, pig: bool
+    state: CarcassonneState, seat: int, builder: bool, pig: bool, squares: list[int]
 ) -> list[PlaceTile]:
     """Placements with the builder (a road or city of the tile joining one where ``seat``
-    has a follower) or the pig (a field joining one where it has a farmer)."""
-    own = {
-        root for root, held in enumerate(state.holders) if held and any(h & 7 == seat for h in held)
-    }
-    if not own:
-        return []
+    has a follower) or the pig (a field joining one where it has a farmer), on ``squares``
+    (those next to a feature holding followers, or all)."""
     tile = state.tile
+    fits = FITS[tile]
     kinds = SEG_KIND[tile]
+    holders = state.holders
+    parent = state.parent
+    links = state.links
+    open_squares = state.open
     actions = []
-    for square, key in state.open.items():
-        bits = _own_ports(state, square, seat, own)
+    for square in squares:
+        rotations = fits[open_squares[square]]
+        if not rotations:
+            continue
+        bits = 0
+        for port_bits, _port, node in links[square]:
+            held = holders[parent[node]]
+            if held and any(holder & 7 == seat for holder in held):
+                bits |= port_bits
         if not bits:
             continue
         x, y = xy_of(square)
-        for rotation in FITS[tile][key]:
+        for rotation in rotations:
             for spot, mask in enumerate(SEG_MASK[(tile << 2) + rotation]):
                 if mask & bits:
-                    if kinds[spot] == FIELD and pig:
-                        actions.append(PlaceTile(x, y, rotation, spot, PIG))
-                    elif kinds[spot] != FIELD and builder:
+                    if kinds[spot] == FIELD:
+                        if pig:
+                            actions.append(PlaceTile(x, y, rotation, spot, PIG))
+                    elif builder:
                         actions.append(PlaceTile(x, y, rotation, spot, BUILDER))
     return actions
 
 
-def _tile_actions(state: CarcassonneState, bare: bool) -> list[Any]:
-    """The placements of the drawn tile (``bare``: none with a follower)."""
+def _tile_actions(state: CarcassonneState, bare: bool, busy: list[int] | None = None) -> list[Any]:
+    """The placements of the drawn tile (``bare``: none with a follower); the squares where
+    it fits next to a feature holding followers go to ``busy`` (unless ``bare``)."""
     tile = state.tile
     actions: list[PlaceTile] = []
     square_actions = _square_actions
@@ -256,6 +272,8 @@ def _tile_actions(state: CarcassonneState, bare: bool) -> list[Any]:
                 occupied |= bits
         if occupied:
             picker = pickers.get(tile_key | (key << 13) | occupied) or _picker(tile, key, occupied)
+            if busy is not None:
+                busy.append(square)
         try:
             actions += picker(square_actions[square])
         except KeyError:  # a square seen for the first time
@@ -380,10 +398,7 @@ def _spot_problem(
     if (kind == FIELD) != (piece == PIG) or kind not in (CITY, ROAD, FIELD):
         where = "a field" if piece == PIG else "a road or city"
         return Rejection("bad_spot", f"the {piece} stands on {where}")
-    own = {
-        root for root, held in enumerate(state.holders) if held and any(h & 7 == seat for h in held)
-    }
-    if not mask & _own_ports(state, square, seat, own):
+    if not mask & _own_ports(state, square, seat):
         return Rejection(
             "no_own_follower", f"the {piece} joins a feature holding a follower of yours"
         )

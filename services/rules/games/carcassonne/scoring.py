@@ -132,6 +132,7 @@ def add_completions(
     ordinal = len(state.codes)
     closes = CLOSES[tile]
     joined: dict[int, list[int]] | None = None
+    large = large_nodes(state, (ordinal << 3) + spot if piece == LARGE else -1)  # type: ignore[operator]
     for _bits, port, node in state.links[square]:
         seg = port_seg[port]
         if closes[seg]:
@@ -156,7 +157,6 @@ def add_completions(
                 nodes.extend((ordinal << 3) + seg for seg in segs)
             if held:
                 points = _feature_points(state, kinds[segs[0]], nodes, True, tile)
-                large = large_nodes(state, (ordinal << 3) + spot if piece == LARGE else -1)  # type: ignore[operator]
                 events.append(_score(state, kinds[segs[0]], points, held, square, False, large))
             if trading:
                 builder = (ordinal << 3) + spot if piece == BUILDER and spot in segs else -1  # type: ignore[operator]
@@ -166,7 +166,7 @@ def add_completions(
         if all(square + offset in board for offset in AROUND):
             holder = (((ordinal << 3) + spot) << 3) | seat
             events.append(
-                _score(state, CLOISTER, CLOISTER_COMPLETE_POINTS, [holder], square, False)
+                _score(state, CLOISTER, CLOISTER_COMPLETE_POINTS, [holder], square, False, large)
             )
     cloisters = state.cloisters
     if cloisters:
@@ -176,7 +176,7 @@ def add_completions(
             if monk is not None and _neighbours(board, square + offset) == 7:
                 held = list(state.holders[monk] or ())
                 events.append(
-                    _score(state, CLOISTER, CLOISTER_COMPLETE_POINTS, held, square, False)
+                    _score(state, CLOISTER, CLOISTER_COMPLETE_POINTS, held, square, False, large)
                 )
 
 
