@@ -290,6 +290,13 @@ def _main(argv: list[str] | None = None) -> int:
     engine.add_argument("--players", type=int, default=None)
     engine.add_argument("--games", type=int, default=2000)
     engine.add_argument("--seed", type=int, default=1)
+    engine.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a table option, its value as JSON (--option inns_cathedrals=true); repeatable",
+    )
     api = bench_kinds.add_parser("api", help="moves through the running services")
     api.add_argument("--matches", type=int, default=50)
     api.add_argument("--seconds", type=float, default=20.0, help="measured time, after warm-up")

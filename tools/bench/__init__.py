@@ -30,7 +30,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     if args.bench == "engine":
         from tools.bench.engine import bench_engine
 
-        return bench_engine(args.game, args.players, args.games, args.seed)
+        return bench_engine(args.game, args.players, args.games, args.seed, args.option)
     if args.bench == "bots":
         from tools.bench.engine import bench_bots
 

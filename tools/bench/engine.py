@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 import statistics
 import time
@@ -11,30 +12,46 @@ from typing import Any
 from tools.bench.common import DEFAULT_PLAYERS
 
 
-def bench_engine(game_name: str, players: int | None, games: int, seed: int) -> int:
-    """Random games on one core, a uniform choice among the legal actions at every step."""
+def bench_engine(
+    game_name: str, players: int | None, games: int, seed: int, option: list[str] | None = None
+) -> int:
+    """Random games on one core, a uniform choice among the legal actions at every step;
+    ``option`` holds table options as ``NAME=VALUE`` (VALUE as JSON)."""
     from services.rules.games.playout import random_playout
     from services.rules.games.registry import GAMES
 
     game = GAMES[game_name]
     seats = players or DEFAULT_PLAYERS.get(game_name, game.min_players)
+    options = dict(_option(text) for text in option or ())
     rng = random.Random(seed)
     moves = 0
     started = time.perf_counter()
     for _ in range(games):
-        moves += random_playout(game, seats, rng)[2]
+        moves += random_playout(game, seats, rng, options)[2]
     elapsed = time.perf_counter() - started
+    with_options = f" with {json.dumps(options)}" if options else ""
     print(
-        f"{game_name}: {games} random {seats}-player games in {elapsed:.2f} s on one core: "
-        f"{games / elapsed:,.0f} games/s, {moves / elapsed:,.0f} moves/s "
+        f"{game_name}{with_options}: {games} random {seats}-player games in {elapsed:.2f} s on "
+        f"one core: {games / elapsed:,.0f} games/s, {moves / elapsed:,.0f} moves/s "
         f"({moves / games:.1f} moves per game)"
     )
     if game_name == "carcassonne":
-        _carcassonne_legal_moves(game)
+        _carcassonne_legal_moves(game, options)
     return 0
 
 
-def _carcassonne_legal_moves(game: Any, boards: int = 20, repeats: int = 200) -> None:
+def _option(text: str) -> tuple[str, Any]:
+    """``NAME=VALUE`` as the option's name and its value read as JSON (a bare word as text)."""
+    name, _, value = text.partition("=")
+    try:
+        return name, json.loads(value)
+    except json.JSONDecodeError:
+        return name, value
+
+
+def _carcassonne_legal_moves(
+    game: Any, options: dict[str, Any], boards: int = 20, repeats: int = 200
+) -> None:
     """All legal moves (placements with follower spots) of the drawn tile on 60-tile boards:
     the first call on each board, and the median of repeated calls (warm caches)."""
     from services.rules.games.playout import play_until
@@ -42,7 +59,7 @@ def _carcassonne_legal_moves(game: Any, boards: int = 20, repeats: int = 200) ->
     first: list[float] = []
     repeated: list[float] = []
     for seed in range(boards):
-        state = play_until(game, 2, random.Random(seed), lambda s: len(s.codes) >= 60)
+        state = play_until(game, 2, random.Random(seed), lambda s: len(s.codes) >= 60, options)
         seat = game.to_move(state)[0]
         began = time.perf_counter()
         game.legal_actions(state, seat)

@@ -1,5 +1,6 @@
 """Carcassonne, base game (2nd edition, River excluded): 72 land tiles, followers, farms;
-optionally with the mini expansion The Messengers (option ``messengers``).
+optionally with the mini expansion The Messengers (option ``messengers``) and the expansions
+Inns & Cathedrals (``inns_cathedrals``) and Traders & Builders (``traders_builders``).
 
 A turn is one action, ``PlaceTile(x, y, rotation, follower)``: the drawn tile goes next to the
 board with every touching edge matching, and the player may put a follower on one feature of
@@ -29,11 +30,14 @@ this runs and the events are those of the base game.
 
 The package, by concern (a name starting with ``_`` is private to its module):
 
-- ``tiles``: the 72 land tiles and their precomputed rotations (``seeds/carcassonne/tiles.json``).
+- ``tiles``: the 72 land tiles, and the expansions' beside them, with their precomputed
+  rotations (``seeds/carcassonne/tiles.json``, ``inns_cathedrals.json``, ``traders_builders.json``).
 - ``messengers``: The Messengers' data, messages and scoring track.
+- ``expansions``: Inns & Cathedrals' and Traders & Builders' pieces, goods, events and state.
 - ``state``: board coordinates, the actions, events, state and views (msgspec Structs).
 - ``options``: the per-match options and ``setup``.
 - ``evolve``: laying tiles, the features' union-find, every event applied.
+- ``placements``: the legal placements of the drawn tile, and where a piece may stand.
 - ``rules``: the legal actions, who moves, ``decide``.
 - ``scoring``: completed features, drawing the next tile, the final count.
 - ``views``: what each seat may see, and the result.

@@ -2,20 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from operator import itemgetter
 from typing import Any
 
 from services.rules.games.carcassonne import messengers
 from services.rules.games.carcassonne.evolve import extends_builder, messengers_of
 from services.rules.games.carcassonne.expansions import (
-    BUILDER,
     FOLLOWER,
-    IN_SUPPLY,
-    LARGE,
-    PIG,
     BuilderTurn,
-    piece_problem,
 )
 from services.rules.games.carcassonne.messengers import (
     EXTRA_TURN,
@@ -32,6 +25,7 @@ from services.rules.games.carcassonne.messengers import (
     SetScoringPreference,
     TakeMessagePoints,
 )
+from services.rules.games.carcassonne.placements import placements, spot_problem
 from services.rules.games.carcassonne.scoring import (
     add_completions,
     draw,
@@ -41,7 +35,6 @@ from services.rules.games.carcassonne.scoring import (
 )
 from services.rules.games.carcassonne.state import (
     BOUND,
-    NODE_SLOTS,
     ROTATIONS,
     CarcassonneState,
     FeatureScored,
@@ -49,97 +42,15 @@ from services.rules.games.carcassonne.state import (
     TileDrawn,
     TilePlaced,
     square_of,
-    xy_of,
 )
 from services.rules.games.carcassonne.tiles import (
-    CITY,
-    FIELD,
     FITS,
     LETTERS,
     PICTURES,
-    ROAD,
     SEG_KIND,
-    SEG_MASK,
     rotation_in,
 )
 from services.rules.games.contract import Rejection
-
-_NO_FOLLOWER = 1 << 12
-"""Flag in a picker key: the player has no follower left."""
-_SPOT_CHOICES = NODE_SLOTS + 1
-"""Per rotation: no follower, or one of up to 8 spots."""
-Picker = Callable[[list[PlaceTile]], Sequence[PlaceTile]]
-_pickers: dict[int, Picker] = {}
-_square_actions: dict[int, list[PlaceTile]] = {}
-
-
-def _build_picker(tile: int, key: int, occupied: int) -> Picker | None:
-    """Picks the legal actions of ``tile`` out of a square's ``_actions_at`` list, given the
-    square's requirement ``key`` and its ``occupied`` ports (those leading to a feature that
-    holds a follower); None where the tile does not fit."""
-    picks = []
-    for rotation in FITS[tile][key]:
-        picks.append(rotation * _SPOT_CHOICES)
-        if not occupied & _NO_FOLLOWER:
-            masks = SEG_MASK[(tile << 2) + rotation]
-            picks.extend(
-                rotation * _SPOT_CHOICES + spot + 1
-                for spot, mask in enumerate(masks)
-                if not mask & occupied
-            )
-    if not picks:
-        return None
-    if len(picks) > 1:
-        return itemgetter(*picks)
-    return itemgetter(slice(picks[0], picks[0] + 1))
-
-
-def _picker(tile: int, key: int, occupied: int) -> Picker:
-    """``_build_picker`` memoised: the same patterns come back all game long."""
-    cache_key = (tile << 21) | (key << 13) | occupied
-    picker = _pickers.get(cache_key)
-    if picker is None:
-        picker = _pickers[cache_key] = _build_picker(tile, key, occupied)  # type: ignore[assignment]
-    return picker
-
-
-_FREE_PICKERS = tuple(
-    tuple(_build_picker(tile, key, 0) for key in range(256)) for tile in range(len(LETTERS))
-)
-"""``_FREE_PICKERS[tile][key]``: the picker when no neighbouring feature holds a follower
-(None: the tile does not fit)."""
-_BARE_PICKERS = tuple(
-    tuple(_build_picker(tile, key, _NO_FOLLOWER) for key in range(256))
-    for tile in range(len(LETTERS))
-)
-"""``_BARE_PICKERS[tile][key]``: the picker for a player without followers left."""
-
-
-def _actions_at(square: int) -> list[PlaceTile]:
-    """All conceivable actions on a square (index ``rotation * 9 + spot + 1``, no follower at
-    ``rotation * 9``), built once per process: actions are immutable, so legal action lists
-    share them."""
-    actions = _square_actions.get(square)
-    if actions is None:
-        x, y = xy_of(square)
-        actions = [
-            PlaceTile(x, y, rotation, spot - 1 if spot else None)
-            for rotation in range(4)
-            for spot in range(_SPOT_CHOICES)
-        ]
-        _square_actions[square] = actions
-    return actions
-
-
-def _occupied_ports(state: CarcassonneState, square: int) -> int:
-    """Ports of an empty square that would join a feature already holding a follower."""
-    parent = state.parent
-    holders = state.holders
-    occupied = 0
-    for bits, _port, node in state.links[square]:
-        if holders[parent[node]]:
-            occupied |= bits
-    return occupied
 
 
 def legal_actions(state: CarcassonneState, seat: int) -> list[Any]:
@@ -149,136 +60,7 @@ def legal_actions(state: CarcassonneState, seat: int) -> list[Any]:
         return _messenger_actions(state, seat)
     if state.finished or seat != state.seat:
         return []
-    return _placements(state, seat)
-
-
-def _placements(state: CarcassonneState, seat: int) -> list[Any]:
-    """The placements of the drawn tile, picked out of memoised per-square action lists; with
-    Inns & Cathedrals or Traders & Builders also those with their pieces."""
-    extras = state.extras
-    if extras is None:
-        return _tile_actions(state, not state.supply[seat])
-    large = extras.inns_cathedrals and extras.large[seat] == IN_SUPPLY
-    bare = not state.supply[seat] and not large
-    builder = extras.traders_builders and extras.builders[seat] == IN_SUPPLY
-    pig = extras.traders_builders and extras.pigs[seat] == IN_SUPPLY
-    busy: list[int] | None = [] if (builder or pig) and not bare else None
-    actions = _tile_actions(state, bare, busy)
-    if large:
-        twin = _twins.get
-        twins = [
-            twin(action) or _large_twin(action) for action in actions if action.follower is not None
-        ]
-        if not state.supply[seat]:
-            actions = [action for action in actions if action.follower is None]
-        actions += twins
-    if builder or pig:
-        squares = list(state.open) if busy is None else busy
-        actions += _builder_pig_actions(state, seat, builder, pig, squares)
-    return actions
-
-
-_twins: dict[PlaceTile, PlaceTile] = {}
-
-
-def _large_twin(action: PlaceTile) -> PlaceTile:
-    """The same placement with the large follower (memoised, as actions are immutable)."""
-    twin = _twins.get(action)
-    if twin is None:
-        twin = _twins[action] = PlaceTile(
-            action.x, action.y, action.rotation, action.follower, LARGE
-        )
-    return twin
-
-
-def _own_ports(state: CarcassonneState, square: int, seat: int) -> int:
-    """Ports of an empty square that would join a feature holding a follower of ``seat``."""
-    parent = state.parent
-    holders = state.holders
-    bits = 0
-    for port_bits, _port, node in state.links[square]:
-        held = holders[parent[node]]
-        if held and any(holder & 7 == seat for holder in held):
-            bits |= port_bits
-    return bits
-
-
-def _builder_pig_actions(
-    state: CarcassonneState, seat: int, builder: bool, pig: bool, squares: list[int]
-) -> list[PlaceTile]:
-    """Placements with the builder (a road or city of the tile joining one where ``seat``
-    has a follower) or the pig (a field joining one where it has a farmer), on ``squares``
-    (those next to a feature holding followers, or all)."""
-    tile = state.tile
-    fits = FITS[tile]
-    kinds = SEG_KIND[tile]
-    holders = state.holders
-    parent = state.parent
-    links = state.links
-    open_squares = state.open
-    actions = []
-    for square in squares:
-        rotations = fits[open_squares[square]]
-        if not rotations:
-            continue
-        bits = 0
-        for port_bits, _port, node in links[square]:
-            held = holders[parent[node]]
-            if held and any(holder & 7 == seat for holder in held):
-                bits |= port_bits
-        if not bits:
-            continue
-        x, y = xy_of(square)
-        for rotation in rotations:
-            for spot, mask in enumerate(SEG_MASK[(tile << 2) + rotation]):
-                if mask & bits:
-                    if kinds[spot] == FIELD:
-                        if pig:
-                            actions.append(PlaceTile(x, y, rotation, spot, PIG))
-                    elif builder:
-                        actions.append(PlaceTile(x, y, rotation, spot, BUILDER))
-    return actions
-
-
-def _tile_actions(state: CarcassonneState, bare: bool, busy: list[int] | None = None) -> list[Any]:
-    """The placements of the drawn tile (``bare``: none with a follower); the squares where
-    it fits next to a feature holding followers go to ``busy`` (unless ``bare``)."""
-    tile = state.tile
-    actions: list[PlaceTile] = []
-    square_actions = _square_actions
-    if bare:
-        bare_pickers = _BARE_PICKERS[tile]
-        for square, key in state.open.items():
-            picker = bare_pickers[key]
-            if picker is not None:
-                try:
-                    actions += picker(square_actions[square])
-                except KeyError:  # a square seen for the first time
-                    actions += picker(_actions_at(square))
-        return actions
-    free = _FREE_PICKERS[tile]
-    pickers = _pickers
-    tile_key = tile << 21
-    parent = state.parent
-    holders = state.holders
-    links = state.links
-    for square, key in state.open.items():
-        picker = free[key]
-        if picker is None:
-            continue
-        occupied = 0
-        for bits, _port, node in links[square]:
-            if holders[parent[node]]:
-                occupied |= bits
-        if occupied:
-            picker = pickers.get(tile_key | (key << 13) | occupied) or _picker(tile, key, occupied)
-            if busy is not None:
-                busy.append(square)
-        try:
-            actions += picker(square_actions[square])
-        except KeyError:  # a square seen for the first time
-            actions += picker(_actions_at(square))
-    return actions
+    return placements(state, seat)
 
 
 _PREFERENCES = tuple(SetScoringPreference(figure) for figure in (None, *FIGURES))
@@ -303,7 +85,7 @@ def _messenger_actions(state: CarcassonneState, seat: int) -> list[Any]:
         return [*_FIGURE_CHOICES, *changes]
     if expansion.message:
         return _message_actions(state, seat) + changes
-    return _placements(state, seat) + changes
+    return placements(state, seat) + changes
 
 
 def _message_actions(state: CarcassonneState, seat: int) -> list[Any]:
@@ -367,7 +149,7 @@ def _placement(
     if spot is not None:
         if not 0 <= spot < len(SEG_KIND[tile]):
             return Rejection("bad_spot", f"tile {LETTERS[tile]} has no feature {spot}")
-        problem = _spot_problem(state, seat, piece, square, code, spot)
+        problem = spot_problem(state, seat, piece, square, code, spot)
         if problem is not None:
             return problem
     elif piece != FOLLOWER:
@@ -378,31 +160,6 @@ def _placement(
     earned = state.extras is not None and extends_builder(state, seat, square)
     add_completions(events, state, seat, square, code, spot, piece)
     return events, square, code, earned
-
-
-def _spot_problem(
-    state: CarcassonneState, seat: int, piece: str, square: int, code: int, spot: int
-) -> Rejection | None:
-    """Why ``piece`` may not stand on feature ``spot`` of the tile ``code`` on ``square``."""
-    problem = piece_problem(state.extras, seat, piece)
-    if problem is not None:
-        return problem
-    mask = SEG_MASK[code][spot]
-    if piece == FOLLOWER or piece == LARGE:
-        if piece == FOLLOWER and not state.supply[seat]:
-            return Rejection("no_followers", "all your followers are on the board")
-        if mask & _occupied_ports(state, square):
-            return Rejection("feature_occupied", "that feature already holds a follower")
-        return None
-    kind = SEG_KIND[code >> 2][spot]
-    if (kind == FIELD) != (piece == PIG) or kind not in (CITY, ROAD, FIELD):
-        where = "a field" if piece == PIG else "a road or city"
-        return Rejection("bad_spot", f"the {piece} stands on {where}")
-    if not mask & _own_ports(state, square, seat):
-        return Rejection(
-            "no_own_follower", f"the {piece} joins a feature holding a follower of yours"
-        )
-    return None
 
 
 def _end_turn(
