@@ -8,7 +8,9 @@ choice; what a list declares beside them (seats, points, messages, final figures
 the replay gives.
 
 Version 2 turns rotations from today's tile pictures and adds The Messengers (figure choices,
-standing preferences, messages); version 1 (a list without ``format_version``) turned them from
+standing preferences, messages), and Inns & Cathedrals and Traders & Builders (their options,
+tiles and a follower's ``piece``; the goods, builder turns and bonuses follow from the replay);
+version 1 (a list without ``format_version``) turned them from
 the pictures of version 1, before H and I were redrawn.
 """
 
@@ -18,6 +20,7 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
+from services.rules.games.carcassonne.expansions import FOLLOWER, BonusScored, ExpansionsInPlay
 from services.rules.games.carcassonne.messengers import (
     EXTRA_TURN,
     MESSAGES,
@@ -54,7 +57,16 @@ FORMAT_VERSION = 2
 PICTURES_OF_FORMAT = {1: 1, 2: PICTURES}
 """The tile pictures each version of the format turns its rotations from."""
 
-Letter = Annotated[str, msgspec.Meta(pattern="^[A-X]$", description="A tile letter of tiles.json")]
+Letter = Annotated[
+    str,
+    msgspec.Meta(
+        pattern="^([A-X]|I[A-Q]|T[A-X])$",
+        description=(
+            "A tile letter of tiles.json, or of inns_cathedrals.json (IA-IQ) or"
+            " traders_builders.json (TA-TX)"
+        ),
+    ),
+]
 Seat = Annotated[int, msgspec.Meta(ge=0, le=5)]
 Figure = Annotated[int, msgspec.Meta(ge=0, le=1, description="0 scoring figure, 1 messenger")]
 PerSeat = Annotated[list[int], msgspec.Meta(description="One number per seat, seat 0 first")]
@@ -71,6 +83,10 @@ class NamedFollower(msgspec.Struct, frozen=True):
     kind: Annotated[FeatureKind | None, msgspec.Meta(description="Another name for feature")] = None
     edges: list[Literal["N", "E", "S", "W"]] | None = None
     halves: list[Literal["NNW", "NNE", "ENE", "ESE", "SSE", "SSW", "WSW", "WNW"]] | None = None
+    piece: Annotated[
+        Literal["follower", "large_follower", "builder", "pig"] | None,
+        msgspec.Meta(description="The piece standing there (null or left out: a follower)"),
+    ] = None
 
 
 class Start(msgspec.Struct, frozen=True, tag="start", tag_field="kind"):
@@ -170,6 +186,8 @@ class TurnList(msgspec.Struct, frozen=True):
     messengers: bool = False
     messengers_edition: Literal["C2", "C3"] | None = None
     zmg_alone_rule: bool | None = None
+    inns_cathedrals: bool = False
+    traders_builders: bool = False
 
 
 DECLARED = {
@@ -203,6 +221,10 @@ def export_events(events: list[Any], players: list[str]) -> dict[str, Any]:
         "players": list(players),
         "messengers": False,
     }
+    expansions = next((event for event in events if type(event) is ExpansionsInPlay), None)
+    if expansions is not None:
+        document["inns_cathedrals"] = expansions.inns_cathedrals
+        document["traders_builders"] = expansions.traders_builders
     shuffled = next((event for event in events if type(event) is MessagesShuffled), None)
     if shuffled is not None:
         document["messengers"] = True
@@ -256,6 +278,8 @@ class _TurnWriter:
             feature = KIND_NAMES[SEG_KIND[tile][event.follower]]
             reach = feature_reach(tile, rotation, event.follower)
             follower = {"spot": event.follower, "feature": feature, **reach}
+            if event.piece != FOLLOWER:
+                follower["piece"] = event.piece
         self.placement = {
             "kind": "placement",
             "seat": event.seat,
@@ -322,6 +346,12 @@ class _TurnWriter:
             for seat in event.seats:
                 target["points"][seat] += event.points
 
+    def bonus(self, event: BonusScored) -> None:
+        if self.final is None:
+            self.final = {"kind": "final", "points": [0] * self.seats, "scores": None}
+            self.turns.append(self.final)
+        self.final["points"][event.seat] += event.points
+
     def over(self, event: GameOver) -> None:
         if self.final is None:
             self.final = {"kind": "final", "points": [0] * self.seats, "scores": None}
@@ -338,6 +368,7 @@ class _TurnWriter:
         MessageResolved: resolved,
         FigureAdvanced: advanced,
         FeatureScored: scored,
+        BonusScored: bonus,
         GameOver: over,
     }
 
@@ -351,6 +382,9 @@ def import_game(document: dict[str, Any]) -> ImportedTurns:
     turn_list = _decoded(document)
     order, actions, actors = replay_from_turns(turn_list)
     options: dict[str, Any] = {"tile_order": order}
+    for name in ("inns_cathedrals", "traders_builders"):
+        if getattr(turn_list, name):
+            options[name] = True
     if turn_list.messengers:
         options["messengers"] = True
         if turn_list.messengers_edition is not None:
@@ -401,7 +435,8 @@ def replay_from_turns(
                 spot = _follower_spot(tile, rotation, turn.follower)
             except ValueError as error:
                 raise ValueError(f"turn {number}'s follower: {error}") from None
-            actions.append(PlaceTile(turn.x, turn.y, rotation, spot))
+            piece = turn.follower.piece if turn.follower is not None else None
+            actions.append(PlaceTile(turn.x, turn.y, rotation, spot, piece or FOLLOWER))
             actors.append(None)
         elif kind is Choice:
             actions.append(ChooseFigure(turn.figure))

@@ -333,12 +333,43 @@ def test_a_state_stored_before_pictures_had_versions_reads_as_todays():
 # ---------------------------------------------------------------------------- schema
 
 
+# ---------------------------------------------------------------------------- the expansions
+
+EXPANSIONS = {"inns_cathedrals": True, "traders_builders": True}
+
+
+@pytest.mark.parametrize(
+    ("seats", "options"),
+    [(2, EXPANSIONS), (6, {"inns_cathedrals": True}), (3, {**EXPANSIONS, **MESSENGERS})],
+)
+def test_an_expansions_match_round_trips_event_for_event(seats, options):
+    """Their tiles, the large follower, builder and pig (``piece``), builder turns, goods and
+    the final bonuses: the replay is the same log, the final points include the bonuses."""
+    pieces: set[str] = set()
+    for seed in range(6):
+        events = random_game(seats, seed, options)
+        document = exported(events)
+        for name in EXPANSIONS:
+            assert document.get(name, False) is bool(options.get(name))
+        placements = [turn for turn in document["turns"] if turn["kind"] == "placement"]
+        pieces |= {t["follower"].get("piece", "follower") for t in placements if t["follower"]}
+        if not options.get("messengers"):
+            final = document["turns"][-1]
+            totals = [sum(t["points"][seat] for t in [*placements, final]) for seat in range(seats)]
+            assert totals == final["scores"] == events[-1].scores
+        assert replayed_events(document) == events, f"seed {seed}"
+    expected = {"follower", "large_follower"}
+    if options.get("traders_builders"):
+        expected |= {"builder", "pig"}
+    assert pieces == expected
+
+
 def test_the_committed_schema_is_current_and_exports_follow_it():
     committed = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
     assert committed == turn_list.json_schema(), "run: playtable openapi"
     jsonschema.Draft202012Validator.check_schema(committed)
     validator = jsonschema.Draft202012Validator(committed)
-    for seats, options in ((2, {}), (3, MESSENGERS)):
+    for seats, options in ((2, {}), (3, MESSENGERS), (2, {**EXPANSIONS, **MESSENGERS})):
         document = exported(random_game(seats, 1, options))
         validator.validate(document)
     bad = {"game": "carcassonne", "players": ["a"], "turns": [{"kind": "start", "tile": "Z"}]}
