@@ -12,8 +12,12 @@ import random
 from collections import Counter
 from itertools import product
 
+import msgspec
 import pytest
 
+from services.operator.stored import StoredMatch
+from services.operator.verify import differences
+from services.rules.engine import RulesEngine
 from services.rules.games.carcassonne import GAME
 from services.rules.games.carcassonne.expansions import (
     FOLLOWER,
@@ -32,6 +36,8 @@ from services.rules.games.carcassonne.state import (
     TilePlaced,
 )
 from services.rules.games.playout import random_playout
+from services.rules.games.registry import GAMES
+from shared.domain import rules_api as api
 
 COMBINATIONS = [
     {"inns_cathedrals": ic, "traders_builders": tb, "messengers": ms}
@@ -39,6 +45,7 @@ COMBINATIONS = [
     if ic or tb
 ]
 GAMES_PER_COMBINATION = 300
+ENGINE = RulesEngine(GAMES)
 
 
 def seat_counts(options: dict[str, bool]) -> list[int]:
@@ -138,3 +145,55 @@ def test_random_playouts_of_every_combination_keep_the_invariants(options):
     if options["traders_builders"]:
         assert seen["piece builder"] and seen["piece pig"] and seen["BuilderTurn"]
         assert seen["GoodsTaken"] and seen["BonusScored"] and seen["PieceReturned"]
+
+
+def test_an_expansions_match_verifies_and_imports_as_a_match_file():
+    """The stored rows of a match with all three expansions are the fold of its events (as
+    ``playtable verify`` checks them), and its playtable match file imports to the same end."""
+    options = GAME.resolve_options({**COMBINATIONS[-1]}, 3)
+    rng = random.Random(8)
+    events = GAME.setup(options, 3, rng)
+    state = GAME.fold(events)
+    while GAME.result(state) is None:
+        seat = GAME.to_move(state)[0]
+        new = GAME.decide(state, seat, rng.choice(GAME.legal_actions(state, seat)))
+        events += new
+        state = GAME.fold(new, state)
+    codec = ENGINE.codec("carcassonne")
+    progress = codec.progress(state, events)
+    players = ["Ann", "Bo", "Cy"]
+    row = StoredMatch(
+        match_id="expansions",
+        game="carcassonne",
+        version=len(events),
+        state=progress.state,
+        to_move=progress.to_move,
+        status="finished",
+        result=progress.result,
+        players=players,
+        options=options,
+        commitments={},
+    )
+    stored = [(number, msgspec.json.encode(event)) for number, event in enumerate(events, 1)]
+    assert list(differences(codec, row, stored, {})) == []
+    assert codec.state(progress.state) == state
+    document = {
+        "format": "playtable-match",
+        "format_version": 1,
+        "game": "carcassonne",
+        "options": options,
+        "players": players,
+        "status": "finished",
+        "result": msgspec.to_builtins(progress.result),
+        "events": [
+            {"version": number, "type": type(event).__name__, "data": data, "seat": None}
+            for number, data, event in zip(
+                range(1, len(events) + 1), msgspec.to_builtins(events), events, strict=True
+            )
+        ],
+    }
+    raw = msgspec.Raw(msgspec.json.encode(document))
+    imported = ENGINE.handle(api.ImportMatch("carcassonne", raw))
+    assert isinstance(imported, api.Imported), imported
+    assert imported.progress.result == progress.result
+    assert msgspec.json.encode(GAME.view(state, 0))  # the view encodes, pieces and goods too
