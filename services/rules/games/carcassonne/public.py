@@ -22,6 +22,11 @@ tile's feature list.
 - ``SEG_KIND[tile]``, ``SEG_SIDES[tile]``, ``SEG_CITIES[tile]``, ``SEG_PENNANT[tile]``: per
   feature, its kind, how many sides a city or road reaches, the city features a field touches,
   and whether it has a pennant.
+- Inns & Cathedrals and Traders & Builders: ``box_counts(expansions)`` the copies of each tile
+  in play with the expansions named (``inns_cathedrals``, ``traders_builders``);
+  ``SEG_INN[tile]``, ``SEG_CATHEDRAL[tile]``: per feature, 1 for a road with an inn, a city
+  with a cathedral; ``SEG_GOODS[tile]``: per feature, a city's good as an index into ``GOODS``
+  (the names the view's goods counts use), or -1.
 """
 
 from __future__ import annotations
@@ -35,16 +40,21 @@ from services.rules.games.carcassonne.tiles import (
     EDGES,
     FIELD,
     FITS,
+    GOODS,
     KIND_NAMES,
     LETTERS,
     NO_EDGE,
     PORT_SEG,
     ROAD,
+    SEG_CATHEDRAL,
     SEG_CITIES,
+    SEG_GOODS,
+    SEG_INN,
     SEG_KIND,
     SEG_PENNANT,
     SEG_SIDES,
     TILE_INDEX,
+    box_counts,
 )
 
 __all__ = [
@@ -54,14 +64,19 @@ __all__ = [
     "EDGES",
     "FIELD",
     "FITS",
+    "GOODS",
     "KIND_NAMES",
     "LETTERS",
     "NO_EDGE",
     "PORT_SEG",
     "ROAD",
+    "SEG_CATHEDRAL",
     "SEG_CITIES",
+    "SEG_GOODS",
+    "SEG_INN",
     "SEG_KIND",
     "SEG_PENNANT",
     "SEG_SIDES",
     "TILE_INDEX",
+    "box_counts",
 ]
