@@ -30,7 +30,7 @@ import {
   type Square,
 } from "./carcassonne/actions";
 import { Meeple, ScoreTrack, seatColour, TileArt } from "./carcassonne/draw";
-import { compass, featureKind, spotPoint, TILES, TOTAL_TILES } from "./carcassonne/geometry";
+import { compass, featureKind, spotPoint, TILES, totalTiles } from "./carcassonne/geometry";
 import { isDark, messageCard, TRACK_SPACES } from "./carcassonne/messages";
 import { capitalised, listNames, seatName } from "./names";
 import "./carcassonne.css";
@@ -723,7 +723,7 @@ function Scores(props: {
         {m
           ? ` Messages face down: ${m.messages_left} (${m.edition}${m.zmg_alone_rule ? ", ZMG reading" : ""}).`
           : ""}
-        {` Tiles: ${view.board.length} placed, ${view.tiles_left} in the stack (${TOTAL_TILES} in the game).`}
+        {` Tiles: ${view.board.length} placed, ${view.tiles_left} in the stack (${totalTiles(!!view.pieces?.inns_cathedrals, !!view.pieces?.traders_builders)} in the game).`}
       </div>
     </div>
   );

@@ -1,11 +1,12 @@
-// Carcassonne's log, with The Messengers: tiles by what they show (tiles.json's descriptions),
-// followers by the feature they stand on, scores and messages as players say them.
+// Carcassonne's log, with The Messengers, Inns & Cathedrals and Traders & Builders: tiles by
+// what they show (the tile data's descriptions), followers and the other pieces by the feature
+// they stand on, scores, goods and messages as players say them.
 import type { CarcassonneEvent } from "../client";
-import { featureKind, TILES } from "../games/carcassonne/geometry";
+import { featureKind, GOODS, TILES } from "../games/carcassonne/geometry";
 import { messageCard } from "../games/carcassonne/messages";
 import { capitalised, seatName } from "../games/names";
 import { sayHosting } from "./hosting";
-import { counted, names, standings, won } from "./words";
+import { counted, listed, names, standings, won } from "./words";
 
 const FIGURES = ["scoring figure", "messenger"];
 
@@ -21,7 +22,9 @@ export function sayCarcassonne(event: CarcassonneEvent, players: string[]): stri
     case "TilePlaced": {
       const kind = event.follower === null ? null : featureKind(event.tile, event.follower);
       const follower =
-        event.follower === null ? "no follower" : `a follower on the ${kind ?? "tile"}`;
+        event.follower === null
+          ? "no follower"
+          : `a ${PIECE_NAMES[event.piece ?? "follower"] ?? "follower"} on the ${kind ?? "tile"}`;
       return `${name(event.seat)} placed ${tile(event.tile)} at (${event.x}, ${event.y}) with ${follower}`;
     }
     case "FeatureScored": {
@@ -50,9 +53,41 @@ export function sayCarcassonne(event: CarcassonneEvent, players: string[]): stri
     }
     case "FiguresSummed":
       return `Each player's two figures became one: ${standings(players, event.totals)}`;
+    case "ExpansionsInPlay": {
+      const played = [
+        event.inns_cathedrals ? "Inns & Cathedrals" : null,
+        event.traders_builders ? "Traders & Builders" : null,
+      ].filter((title) => title !== null);
+      return `The match plays ${played.join(" and ") || "no expansion"}: its tiles are in the stack`;
+    }
+    case "BuilderTurn":
+      return `${name(event.seat)}'s builder: a second tile this turn`;
+    case "GoodsTaken":
+      return `${name(event.seat)} completed a city with goods and took ${goods(event.goods)}`;
+    case "PieceReturned":
+      return `${name(event.seat)}'s ${PIECE_NAMES[event.piece] ?? "piece"} went back to their supply from (${event.x}, ${event.y})`;
+    case "BonusScored":
+      return event.reason === "pig"
+        ? `At the end, ${name(event.seat)}'s pig scored ${counted(event.points, "more point")} for its farm`
+        : `At the end, ${name(event.seat)} scored ${counted(event.points, "point")} for the most ${event.reason}`;
     default:
       return sayHosting(event, players);
   }
+}
+
+/** The pieces as players call them (PlaceTile.piece's values). */
+const PIECE_NAMES: Record<string, string> = {
+  follower: "follower",
+  large_follower: "large follower",
+  builder: "builder",
+  pig: "pig",
+};
+
+/** "2 wine and 1 cloth tokens": goods counted per good of GOODS. */
+function goods(counts: number[]): string {
+  const said = GOODS.flatMap((good, i) => ((counts[i] ?? 0) > 0 ? [`${counts[i]} ${good}`] : []));
+  const total = counts.reduce((sum, n) => sum + n, 0);
+  return said.length === 0 ? "no goods" : `${listed(said)} ${total === 1 ? "token" : "tokens"}`;
 }
 
 /** "tile E (city north)". */

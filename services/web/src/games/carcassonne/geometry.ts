@@ -11,7 +11,9 @@
 // Fields are what is left; a small grid flood-fill (roads, cities and cloisters as walls,
 // every field growing from its own ports) finds each field's area, so that each feature gets a
 // follower spot that lies inside it ("anchor"), and each pennant a place inside its city.
+import innsJson from "../../../../../seeds/carcassonne/inns_cathedrals.json";
 import tilesJson from "../../../../../seeds/carcassonne/tiles.json";
+import tradersJson from "../../../../../seeds/carcassonne/traders_builders.json";
 
 export type FeatureKind = "city" | "road" | "field" | "cloister";
 
@@ -20,7 +22,16 @@ export interface FeatureData {
   ports?: string[];
   pennant?: boolean;
   cities?: number[];
+  /** Inns & Cathedrals: a road's inn, a city's cathedral. */
+  inn?: boolean;
+  cathedral?: boolean;
+  /** Traders & Builders: a city's goods symbol. */
+  goods?: Good;
 }
+
+/** Traders & Builders' goods, in the order the engine counts them (tiles.GOODS). */
+export const GOODS = ["wine", "grain", "cloth"] as const;
+export type Good = (typeof GOODS)[number];
 
 export interface TileData {
   letter: string;
@@ -36,9 +47,19 @@ interface TilesFile {
 }
 
 const DATA = tilesJson as unknown as TilesFile;
+/** The expansions' land tiles, described like the base tiles (letters IA.., TA..). */
+const INNS = (innsJson as unknown as { tiles: TileData[] }).tiles;
+const TRADERS = (tradersJson as unknown as { tiles: TileData[] }).tiles;
 const PORT_NAMES: readonly string[] = DATA.ports;
-export const TILES: ReadonlyMap<string, TileData> = new Map(DATA.tiles.map((t) => [t.letter, t]));
-export const TOTAL_TILES = DATA.tiles.reduce((sum, t) => sum + t.count, 0);
+export const TILES: ReadonlyMap<string, TileData> = new Map(
+  [...DATA.tiles, ...INNS, ...TRADERS].map((t) => [t.letter, t]),
+);
+
+/** The tiles in a match: the base game's, and each expansion's it plays. */
+export function totalTiles(innsCathedrals: boolean, tradersBuilders: boolean): number {
+  const sets = [DATA.tiles, innsCathedrals ? INNS : [], tradersBuilders ? TRADERS : []];
+  return sets.flat().reduce((sum, t) => sum + t.count, 0);
+}
 
 export type Pt = readonly [number, number];
 
