@@ -42,25 +42,33 @@ _NO_FOLLOWER = 1 << 12
 """Flag in a picker key: the player has no follower left."""
 _SPOT_CHOICES = NODE_SLOTS + 1
 """Per rotation: no follower, or one of up to 8 spots."""
+_ACTIONS_PER_SQUARE = 4 * _SPOT_CHOICES
+_LARGE_PICKER = 1 << 30
+"""Flag in a picker key: a picker out of ``_large_actions_at``."""
 Picker = Callable[[list[PlaceTile]], Sequence[PlaceTile]]
 _pickers: dict[int, Picker] = {}
 _square_actions: dict[int, list[PlaceTile]] = {}
 
 
-def _build_picker(tile: int, key: int, occupied: int) -> Picker | None:
+def _build_picker(tile: int, key: int, occupied: int, large: bool = False) -> Picker | None:
     """Picks the legal actions of ``tile`` out of a square's ``_actions_at`` list, given the
     square's requirement ``key`` and its ``occupied`` ports (those leading to a feature that
-    holds a follower); None where the tile does not fit."""
+    holds a follower); None where the tile does not fit. ``large``: out of its
+    ``_large_actions_at`` list, with the large follower too on every free spot."""
     picks = []
+    large_picks = []
     for rotation in FITS[tile][key]:
         picks.append(rotation * _SPOT_CHOICES)
+        free = [
+            rotation * _SPOT_CHOICES + spot + 1
+            for spot, mask in enumerate(SEG_MASK[(tile << 2) + rotation])
+            if not mask & occupied
+        ]
         if not occupied & _NO_FOLLOWER:
-            masks = SEG_MASK[(tile << 2) + rotation]
-            picks.extend(
-                rotation * _SPOT_CHOICES + spot + 1
-                for spot, mask in enumerate(masks)
-                if not mask & occupied
-            )
+            picks += free
+        if large:
+            large_picks += [_ACTIONS_PER_SQUARE + pick for pick in free]
+    picks += large_picks
     if not picks:
         return None
     if len(picks) > 1:
@@ -74,6 +82,15 @@ def _picker(tile: int, key: int, occupied: int) -> Picker:
     picker = _pickers.get(cache_key)
     if picker is None:
         picker = _pickers[cache_key] = _build_picker(tile, key, occupied)  # type: ignore[assignment]
+    return picker
+
+
+def _large_picker(tile: int, key: int, occupied: int) -> Picker:
+    """``_build_picker`` with the large follower, memoised."""
+    cache_key = _LARGE_PICKER | (tile << 21) | (key << 13) | occupied
+    picker = _pickers.get(cache_key)
+    if picker is None:
+        picker = _pickers[cache_key] = _build_picker(tile, key, occupied, True)  # type: ignore[assignment]
     return picker
 
 
@@ -127,6 +144,17 @@ def _pieces_at(square: int, piece: str) -> list[PlaceTile | None]:
     return actions
 
 
+_large_actions: dict[int, list[PlaceTile | None]] = {}
+
+
+def _large_actions_at(square: int) -> list[PlaceTile | None]:
+    """A square's ``_actions_at``, then the same with the large follower (memoised)."""
+    actions = _large_actions.get(square)
+    if actions is None:
+        actions = _large_actions[square] = [*_actions_at(square), *_pieces_at(square, LARGE)]
+    return actions
+
+
 _piece_pickers: dict[int, Picker | None] = {}
 _UNKNOWN: Any = object()
 """A piece picker not built yet (None: built, and the tile has no such spot there)."""
@@ -177,12 +205,10 @@ def placements(state: CarcassonneState, seat: int) -> list[Any]:
     builder = extras.traders_builders and extras.builders[seat] == IN_SUPPLY
     pig = extras.traders_builders and extras.pigs[seat] == IN_SUPPLY
     busy: list[int] | None = [] if (builder or pig) and not bare else None
-    twins: list[Any] | None = [] if large else None
-    actions = _tile_actions(state, bare, busy, twins)
-    if twins is not None:
-        if not state.supply[seat]:
-            actions = [action for action in actions if action.follower is None]
-        actions += twins
+    if large:
+        actions = _large_tile_actions(state, not state.supply[seat], busy)
+    else:
+        actions = _tile_actions(state, bare, busy)
     if builder or pig:
         squares = list(state.open) if busy is None else busy
         actions += _builder_pig_actions(state, seat, builder, pig, squares)
@@ -244,15 +270,9 @@ def _builder_pig_actions(
     return actions
 
 
-def _tile_actions(
-    state: CarcassonneState,
-    bare: bool,
-    busy: list[int] | None = None,
-    twins: list[Any] | None = None,
-) -> list[Any]:
+def _tile_actions(state: CarcassonneState, bare: bool, busy: list[int] | None = None) -> list[Any]:
     """The placements of the drawn tile (``bare``: none with a follower); unless ``bare``,
-    the squares where it fits next to a feature holding followers go to ``busy`` and the
-    placements with the large follower instead of a follower to ``twins``."""
+    the squares where it fits next to a feature holding followers go to ``busy``."""
     tile = state.tile
     actions: list[PlaceTile] = []
     square_actions = _square_actions
@@ -272,7 +292,6 @@ def _tile_actions(
     parent = state.parent
     holders = state.holders
     links = state.links
-    larges = _piece_actions[LARGE]
     for square, key in state.open.items():
         picker = free[key]
         if picker is None:
@@ -289,9 +308,39 @@ def _tile_actions(
             actions += picker(square_actions[square])
         except KeyError:  # a square seen for the first time
             actions += picker(_actions_at(square))
-        if twins is not None:
-            twins += filter(None, picker(larges.get(square) or _pieces_at(square, LARGE)))
     return actions
+
+
+def _large_tile_actions(state: CarcassonneState, bare: bool, busy: list[int] | None) -> list[Any]:
+    """``_tile_actions`` for a player holding the large follower (``bare``: and no other):
+    every placement also with the large follower on each free spot, in one pick per square
+    (the base game's loop stays free of the test)."""
+    tile = state.tile
+    fits = FITS[tile]
+    pickers = _pickers
+    flags = _LARGE_PICKER | (tile << 21) | (_NO_FOLLOWER if bare else 0)
+    parent = state.parent
+    holders = state.holders
+    links = state.links
+    square_actions = _large_actions
+    actions: list[Any] = []
+    for square, key in state.open.items():
+        if not fits[key]:
+            continue
+        occupied = 0
+        for bits, _port, node in links[square]:
+            if holders[parent[node]]:
+                occupied |= bits
+        if occupied and busy is not None:
+            busy.append(square)
+        cache_key = flags | (key << 13) | occupied
+        picker = pickers.get(cache_key) or _large_picker(tile, key, cache_key & _PICKER_OCCUPIED)
+        actions += picker(square_actions.get(square) or _large_actions_at(square))
+    return actions
+
+
+_PICKER_OCCUPIED = (1 << 13) - 1
+"""The occupied ports and the no-follower flag of a picker key."""
 
 
 def spot_problem(
