@@ -41,6 +41,7 @@ from services.bots.policies.carcassonne_board import (
     View,
     square_of,
 )
+from services.bots.policies.carcassonne_pieces import FOLLOWER
 from services.bots.policies.carcassonne_track import best_assignment, points_figure
 from services.rules.games.carcassonne.public import (
     CITY,
@@ -63,13 +64,21 @@ def _place(view: View, placements: list[Action], me: int, rng: random.Random) ->
     best: Action = placements[0]
     best_value = float("-inf")
     for (x, y, rotation), group in by_square.items():
-        spots = [action["follower"] for action in group]
-        values = board.evaluate(square_of(x, y), (tile << 2) + rotation, spots)
+        choices: dict[int, tuple[str, ...]] = {}
         for action in group:
-            value = values[action["follower"]] + rng.random() * 1e-6
+            spot = action["follower"]
+            if spot is not None:
+                choices[spot] = (*choices.get(spot, ()), _piece(action))
+        values = board.evaluate(square_of(x, y), (tile << 2) + rotation, choices)
+        for action in group:
+            value = values[action["follower"], _piece(action)] + rng.random() * 1e-6
             if value > best_value:
                 best, best_value = action, value
     return best
+
+
+def _piece(action: Action) -> str:
+    return action.get("piece") or FOLLOWER
 
 
 def _choose_figure(view: View, choices: list[Action], me: int) -> Action:

@@ -5,11 +5,34 @@ from __future__ import annotations
 
 from typing import Any
 
+from services.bots.policies.carcassonne_feature import (
+    AROUND,
+    BACK,
+    SPECIAL,
+    STEP,
+    STEPS,
+    Feature,
+    distinct_towns,
+    feature_points,
+    joins,
+    square_of,
+)
+from services.bots.policies.carcassonne_pieces import (
+    BUILDER,
+    FOLLOWER,
+    LARGE,
+    PIG,
+    TURN_WORTH,
+    Extras,
+    builder_value,
+    goods_gain,
+    large_bonus,
+    pig_value,
+)
 from services.bots.policies.carcassonne_track import lands_dark
 from services.rules.games.carcassonne.public import (
     CITY,
     CLOISTER,
-    COUNTS,
     EDGES,
     FIELD,
     FITS,
@@ -18,21 +41,18 @@ from services.rules.games.carcassonne.public import (
     PORT_SEG,
     ROAD,
     SEG_CITIES,
+    SEG_GOODS,
     SEG_KIND,
     SEG_PENNANT,
     SEG_SIDES,
     TILE_INDEX,
+    box_counts,
 )
 
 View = dict[str, Any]
 Action = dict[str, Any]
-
-_STEP = (1, 256, -1, -256)
-"""Square offsets to the N, E, S and W neighbours (squares coded as the engine does)."""
-_STEPS = frozenset(_STEP)
-AROUND = (1, 257, 256, 255, -1, -257, -256, -255)
-_BACK = tuple(3 * ((side + 2) % 4) for side in range(4))
-"""First port of the neighbour's side facing back across side ``side``."""
+Choice = tuple[int | None, str]
+"""A piece choice on a placement: the spot (None: no piece) and the piece."""
 
 FOLLOWER_WORTH = 5.0
 """What a follower in hand is worth at most (points), before scaling by turns and supply."""
@@ -48,28 +68,6 @@ MESSAGE_WORTH = 2.5
 """Expected worth of drawing a message (its 2 points at least, sometimes more)."""
 
 
-def square_of(x: int, y: int) -> int:
-    return ((x + 128) << 8) | (y + 128)
-
-
-class Feature:
-    """One connected road, city, field or cloister of the board."""
-
-    __slots__ = ("kind", "tiles", "pennants", "ends", "squares", "owners", "links")
-
-    def __init__(self, kind: int, seats: int) -> None:
-        self.kind = kind
-        self.tiles: set[int] = set()
-        self.pennants = 0
-        self.ends = 0
-        """Unmatched sides (city and road)."""
-        self.squares: set[int] = set()
-        """The empty squares its open ends face."""
-        self.owners = [0] * seats
-        self.links: set[int] = set()
-        """A field's cities, a city's fields (roots)."""
-
-
 class Board:
     """The board of the view and the evaluation of placements on it for seat ``me``."""
 
@@ -79,6 +77,7 @@ class Board:
         self.me = me
         self.messengers: list[int] | None = None
         """This seat's two figures with The Messengers, else None."""
+        self.extras = Extras(view, me)
         weight = -min(1.0, 1.5 / (seats - 1)) if seats > 1 else 0.0
         self.weights = [1.0 if seat == me else weight for seat in range(seats)]
         codes: dict[int, int] = {}
@@ -108,11 +107,11 @@ class Board:
         for index, (square, code) in enumerate(order):
             ports = PORT_SEG[code]
             for side in (0, 1):
-                other = ordinal.get(square + _STEP[side])
+                other = ordinal.get(square + STEP[side])
                 if other is None:
                     continue
                 their = PORT_SEG[order[other][1]]
-                back = _BACK[side]
+                back = BACK[side]
                 for k in range(3):
                     a = find(8 * index + ports[3 * side + k])
                     b = find(8 * other + their[back + 2 - k])
@@ -126,6 +125,8 @@ class Board:
             tile = code >> 2
             kinds = SEG_KIND[tile]
             pennants = SEG_PENNANT[tile]
+            special = SPECIAL[tile]
+            goods = SEG_GOODS[tile]
             for seg, kind in enumerate(kinds):
                 node = 8 * index + seg
                 top = find(node)
@@ -135,11 +136,14 @@ class Board:
                     feature = feats[top] = Feature(kind, seats)
                 feature.tiles.add(index)
                 feature.pennants += pennants[seg]
+                feature.special += special[seg]
+                if goods[seg] >= 0:
+                    feature.goods[goods[seg]] += 1
                 if kind == CLOISTER:
                     cloisters[square] = top
             ports = PORT_SEG[code]
             for side in range(4):
-                beyond = square + _STEP[side]
+                beyond = square + STEP[side]
                 if beyond in codes:
                     continue
                 seg = ports[3 * side + 1]
@@ -161,21 +165,31 @@ class Board:
         self.mine: list[tuple[int, dict]] = []
         """This seat's followers: (feature root, the view's follower)."""
         for follower in view["followers"]:
-            index = ordinal[square_of(follower["x"], follower["y"])]
-            top = root[8 * index + follower["spot"]]
-            feats[top].owners[follower["seat"]] += 1
+            top = self.root_at(follower)
+            large = follower.get("large", False)
+            feats[top].owners[follower["seat"]] += 2 if large else 1
             if follower["seat"] == me:
                 self.mine.append((top, follower))
+                feats[top].large += large
+        self.builder = -1
+        """The root of the feature of this seat's builder (-1: none on the board)."""
+        for piece in self.extras.on_board:
+            top = self.root_at(piece)
+            if piece["piece"] == "pig":
+                feats[top].pigs.add(piece["seat"])
+            elif piece["seat"] == me:
+                self.builder = top
 
         drawn = view.get("tile")
         if drawn is not None:
             placed[TILE_INDEX[drawn]] += 1
-        self.remaining = [max(0, count - used) for count, used in zip(COUNTS, placed, strict=True)]
+        counts = box_counts(self.extras.expansions)
+        self.remaining = [max(0, count - used) for count, used in zip(counts, placed, strict=True)]
         self.total = sum(self.remaining)
         left = max(0, view.get("tiles_left", 0))
         self.draws = min(float(left), left / seats * TURN_FACTOR)
         supply = view["supply"][me]
-        own_turns = left / seats
+        self.own_turns = own_turns = left / seats
         self.follower_worth = (
             FOLLOWER_WORTH * own_turns / (own_turns + 3.0 * supply) if own_turns > 0 else 0.0
         )
@@ -187,11 +201,16 @@ class Board:
             if any(feature.owners):
                 self.before[top] = self._current_value(top, feature)
 
+    def root_at(self, piece: dict) -> int:
+        """The feature root under a follower or piece of the view."""
+        index = self.ordinal[square_of(piece["x"], piece["y"])]
+        return self.root[8 * index + piece["spot"]]
+
     # ------------------------------------------------------------------ squares
 
     def key(self, square: int, extra: int = -1, extra_code: int = 0) -> int:
         """The requirement key of an empty square (with ``extra_code`` laid on ``extra``)."""
-        if extra < 0 or square - extra not in _STEPS:
+        if extra < 0 or square - extra not in STEPS:
             key = self.key_cache.get(square)
             if key is None:
                 key = self.key_cache[square] = self._key(square, -1, 0)
@@ -202,31 +221,32 @@ class Board:
         codes = self.codes
         key = 0
         for side in range(4):
-            beyond = square + _STEP[side]
+            beyond = square + STEP[side]
             code = extra_code if beyond == extra else codes.get(beyond)
             edge = NO_EDGE if code is None else EDGES[code][(side + 2) % 4]
             key |= edge << (2 * side)
         return key
 
+    def share(self, key: int) -> float:
+        """The share of the remaining tiles that fit a square with requirement ``key``."""
+        if not self.total:
+            return 0.0
+        fits = sum(count for tile, count in enumerate(self.remaining) if count and FITS[tile][key])
+        return fits / self.total
+
     def fill(self, key: int) -> float:
         """The chance that a square with requirement ``key`` gets a tile before the end."""
         chance = self.fill_cache.get(key)
         if chance is None:
-            if not self.total or not self.draws:
-                chance = 0.0
-            else:
-                fits = sum(
-                    count for tile, count in enumerate(self.remaining) if count and FITS[tile][key]
-                )
-                share = fits / self.total
-                chance = min(FILL_CAP, 1.0 - (1.0 - share) ** self.draws) if share else 0.0
+            share = self.share(key) if self.draws else 0.0
+            chance = min(FILL_CAP, 1.0 - (1.0 - share) ** self.draws) if share else 0.0
             self.fill_cache[key] = chance
         return chance
 
     def completion(self, squares: set[int], extra: int = -1, extra_code: int = 0) -> float:
         """Chance that every square of ``squares`` is filled (``extra_code`` on ``extra``)."""
         chance = 1.0
-        near = {extra + step for step in _STEP} if extra >= 0 else ()
+        near = {extra + step for step in STEP} if extra >= 0 else ()
         for square in squares:
             if square in near:
                 chance *= self.fill(self._key(square, extra, extra_code))
@@ -260,26 +280,42 @@ class Board:
         return sum(weights[seat] for seat, count in enumerate(owners) if count == most)
 
     def value(
-        self, kind: int, tiles: int, pennants: int, ends: int, chance: float, owners: list[int]
+        self,
+        kind: int,
+        tiles: int,
+        pennants: int,
+        ends: int,
+        chance: float,
+        owners: list[int],
+        special: int = 0,
+        large: int = 0,
     ) -> float:
-        """Expected worth of a road or city, weighted by seat, less the tie-up of our own
-        followers."""
+        """Expected worth of a road or city (``special``: with an inn or cathedral), weighted
+        by seat, less the tie-up of our own followers (``large`` of them our large follower,
+        which ``owners`` counts twice)."""
         share = self._share(owners)
         if not share and not owners[self.me]:
             return 0.0
-        unfinished = tiles if kind == ROAD else tiles + pennants
-        full = unfinished if kind == ROAD else 2 * unfinished
+        unfinished, full = feature_points(kind, tiles, pennants, special)
         if not ends:
             return full * share
         worth = (chance * full + (1.0 - chance) * unfinished) * share
-        mine = owners[self.me]
+        mine = owners[self.me] - large
         if mine:
             worth -= self.follower_worth * (1.0 - chance + SLOW_RETURN * chance) * mine
         return worth
 
-    def farm_value(self, cities: float, owners: list[int]) -> float:
+    def farm_value(
+        self, cities: float, owners: list[int], pigs: set[int] | tuple = (), large: int = 0
+    ) -> float:
+        """A farm's worth: 3 per city to the seats with the most farmers, 1 more to each of
+        them with a pig there."""
         worth = 3.0 * cities * self._share(owners)
-        return worth - self.follower_worth * owners[self.me]
+        most = max(owners)
+        for seat in pigs:
+            if most and owners[seat] == most:
+                worth += cities * self.weights[seat]
+        return worth - self.follower_worth * (owners[self.me] - large)
 
     def cloister_value(
         self, square: int, owners: list[int], extra: int = -1, extra_code: int = 0
@@ -300,7 +336,7 @@ class Board:
         if near == 9:
             return 9.0 * share
         worth = (near + expected) * share
-        mine = owners[self.me]
+        mine = min(1, owners[self.me])
         if mine:
             worth -= self.follower_worth * (1.0 - chance + SLOW_RETURN * chance) * mine
         return worth
@@ -309,77 +345,39 @@ class Board:
         kind = feature.kind
         if kind == FIELD:
             cities = sum(self.city_chance(town) for town in feature.links)
-            return self.farm_value(cities, feature.owners)
+            return self.farm_value(cities, feature.owners, feature.pigs, feature.large)
         if kind == CLOISTER:
             return self.cloister_value(self.order[top >> 3][0], feature.owners)
         chance = self.completion(feature.squares) if feature.ends else 1.0
+        tiles = len(feature.tiles)
         return self.value(
-            kind, len(feature.tiles), feature.pennants, feature.ends, chance, feature.owners
+            kind,
+            tiles,
+            feature.pennants,
+            feature.ends,
+            chance,
+            feature.owners,
+            feature.special,
+            feature.large,
         )
 
     # ------------------------------------------------------------------ placements
 
-    def evaluate(self, square: int, code: int, spots: list[int | None]) -> dict[int | None, float]:
-        """The worth of laying ``code`` on ``square`` with each follower choice of ``spots``."""
+    def evaluate(
+        self, square: int, code: int, choices: dict[int, tuple[str, ...]]
+    ) -> dict[Choice, float]:
+        """The worth of laying ``code`` on ``square`` with no piece, and with each piece of
+        ``choices`` (spot: the pieces that may stand there)."""
         tile = code >> 2
         kinds = SEG_KIND[tile]
-        ports = PORT_SEG[code]
-        count = len(kinds)
-        ordinal = self.ordinal
         codes = self.codes
-        root = self.root
         feats = self.feats
         me = self.me
         seats = self.seats
-
-        joined: list[set[int] | None] = [None] * count
-        links = [0] * count
-        open_squares: list[list[int]] = [[] for _ in range(count)]
-        for side in range(4):
-            beyond = square + _STEP[side]
-            centre = ports[3 * side + 1]
-            other = ordinal.get(beyond)
-            if other is None:
-                if kinds[centre] <= ROAD:
-                    open_squares[centre].append(beyond)
-                continue
-            their = PORT_SEG[codes[beyond]]
-            back = _BACK[side]
-            base = 8 * other
-            for k in range(3):
-                seg = ports[3 * side + k]
-                top = root[base + their[back + 2 - k]]
-                found = joined[seg]
-                if found is None:
-                    joined[seg] = {top}
-                else:
-                    found.add(top)
-            if kinds[centre] <= ROAD:
-                links[centre] += 1
-
-        group = list(range(count))
-
-        def find(seg: int) -> int:
-            while group[seg] != seg:
-                seg = group[seg]
-            return seg
-
-        first: dict[int, int] = {}
-        for seg in range(count):
-            for top in joined[seg] or ():
-                seen = first.get(top)
-                if seen is None:
-                    first[top] = seg
-                else:
-                    a, b = find(seen), find(seg)
-                    if a != b:
-                        group[a] = b
-        members: dict[int, list[int]] = {}
-        for seg in range(count):
-            members.setdefault(find(seg), []).append(seg)
+        joined, links, open_squares, members, find = joins(self, square, code)
 
         total = 0.0
-        variants: dict[int | None, float] = {}
+        variants: dict[Choice, float] = {}
         city_after: dict[int, float] = {}
         """Per group of this tile's city features: its worth to a farm."""
         city_of_root: dict[int, int] = {}
@@ -388,6 +386,9 @@ class Board:
         fields: list[tuple[int, list[int], set[int]]] = []
         pennant = SEG_PENNANT[tile]
         sides = SEG_SIDES[tile]
+        special_of = SPECIAL[tile]
+        goods_of = SEG_GOODS[tile]
+        building = not self.extras.builder_turn
 
         for rep, segs in members.items():
             kind = kinds[segs[0]]
@@ -400,14 +401,17 @@ class Board:
                 continue
             if kind == CLOISTER:
                 spot = segs[0]
-                if spot in spots:
+                for piece in choices.get(spot, ()):
                     owners = [0] * seats
                     owners[me] = 1
-                    variants[spot] = self.cloister_value(square, owners, square, code)
+                    worth = self.cloister_value(square, owners, square, code)
+                    if piece == LARGE:
+                        worth += large_bonus(self, 0.0)  # a cloister is never contested
+                    variants[spot, piece] = worth
                 continue
             owners = [0] * seats
-            ends = 0
-            pennants = 0
+            ends = pennants = special = large = 0
+            goods = [0, 0, 0]
             reach: set[int] = set()
             tiles_seen: set[int] = set()
             before = 0.0
@@ -417,6 +421,10 @@ class Board:
                     owners[seat] += held
                 ends += feature.ends
                 pennants += feature.pennants
+                special += feature.special
+                large += feature.large
+                for good, symbols in enumerate(feature.goods):
+                    goods[good] += symbols
                 reach |= feature.squares
                 if len(tops) > 1:
                     tiles_seen |= feature.tiles
@@ -427,27 +435,45 @@ class Board:
             for seg in segs:
                 ends += sides[seg] - 2 * links[seg]
                 pennants += pennant[seg]
+                special += special_of[seg]
+                if goods_of[seg] >= 0:
+                    goods[goods_of[seg]] += 1
                 reach.update(open_squares[seg])
             reach.discard(square)
             chance = self.completion(reach, square, code) if ends else 1.0
-            after = self.value(kind, tiles, pennants, ends, chance, owners)
+            shape = (kind, tiles, pennants, ends, chance)
+            after = self.value(*shape, owners, special, large)
             total += after - before
+            if self.builder in tops and building and self.draws:
+                total += TURN_WORTH  # our builder's road or city: a second tile now
             if kind == CITY:
                 worth = 1.0 if not ends else FARM_OPEN_CITY * chance
                 city_after[rep] = worth
                 for top in tops:
                     city_of_root[top] = rep
+                if not ends and any(goods):
+                    total += goods_gain(self, goods)
             most = max(owners)
+            points = feature_points(kind, tiles, pennants, special)[1]
             if not ends and most and owners[me] == most:
-                my_points.append(tiles if kind == ROAD else 2 * (tiles + pennants))
+                my_points.append(points)
             for spot in segs:
-                if spot in spots:
-                    owners[me] += 1
-                    variants[spot] = self.value(kind, tiles, pennants, ends, chance, owners) - after
-                    owners[me] -= 1
-                    if not ends and not most:
-                        # completed with our own new follower: scored at once
-                        my_points.append(tiles if kind == ROAD else 2 * (tiles + pennants))
+                for piece in choices.get(spot, ()):
+                    if piece == BUILDER:
+                        variants[spot, piece] = builder_value(self, reach, square, code)
+                        continue
+                    extra = 2 if piece == LARGE else 1
+                    owners[me] += extra
+                    worth = self.value(*shape, owners, special, large + extra - 1) - after
+                    owners[me] -= extra
+                    if piece == LARGE and ends:
+                        unfinished, full = feature_points(kind, tiles, pennants, special)
+                        worth += large_bonus(self, chance * full + (1.0 - chance) * unfinished)
+                    elif piece == LARGE:
+                        worth += large_bonus(self, 0.0)
+                    variants[spot, piece] = worth
+                if spot in choices and not ends and not most:
+                    my_points.append(points)  # completed with our own new follower: scored now
 
         # farms: the fields this tile joins, and those touching a city it changes
         touched: set[int] = set()
@@ -463,14 +489,17 @@ class Board:
                             if town in city_of_root
                             else self.city_chance(town)
                         )
-                        for town in _distinct_towns(feature.links, city_of_root)
+                        for town in distinct_towns(feature.links, city_of_root)
                     )
-                    total += self.farm_value(cities, feature.owners) - self.before.get(field, 0.0)
+                    after = self.farm_value(cities, feature.owners, feature.pigs, feature.large)
+                    total += after - self.before.get(field, 0.0)
                     touched.add(field)
         city_segs = SEG_CITIES[tile]
         for _rep, segs, tops in fields:
             owners = [0] * seats
             before = 0.0
+            large = 0
+            pigs: set[int] = set()
             towns_old: set[int] = set()
             for top in tops:
                 feature = feats[top]
@@ -478,7 +507,9 @@ class Board:
                     owners[seat] += held
                 before += self.before.get(top, 0.0)
                 towns_old |= feature.links
-            spot_here = [spot for spot in segs if spot in spots]
+                large += feature.large
+                pigs |= feature.pigs
+            spot_here = [spot for spot in segs if spot in choices]
             if not any(owners) and not spot_here:
                 continue
             cities = 0.0
@@ -496,12 +527,20 @@ class Board:
                     if rep not in counted:
                         counted.add(rep)
                         cities += city_after.get(rep, 0.0)
-            after = self.farm_value(cities, owners) if any(owners) else 0.0
+            after = self.farm_value(cities, owners, pigs, large) if any(owners) else 0.0
             total += after - before
             for spot in spot_here:
-                owners[me] += 1
-                variants[spot] = self.farm_value(cities, owners) - after
-                owners[me] -= 1
+                for piece in choices[spot]:
+                    if piece == PIG:
+                        variants[spot, piece] = pig_value(self, cities, owners)
+                        continue
+                    extra = 2 if piece == LARGE else 1
+                    owners[me] += extra
+                    worth = self.farm_value(cities, owners, pigs, large + extra - 1) - after
+                    owners[me] -= extra
+                    if piece == LARGE:
+                        worth += large_bonus(self, 3.0 * cities)
+                    variants[spot, piece] = worth
 
         # cloisters around the square
         cloisters = self.cloisters
@@ -522,22 +561,8 @@ class Board:
         if self.messengers is not None and my_points:
             if lands_dark(self.messengers, my_points):
                 total += MESSAGE_WORTH
-        values: dict[int | None, float] = {None: total}
-        for spot in spots:
-            if spot is not None:
-                values[spot] = total + variants.get(spot, 0.0)
+        values: dict[Choice, float] = {(None, FOLLOWER): total}
+        for spot, pieces in choices.items():
+            for piece in pieces:
+                values[spot, piece] = total + variants.get((spot, piece), 0.0)
         return values
-
-
-def _distinct_towns(towns: set[int], merged: dict[int, int]) -> list[int]:
-    """Each city once: roots merged into one group of the new tile count once."""
-    seen: set[int] = set()
-    result = []
-    for town in towns:
-        rep = merged.get(town)
-        if rep is None:
-            result.append(town)
-        elif rep not in seen:
-            seen.add(rep)
-            result.append(town)
-    return result
