@@ -8,6 +8,7 @@ policy that peeks or cheats cannot do so here either.
 from __future__ import annotations
 
 import random
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -62,31 +63,43 @@ def play_match(
 
 class Standing(msgspec.Struct, frozen=True):
     """How one bot did over some matches: its share of wins (a shared win counts as a share)
-    and its average score, and the average score of the other seats."""
+    and its average score, and the average score of the other seats; the decisions it made
+    and the CPU seconds they took (this process's, so other load is left out)."""
 
     matches: int
     wins: float
     mean_score: float
     mean_others: float
+    decisions: int = 0
+    cpu_s: float = 0.0
 
 
-def seat_rotation(job: tuple[str, str, str, int, range]) -> Standing:
-    """``(game, bot, against, players, seeds)``: ``bot`` in one seat, ``against`` in the
-    others, the bot's seat rotating with the seed. One picklable job, for a process pool."""
-    name, bot, against, players, seeds = job
-    game, policies = GAMES[name], POLICIES
+def seat_rotation(job: tuple[str, str, str, int, range, dict[str, Any]]) -> Standing:
+    """``(game, bot, against, players, seeds, options)``: ``bot`` in one seat, ``against`` in
+    the others, the bot's seat rotating with the seed, at tables with ``options``. One
+    picklable job, for a process pool."""
+    name, bot, against, players, seeds, options = job
+    game, policy, spent = GAMES[name], POLICIES[bot], [0, 0.0]
+
+    def timed(view: dict[str, Any], actions: list[dict[str, Any]], rng: random.Random) -> Any:
+        began = time.process_time()
+        choice = policy(view, actions, rng)
+        spent[0] += 1
+        spent[1] += time.process_time() - began
+        return choice
+
     wins = scores = others = 0.0
     for seed in seeds:
         seat = seed % players
-        table = [policies[against]] * players
-        table[seat] = policies[bot]
-        outcome = play_match(game, table, seed)
+        table = [POLICIES[against]] * players
+        table[seat] = timed
+        outcome = play_match(game, table, seed, options)
         if seat in outcome.winners:
             wins += 1 / len(outcome.winners)
         scores += outcome.scores[seat]
         others += sum(s for n, s in enumerate(outcome.scores) if n != seat) / (players - 1)
     count = len(seeds)
-    return Standing(count, wins / count, scores / count, others / count)
+    return Standing(count, wins / count, scores / count, others / count, spent[0], spent[1])
 
 
 def self_play(job: tuple[str, str, int, range], policy: Policy | None = None) -> list[int]:

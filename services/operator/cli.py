@@ -277,6 +277,13 @@ def _main(argv: list[str] | None = None) -> int:
     bots.add_argument(
         "--players", type=int, default=None, help="only this player count (default: each)"
     )
+    bots.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a table option for the bots' tables, its value as JSON; repeatable",
+    )
     bot_service = bench_kinds.add_parser(
         "bot-service", help="matches of bots only, played by bots processes through the services"
     )

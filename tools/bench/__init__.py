@@ -34,7 +34,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     if args.bench == "bots":
         from tools.bench.engine import bench_bots
 
-        return bench_bots(args.game, args.matches, args.players)
+        return bench_bots(args.game, args.matches, args.players, args.option)
     if args.bench == "bot-service":
         from tools.bench.bot_service import bench_bot_service
 

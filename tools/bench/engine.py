@@ -131,17 +131,21 @@ def _self_play_line(pool: Any, name: str, players: int, matches: int, chunks: li
     )
 
 
-def bench_bots(only: str | None, matches: int, players: int | None = None) -> int:
+def bench_bots(
+    only: str | None, matches: int, players: int | None = None, option: list[str] | None = None
+) -> int:
     """Each game's heuristic bot over ``matches`` seeded matches (seeds 0 to matches - 1) per
     player count (``players``, or each of ``BOT_TABLES``), on every core: Hanabi's self-play
     scores (a cooperative game) beside the random bot's, for the others its win share against
-    random bots in every other seat (its seat rotating)."""
+    random bots in every other seat (its seat rotating) and its CPU per decision; ``option``
+    holds table options as ``NAME=VALUE`` (VALUE as JSON), for the other games' tables."""
     from concurrent.futures import ProcessPoolExecutor
 
     from services.bots.arena import seat_rotation
     from services.bots.policies.registry import POLICIES
 
     policies = POLICIES
+    options = dict(_option(text) for text in option or ())
     chunks = [range(start, min(start + 50, matches)) for start in range(0, matches, 50)]
     with ProcessPoolExecutor() as pool:
         for name in [only] if only else list(BOT_TABLES):
@@ -154,15 +158,22 @@ def bench_bots(only: str | None, matches: int, players: int | None = None) -> in
                 if name == "hanabi":
                     line = _self_play_line(pool, name, count, matches, chunks)
                 else:
-                    jobs = [(name, heuristic, random_bot, count, seeds) for seeds in chunks]
+                    jobs = [
+                        (name, heuristic, random_bot, count, seeds, options) for seeds in chunks
+                    ]
                     parts = list(pool.map(seat_rotation, jobs))
                     wins = sum(p.wins * p.matches for p in parts) / matches
                     mean = sum(p.mean_score * p.matches for p in parts) / matches
                     others = sum(p.mean_others * p.matches for p in parts) / matches
+                    decisions, cpu = sum(p.decisions for p in parts), sum(p.cpu_s for p in parts)
                     line = (
                         f"heuristic against random wins {wins:.1%} (fair share"
-                        f" {1 / count:.0%}), mean score {mean:.1f} against {others:.1f}"
+                        f" {1 / count:.0%}), mean score {mean:.1f} against {others:.1f},"
+                        f" {cpu / decisions * 1e3:.2f} ms CPU per decision"
                     )
                 took = (time.perf_counter() - began) / matches
-                print(f"{name}, {count} players, {matches} matches: {line} ({took:.3f} s each)")
+                table = f" with {json.dumps(options)}" if options and name != "hanabi" else ""
+                print(
+                    f"{name}{table}, {count} players, {matches} matches: {line} ({took:.3f} s each)"
+                )
     return 0

@@ -55,7 +55,7 @@ def test_an_action_the_rules_refuse_stops_the_match() -> None:
 
 
 def test_standings_and_self_play_add_up() -> None:
-    standing = seat_rotation(("dingo", "dingo-random", "dingo-random", 3, range(6)))
-    assert standing.matches == 6 and 0 <= standing.wins <= 1
+    standing = seat_rotation(("dingo", "dingo-random", "dingo-random", 3, range(6), {}))
+    assert standing.matches == 6 and 0 <= standing.wins <= 1 and standing.decisions > 6
     scores = self_play(("hanabi", "hanabi-random", 2, range(4)))
     assert len(scores) == 4 and all(0 <= score <= 25 for score in scores)
