@@ -11,8 +11,11 @@ the value is the change, over the features the tile touches, of an *expected* wo
 
 - road / city: ``p * complete + (1 - p) * unfinished`` points to the seats with the majority,
   where ``p`` is the estimated chance that the feature completes: per empty square it needs, the
-  chance that one of the remaining tiles fits there within the turns left (0 for a hole no
-  remaining tile fits), multiplied over its squares; completed now means its points now;
+  chance that one of the remaining tiles fits there within its share of the draws left (the
+  squares share them; 0 for a hole no remaining tile fits, and when fewer tiles are left than
+  it needs squares), multiplied over its squares; completed now means its points now (with
+  Inns & Cathedrals, a road with an inn or a city with a cathedral: 2 or 3 completed, nothing
+  unfinished);
 - cloister: 1 + neighbours + the expected neighbours to come; farm: 3 per completed city it
   touches (an unfinished one counts its ``p``, discounted);
 
@@ -21,12 +24,18 @@ them points is a loss, sharing one in a two-player game is neutral), less a cost
 this seat's followers that the feature ties up (``follower_worth`` per follower, scaled by how
 many turns are left against how many followers remain, times the chance it never comes back).
 
+With Inns & Cathedrals and Traders & Builders every piece a placement may carry is valued
+(``carcassonne_pieces``): the large follower counts two followers and is used where a feature's
+expected points outweigh keeping it, the builder where a second tile is likely, the pig where
+the bot holds a farm with cities; a completed city's goods count for the seat completing it.
+
 With The Messengers: ``ChooseFigure`` picks the figure(s) that make a moved figure stop on a
 dark space (a multiple of 5, so a message is drawn), else the one behind; a message is carried
 out when that is worth at least the 2 points of ``TakeMessagePoints`` (message 4, an extra turn,
 always); ``SetScoringPreference`` is never sent, since points outside one's turn draw nothing.
 
-The board model is ``carcassonne_board``, the figures on the scoring track ``carcassonne_track``.
+The board model is ``carcassonne_board`` (its features ``carcassonne_feature``), the figures
+on the scoring track ``carcassonne_track``.
 """
 
 from __future__ import annotations

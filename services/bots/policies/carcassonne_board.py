@@ -186,7 +186,7 @@ class Board:
         counts = box_counts(self.extras.expansions)
         self.remaining = [max(0, count - used) for count, used in zip(counts, placed, strict=True)]
         self.total = sum(self.remaining)
-        left = max(0, view.get("tiles_left", 0))
+        self.left = left = max(0, view.get("tiles_left", 0))
         self.draws = min(float(left), left / seats * TURN_FACTOR)
         supply = view["supply"][me]
         self.own_turns = own_turns = left / seats
@@ -234,24 +234,31 @@ class Board:
         fits = sum(count for tile, count in enumerate(self.remaining) if count and FITS[tile][key])
         return fits / self.total
 
-    def fill(self, key: int) -> float:
-        """The chance that a square with requirement ``key`` gets a tile before the end."""
-        chance = self.fill_cache.get(key)
+    def fill(self, key: int, squares: int = 1) -> float:
+        """The chance that a square with requirement ``key`` gets a tile before the end, when
+        ``squares`` squares share the draws."""
+        cached = key | squares << 8
+        chance = self.fill_cache.get(cached)
         if chance is None:
             share = self.share(key) if self.draws else 0.0
-            chance = min(FILL_CAP, 1.0 - (1.0 - share) ** self.draws) if share else 0.0
-            self.fill_cache[key] = chance
+            draws = self.draws / squares
+            chance = min(FILL_CAP, 1.0 - (1.0 - share) ** draws) if share else 0.0
+            self.fill_cache[cached] = chance
         return chance
 
     def completion(self, squares: set[int], extra: int = -1, extra_code: int = 0) -> float:
-        """Chance that every square of ``squares`` is filled (``extra_code`` on ``extra``)."""
+        """Chance that every square of ``squares`` is filled (``extra_code`` on ``extra``): each
+        needs a tile of the draws left, which they share."""
+        count = len(squares)
+        if count > self.left:
+            return 0.0
         chance = 1.0
         near = {extra + step for step in STEP} if extra >= 0 else ()
         for square in squares:
             if square in near:
-                chance *= self.fill(self._key(square, extra, extra_code))
+                chance *= self.fill(self._key(square, extra, extra_code), count)
             else:
-                chance *= self.fill(self.key(square))
+                chance *= self.fill(self.key(square), count)
             if not chance:
                 break
         return chance
