@@ -50,6 +50,7 @@ from services.bots.policies.carcassonne_board import (
     View,
     square_of,
 )
+from services.bots.policies.carcassonne_feature import feature_points
 from services.bots.policies.carcassonne_pieces import FOLLOWER
 from services.bots.policies.carcassonne_track import best_assignment, points_figure
 from services.rules.games.carcassonne.public import (
@@ -168,7 +169,7 @@ def _message_worth(board: Board, number: int, action: Action) -> tuple[float, in
                 keep = board.before.get(top, 0.0)
                 # the follower comes home and the feature leaves our hands (if it was our
                 # only follower there)
-                if owners[board.me] == 1:
+                if owners[board.me] - feature.large == 1:
                     left = list(owners)
                     left[board.me] = 0
                     lost = keep - _without(board, top, left)
@@ -182,22 +183,22 @@ def _message_worth(board: Board, number: int, action: Action) -> tuple[float, in
 def _without(board: Board, top: int, owners: list[int]) -> float:
     """A feature's current worth with other owners."""
     feature = board.feats[top]
-    saved = feature.owners
+    saved, large = feature.owners, feature.large
     feature.owners = owners
+    feature.large = large if owners[board.me] else 0
     try:
         return board._current_value(top, feature)
     finally:
-        feature.owners = saved
+        feature.owners, feature.large = saved, large
 
 
 def _final_points(board: Board, top: int) -> int:
-    """A feature's points as at final scoring."""
+    """A feature's points as at final scoring (a road with an inn, a city with a cathedral:
+    nothing)."""
     feature = board.feats[top]
     kind = feature.kind
-    if kind == ROAD:
-        return len(feature.tiles)
-    if kind == CITY:
-        return len(feature.tiles) + feature.pennants
+    if kind in (ROAD, CITY):
+        return feature_points(kind, len(feature.tiles), feature.pennants, feature.special)[0]
     if kind == CLOISTER:
         square = board.order[top >> 3][0]
         return 1 + sum(1 for step in AROUND if square + step in board.codes)
