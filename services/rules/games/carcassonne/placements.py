@@ -201,17 +201,14 @@ def placements(state: CarcassonneState, seat: int) -> list[Any]:
     if extras is None:
         return _tile_actions(state, not state.supply[seat])
     large = extras.inns_cathedrals and extras.large[seat] == IN_SUPPLY
-    bare = not state.supply[seat] and not large
     builder = extras.traders_builders and extras.builders[seat] == IN_SUPPLY
     pig = extras.traders_builders and extras.pigs[seat] == IN_SUPPLY
-    busy: list[int] | None = [] if (builder or pig) and not bare else None
-    if large:
-        actions = _large_tile_actions(state, not state.supply[seat], busy)
-    else:
-        actions = _tile_actions(state, bare, busy)
-    if builder or pig:
-        squares = list(state.open) if busy is None else busy
-        actions += _builder_pig_actions(state, seat, builder, pig, squares)
+    if not (large or builder or pig):
+        return _tile_actions(state, not state.supply[seat])
+    owned: list[tuple[int, int, int]] | None = [] if builder or pig else None
+    actions = _expansion_tile_actions(state, seat, not state.supply[seat], large, owned)
+    if owned:
+        actions += _builder_pig_actions(state.tile, builder, pig, owned)
     return actions
 
 
@@ -228,32 +225,16 @@ def _own_ports(state: CarcassonneState, square: int, seat: int) -> int:
 
 
 def _builder_pig_actions(
-    state: CarcassonneState, seat: int, builder: bool, pig: bool, squares: list[int]
-) -> list[PlaceTile]:
-    """Placements with the builder (a road or city of the tile joining one where ``seat``
-    has a follower) or the pig (a field joining one where it has a farmer), on ``squares``
-    (those next to a feature holding followers, or all)."""
-    tile = state.tile
-    fits = FITS[tile]
-    holders = state.holders
-    parent = state.parent
-    links = state.links
-    open_squares = state.open
-    builders, pigs = _piece_actions[BUILDER], _piece_actions[PIG]
+    tile: int, builder: bool, pig: bool, owned: list[tuple[int, int, int]]
+) -> list[Any]:
+    """Placements of ``tile`` with the builder (on a road or city joining one holding a
+    follower of the player) or the pig (on a field joining one holding its farmer), on the
+    ``owned`` squares: ``(square, requirement key, ports joining such features)``."""
     pickers = _piece_pickers
+    builders, pigs = _piece_actions[BUILDER], _piece_actions[PIG]
     tile_key = tile << 22
     actions: list[Any] = []
-    for square in squares:
-        key = open_squares[square]
-        if not fits[key]:
-            continue
-        own = 0
-        for port_bits, _port, node in links[square]:
-            held = holders[parent[node]]
-            if held and any(holder & 7 == seat for holder in held):
-                own |= port_bits
-        if not own:
-            continue
+    for square, key, own in owned:
         cache_key = tile_key | (key << 14) | (own << 1)
         if builder:
             picker = pickers.get(cache_key, _UNKNOWN)
@@ -270,9 +251,8 @@ def _builder_pig_actions(
     return actions
 
 
-def _tile_actions(state: CarcassonneState, bare: bool, busy: list[int] | None = None) -> list[Any]:
-    """The placements of the drawn tile (``bare``: none with a follower); unless ``bare``,
-    the squares where it fits next to a feature holding followers go to ``busy``."""
+def _tile_actions(state: CarcassonneState, bare: bool) -> list[Any]:
+    """The placements of the drawn tile (``bare``: none with a follower)."""
     tile = state.tile
     actions: list[PlaceTile] = []
     square_actions = _square_actions
@@ -302,8 +282,6 @@ def _tile_actions(state: CarcassonneState, bare: bool, busy: list[int] | None = 
                 occupied |= bits
         if occupied:
             picker = pickers.get(tile_key | (key << 13) | occupied) or _picker(tile, key, occupied)
-            if busy is not None:
-                busy.append(square)
         try:
             actions += picker(square_actions[square])
         except KeyError:  # a square seen for the first time
@@ -311,32 +289,61 @@ def _tile_actions(state: CarcassonneState, bare: bool, busy: list[int] | None = 
     return actions
 
 
-def _large_tile_actions(state: CarcassonneState, bare: bool, busy: list[int] | None) -> list[Any]:
-    """``_tile_actions`` for a player holding the large follower (``bare``: and no other):
-    every placement also with the large follower on each free spot, in one pick per square
-    (the base game's loop stays free of the test)."""
+def _expansion_tile_actions(
+    state: CarcassonneState,
+    seat: int,
+    bare: bool,
+    large: bool,
+    owned: list[tuple[int, int, int]] | None,
+) -> list[Any]:
+    """``_tile_actions`` with the expansions' pieces in the same pass over the squares (the
+    base game's loop stays free of their tests): with ``large`` every placement also with the
+    large follower on each free spot (``bare``: no ordinary follower left), and the squares
+    whose ports join a feature holding a follower of ``seat`` go to ``owned`` as ``(square,
+    requirement key, those ports)`` for the builder and the pig."""
     tile = state.tile
-    fits = FITS[tile]
+    free = _free_large_pickers(tile) if large else _FREE_PICKERS[tile]
     pickers = _pickers
-    flags = _LARGE_PICKER | (tile << 21) | (_NO_FOLLOWER if bare else 0)
+    flags = (_LARGE_PICKER if large else 0) | (tile << 21) | (_NO_FOLLOWER if bare else 0)
+    build = _large_picker if large else _picker
+    square_actions: dict[int, list[Any]] = _large_actions if large else _square_actions
+    make = _large_actions_at if large else _actions_at
     parent = state.parent
     holders = state.holders
     links = state.links
-    square_actions = _large_actions
     actions: list[Any] = []
     for square, key in state.open.items():
-        if not fits[key]:
+        picker = free[key]
+        if picker is None:
             continue
-        occupied = 0
+        occupied = own = 0
         for bits, _port, node in links[square]:
-            if holders[parent[node]]:
+            held = holders[parent[node]]
+            if held:
                 occupied |= bits
-        if occupied and busy is not None:
-            busy.append(square)
-        cache_key = flags | (key << 13) | occupied
-        picker = pickers.get(cache_key) or _large_picker(tile, key, cache_key & _PICKER_OCCUPIED)
-        actions += picker(square_actions.get(square) or _large_actions_at(square))
+                if owned is not None:
+                    for holder in held:
+                        if holder & 7 == seat:
+                            own |= bits
+                            break
+        if own:
+            owned.append((square, key, own))  # type: ignore[union-attr]
+        if occupied or bare:
+            cache_key = flags | (key << 13) | occupied
+            picker = pickers.get(cache_key) or build(tile, key, cache_key & _PICKER_OCCUPIED)
+        actions += picker(square_actions.get(square) or make(square))
     return actions
+
+
+_free_large: dict[int, list[Picker | None]] = {}
+
+
+def _free_large_pickers(tile: int) -> list[Picker | None]:
+    """``_FREE_PICKERS[tile]`` with the large follower, built on first use of the tile."""
+    found = _free_large.get(tile)
+    if found is None:
+        found = _free_large[tile] = [_build_picker(tile, key, 0, True) for key in range(256)]
+    return found
 
 
 _PICKER_OCCUPIED = (1 << 13) - 1
