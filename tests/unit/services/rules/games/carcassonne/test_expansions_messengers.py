@@ -8,13 +8,14 @@ import random
 import pytest
 
 from services.rules.games.carcassonne import GAME
-from services.rules.games.carcassonne.expansions import BUILDER, LARGE, BuilderTurn
+from services.rules.games.carcassonne.expansions import BUILDER, LARGE, BuilderTurn, PieceReturned
 from services.rules.games.carcassonne.messengers import (
     CarryOutMessage,
     ChooseFigure,
     FigureAdvanced,
     MessageDrawn,
     MessageResolved,
+    Spot,
     TakeMessagePoints,
 )
 from services.rules.games.carcassonne.state import PlaceTile, TileDrawn
@@ -161,3 +162,28 @@ def test_message_4_and_a_builder_turn_follow_the_11_2013_order():
     state, events = act(state, any_bare_placement(state))  # the original's builder turn
     assert events[-1] == TileDrawn(1, "V")
     assert state.messengers.held == 0 and state.messengers.stack[-1] == 4
+
+
+def test_message_8_sends_the_builder_home_with_its_owners_last_follower():
+    """Seat 0's follower and builder on a road south of the start tile; seat 0 scores 5 on
+    the start tile's road and draws message 8, scoring the southern road with that follower:
+    the follower and the builder go home."""
+    state = start(["D", "U", "U", "U", "A", "U", "B", "A", "V"], [8])
+    road = spot("U", 1, "road")
+    state, _ = place(state, 0, -1, 1, road)
+    state, _ = place(state, 1, 0, 1)
+    state, _ = place(state, 1, -1, 1, road, BUILDER)
+    state, _ = place(state, 2, 0, 1)
+    state, _ = place(state, -1, 0, 1, road)
+    state, _ = place(state, 0, -2, 0)
+    state, events = place(state, -2, 0, 3)
+    state, events = act(state, ChooseFigure(0))
+    assert events[-1] == MessageDrawn(0, 8)
+    follower = Spot(0, -1, road)
+    state, events = act(state, CarryOutMessage(0, follower))
+    assert events[:3] == [
+        MessageResolved(0, 8, False, 2, follower),
+        PieceReturned(0, BUILDER, 1, -1, road),
+        FigureAdvanced(0, 0, 2),
+    ]
+    assert state.extras.builders == [-1, -1] and state.supply[0] == 7
