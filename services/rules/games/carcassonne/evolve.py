@@ -6,13 +6,13 @@ from typing import Any
 
 from services.rules.games.carcassonne import expansions, messengers
 from services.rules.games.carcassonne.expansions import (
-    BUILDER,
     FOLLOWER,
     IN_SUPPLY,
     LARGE,
     BonusScored,
     BuilderTurn,
     ExpansionsInPlay,
+    ExtrasState,
     GoodsTaken,
     PieceReturned,
 )
@@ -293,8 +293,7 @@ def _evolve_placed(state: CarcassonneState, event: TilePlaced) -> CarcassonneSta
 
 def _place_piece(state: CarcassonneState, event: TilePlaced, node: int, square: int) -> None:
     """An expansion's piece: the large follower is a follower too, builder and pig are not."""
-    extras = state.extras
-    expansions.nodes_of(extras, event.piece)[event.seat] = node  # type: ignore[arg-type]
+    expansions.nodes_of(extras_of(state), event.piece)[event.seat] = node
     if event.piece != LARGE:
         return
     root = state.parent[node]
@@ -309,7 +308,7 @@ def _place_piece(state: CarcassonneState, event: TilePlaced, node: int, square: 
 
 def _follower_home(state: CarcassonneState, seat: int, large: bool) -> None:
     if large:
-        state.extras.large[seat] = IN_SUPPLY  # type: ignore[union-attr]
+        extras_of(state).large[seat] = IN_SUPPLY
     else:
         state.supply[seat] += 1
 
@@ -347,6 +346,11 @@ def _evolve_over(state: CarcassonneState, event: GameOver) -> CarcassonneState:
     state.tile = -1
     state.winners = list(event.winners)
     return state
+
+
+def extras_of(state: CarcassonneState) -> ExtrasState:
+    """The expansions' state, for code that only runs when the match plays them."""
+    return state.extras  # type: ignore[return-value]
 
 
 def messengers_of(state: CarcassonneState) -> MessengersState:
@@ -420,14 +424,14 @@ def _evolve_in_play(state: CarcassonneState, event: ExpansionsInPlay) -> Carcass
 
 
 def _evolve_builder_turn(state: CarcassonneState, event: BuilderTurn) -> CarcassonneState:
-    extras = state.extras
-    extras.owed -= 1  # type: ignore[union-attr]
-    extras.building = True  # type: ignore[union-attr]
+    extras = extras_of(state)
+    extras.owed -= 1
+    extras.building = True
     return state
 
 
 def _evolve_goods(state: CarcassonneState, event: GoodsTaken) -> CarcassonneState:
-    goods = state.extras.goods  # type: ignore[union-attr]
+    goods = extras_of(state).goods
     first = len(event.goods) * event.seat
     for good, count in enumerate(event.goods):
         goods[first + good] += count
@@ -435,8 +439,7 @@ def _evolve_goods(state: CarcassonneState, event: GoodsTaken) -> CarcassonneStat
 
 
 def _evolve_returned(state: CarcassonneState, event: PieceReturned) -> CarcassonneState:
-    nodes = state.extras.builders if event.piece == BUILDER else state.extras.pigs  # type: ignore[union-attr]
-    nodes[event.seat] = IN_SUPPLY
+    expansions.nodes_of(extras_of(state), event.piece)[event.seat] = IN_SUPPLY
     return state
 
 

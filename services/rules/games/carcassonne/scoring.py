@@ -9,7 +9,7 @@ from typing import Any
 import msgspec
 
 from services.rules.games.carcassonne import expansions, messengers
-from services.rules.games.carcassonne.evolve import CLOSES, SIDES, evolve
+from services.rules.games.carcassonne.evolve import CLOSES, SIDES, evolve, extras_of
 from services.rules.games.carcassonne.expansions import (
     BUILDER,
     CATHEDRAL_POINTS_PER_ITEM,
@@ -132,7 +132,8 @@ def add_completions(
     ordinal = len(state.codes)
     closes = CLOSES[tile]
     joined: dict[int, list[int]] | None = None
-    large = large_nodes(state, (ordinal << 3) + spot if piece == LARGE else -1)  # type: ignore[operator]
+    new_node = -1 if spot is None else (ordinal << 3) + spot
+    large = large_nodes(state, new_node if piece == LARGE else -1)
     for _bits, port, node in state.links[square]:
         seg = port_seg[port]
         if closes[seg]:
@@ -159,7 +160,7 @@ def add_completions(
                 points = _feature_points(state, kinds[segs[0]], nodes, True, tile)
                 events.append(_score(state, kinds[segs[0]], points, held, square, False, large))
             if trading:
-                builder = (ordinal << 3) + spot if piece == BUILDER and spot in segs else -1  # type: ignore[operator]
+                builder = new_node if piece == BUILDER and spot in segs else -1
                 _trade(events, state, seat, kinds[segs[0]], nodes, roots, square, tile, builder)
     board = state.board
     if spot is not None and kinds[spot] == CLOISTER:
@@ -204,7 +205,7 @@ def _trade(
         if any(goods):
             events.append(GoodsTaken(seat, goods))
     parent = state.parent
-    for owner, node in enumerate(state.extras.builders):  # type: ignore[union-attr]
+    for owner, node in enumerate(extras_of(state).builders):
         if node != IN_SUPPLY and parent[node] in roots:
             events.append(_returned(state, owner, BUILDER, node, square))
     if builder >= 0:
