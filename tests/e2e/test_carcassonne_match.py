@@ -76,3 +76,35 @@ def test_match_with_the_messengers_plays_to_the_end(stack: Stack, database_url: 
     assert copy["result"] == final["result"]
     again = stack.match.get(f"/matches/{imported.json()['match_id']}/export").json()
     assert again["turns"] == exported["turns"]
+
+
+def test_match_with_both_expansions_and_six_players_plays_to_the_end(
+    stack: Stack, database_url: str
+) -> None:
+    """Inns & Cathedrals, Traders & Builders and The Messengers through the API: their
+    options, pieces (PlaceTile.piece) and view, the log folding to the result, and the turn
+    list round trip."""
+    options = {"inns_cathedrals": True, "traders_builders": True, "messengers": True}
+    match_id, tokens = open_table(stack, "carcassonne", 6, options, seed=36)
+    view = stack.match.get(f"/matches/{match_id}").json()["view"]
+    assert view["pieces"]["supply"][5] == {"large_follower": 1, "builder": 1, "pig": 1}
+
+    final = play_to_end(stack, match_id, tokens, random.Random(36))
+
+    assert final["status"] == "finished" and len(final["result"]["scores"]) == 6
+    with psycopg.connect(database_url) as conn:
+        rows = conn.execute(
+            "select type, data from events where stream_id = %s order by version",
+            (f"match-{match_id}",),
+        ).fetchall()
+    assert {"ExpansionsInPlay", "TilePlaced", "FiguresSummed"} <= {row[0] for row in rows}
+    decoder = msgspec.json.Decoder(CARCASSONNE.event_type)
+    replayed = CARCASSONNE.fold([decoder.decode(bytes(row[1])) for row in rows])
+    assert CARCASSONNE.result(replayed).scores == final["result"]["scores"]
+    exported = stack.match.get(f"/matches/{match_id}/export").json()
+    assert exported["inns_cathedrals"] is True and exported["traders_builders"] is True
+    imported = stack.match.post(
+        "/matches/import", json={"game": "carcassonne", "document": exported}
+    )
+    assert imported.status_code == 201, imported.text
+    assert imported.json()["match"]["result"] == final["result"]
