@@ -31,12 +31,12 @@ pytestmark = [pytest.mark.e2e, pytest.mark.shares_gateway]
 SEED = 5
 GAMES: dict[str, dict[str, Any]] = {
     "hanabi": {},
-    "carcassonne": {"messengers": True},
+    "carcassonne": {"messengers": True, "inns_cathedrals": True, "traders_builders": True},
     "dingo": {"target_score": 2},
     "breaking_news": {},
 }
-"""Each game with the options that bring out its events (Carcassonne's messages) or keep the
-match short (Dingo's target)."""
+"""Each game with the options that bring out its events (Carcassonne's messages and both
+expansions' pieces, goods and bonuses) or keep the match short (Dingo's target)."""
 CHANCE_EVENTS = {"CardDrawn", "TileDrawn", "ElementDrawn", "ObjectDrawn", "MessageDrawn"}
 """Events a seat's draw makes, which another seat's move may cause: the line names only the
 drawer."""

@@ -1,10 +1,11 @@
-// The Carcassonne table (base game, and with The Messengers).
+// The Carcassonne table (base game, with The Messengers, Inns & Cathedrals and Traders &
+// Builders).
 //
-// The board is drawn from the game's tile data (seeds/carcassonne/tiles.json, bundled), the
-// followers on their features, the scoring track and each seat's supply. Every control offers
-// only what the API listed in ``actions``: the highlighted squares are exactly those of the
-// listed PlaceTile actions, the rotations offered on a square exactly those listed for it, the
-// follower spots exactly those listed for that square and rotation; The Messengers' figure
+// The board is drawn from the game's tile data (seeds/carcassonne/*.json, bundled), the
+// followers, builders and pigs on their features, the scoring track and each seat's supply.
+// Every control offers only what the API listed in ``actions``: the highlighted squares are
+// exactly those of the listed PlaceTile actions, the rotations offered on a square exactly
+// those listed for it, the pieces and spots exactly those listed for that square and rotation; The Messengers' figure
 // and message choices are the listed ChooseFigure / CarryOutMessage / TakeMessagePoints
 // actions, the standing preference the listed SetScoringPreference ones. A move is sent as the
 // listed action object itself. Spectators and the replay viewer (actions = []) see the same
@@ -19,25 +20,29 @@ import type {
 } from "../client";
 import type { TableProps } from "./types";
 import {
-  followerOf,
+  choicesOf,
+  nextChoice,
   nextRotation,
+  PIECES,
   placementWith,
   sortActions,
   squareKey,
+  type Choice,
   type CarryOut,
   type PlaceTile,
   type Sorted,
   type Square,
 } from "./carcassonne/actions";
-import { Meeple, ScoreTrack, seatColour, TileArt } from "./carcassonne/draw";
-import { compass, featureKind, spotPoint, TILES, totalTiles } from "./carcassonne/geometry";
-import { isDark, messageCard, TRACK_SPACES } from "./carcassonne/messages";
+import { seatColour, TileArt } from "./carcassonne/draw";
+import { compass, featureKind, spotPoint, TILES } from "./carcassonne/geometry";
+import { figureName, isDark, messageCard } from "./carcassonne/messages";
+import { Piece, PIECE_WORDS } from "./carcassonne/pieces";
+import { Scores } from "./carcassonne/scores";
 import { capitalised, listNames, seatName } from "./names";
 import "./carcassonne.css";
 
 type Props = TableProps<CarcassonneView, CarcassonneAction>;
 
-const FIGURE_NAMES = ["scoring figure", "messenger"];
 const KIND_WORDS: Record<string, string> = {
   city: "city (knight)",
   road: "road (thief)",
@@ -47,13 +52,6 @@ const KIND_WORDS: Record<string, string> = {
 const ZOOMS = [36, 48, 64, 80, 100, 128];
 /** The phone layout's breakpoint, as in carcassonne.css. */
 const PHONE = "(max-width: 760px)";
-
-/** A figure's name ("scoring figure", "messenger"); ``short``: its first word. */
-function figureName(figure: number, short = false): string {
-  const name = FIGURE_NAMES[figure];
-  if (!name) return `figure ${figure}`;
-  return short ? (name.split(" ")[0] ?? name) : name;
-}
 
 /** A message's button: what it does, and which figure takes the points when one is named. */
 function withFigure(label: string, figure: number | null | undefined): string {
@@ -79,7 +77,8 @@ interface Selection {
   /** How the drawn tile is turned: on the chosen square when that way fits there (else the
    * square's first listed way), and in the drawn tile's picture. */
   rotation: number;
-  follower: number | null;
+  /** The piece (follower, large follower, builder, pig) and the spot of the drawn tile. */
+  choice: Choice | null;
   /** Message 8: the follower (``x,y,spot``) chosen to score. */
   target: string | null;
 }
@@ -105,7 +104,7 @@ export function CarcassonneTable(props: Props): JSX.Element {
       ]),
     [view, toMove, messengers, actions],
   );
-  const fresh: Selection = { turn, square: null, rotation: 0, follower: null, target: null };
+  const fresh: Selection = { turn, square: null, rotation: 0, choice: null, target: null };
   const [selState, setSelState] = useState<Selection>(fresh);
   const sel: Selection = selState.turn === turn ? selState : fresh;
   const setSel = (patch: Partial<Selection>) => setSelState({ ...sel, ...patch, turn });
@@ -122,9 +121,10 @@ export function CarcassonneTable(props: Props): JSX.Element {
     : null;
   const placements: PlaceTile[] =
     square && rotation !== null ? (square.byRotation.get(rotation) ?? []) : [];
-  const spots = placements.map(followerOf).filter((s): s is number => s !== null);
-  const follower = sel.follower !== null && spots.includes(sel.follower) ? sel.follower : null;
-  const chosen = square && rotation !== null ? placementWith(square, rotation, follower) : null;
+  const choices = choicesOf(placements);
+  const choice =
+    choices.find((c) => c.spot === sel.choice?.spot && c.piece === sel.choice?.piece) ?? null;
+  const chosen = square && rotation !== null ? placementWith(square, rotation, choice) : null;
   // the replay viewer passes the seat it replays as ``you``, with no actions
   const myTurn = you !== null && actions.length > 0 && toMove.includes(you) && !view.finished;
 
@@ -135,7 +135,7 @@ export function CarcassonneTable(props: Props): JSX.Element {
 
   const turnTile = (step: number) => {
     if (square && rotation !== null) {
-      setSel({ rotation: nextRotation(square, rotation, step), follower: null });
+      setSel({ rotation: nextRotation(square, rotation, step), choice: null });
     } else {
       setSel({ rotation: (((sel.rotation + step) % 4) + 4) % 4 });
     }
@@ -144,7 +144,7 @@ export function CarcassonneTable(props: Props): JSX.Element {
     if (busy) return;
     // a second click on the chosen square turns the tile to its next listed rotation
     if (sel.square === key && square) turnTile(1);
-    else setSel({ square: key, follower: null });
+    else setSel({ square: key, choice: null });
   };
 
   // message 8: the listed followers it may score
@@ -169,8 +169,8 @@ export function CarcassonneTable(props: Props): JSX.Element {
         sorted={sorted}
         square={square}
         rotation={rotation}
-        follower={follower}
-        spots={spots}
+        choice={choice}
+        choices={choices}
         you={you}
         players={players}
         busy={busy}
@@ -178,7 +178,7 @@ export function CarcassonneTable(props: Props): JSX.Element {
         targets={targets}
         target={target}
         onSquare={chooseSquare}
-        onSpot={(spot) => setSel({ follower: spot === follower ? null : spot })}
+        onSpot={(spot) => setSel({ choice: nextChoice(choices, spot, choice) })}
         onTarget={(key) => setSel({ target: key === target ? null : key })}
       />
       <div class="carc-zoom">
@@ -217,14 +217,14 @@ export function CarcassonneTable(props: Props): JSX.Element {
         square={square}
         rotation={rotation}
         preview={sel.rotation}
-        spots={spots}
-        follower={follower}
+        choices={choices}
+        choice={choice}
         chosen={chosen}
         targets={targets}
         target={target}
         onTurn={turnTile}
-        onFollower={(spot) => setSel({ follower: spot })}
-        onCancel={() => setSel({ square: null, follower: null })}
+        onChoice={(c) => setSel({ choice: c })}
+        onCancel={() => setSel({ square: null, choice: null })}
         onTarget={(key) => setSel({ target: key })}
         send={send}
       />
@@ -240,8 +240,8 @@ interface BoardProps {
   sorted: Sorted;
   square: Square | null;
   rotation: number | null;
-  follower: number | null;
-  spots: number[];
+  choice: Choice | null;
+  choices: Choice[];
   you: number | null;
   players: string[];
   busy: boolean;
@@ -480,12 +480,13 @@ function Board(props: BoardProps): JSX.Element {
               key={`${key}-${f.seat}`}
               transform={`translate(${left(f.x)} ${top(f.y)}) scale(${scale})`}
             >
-              <Meeple
+              <Piece
+                piece={f.large ? "large_follower" : "follower"}
                 at={at}
                 seat={f.seat}
                 size={26}
                 testid="carc-follower"
-                title={`${whose(f.seat)} follower on a ${f.feature}`}
+                title={`${whose(f.seat)} ${f.large ? "large follower (counts as two)" : "follower"} on a ${f.feature}`}
                 data={{ "data-seat": String(f.seat), "data-feature": f.feature }}
               />
               {isTarget && (
@@ -503,6 +504,27 @@ function Board(props: BoardProps): JSX.Element {
                   <title>{`${whose(f.seat)} follower on a ${f.feature}: score it`}</title>
                 </circle>
               )}
+            </g>
+          );
+        })}
+        {(view.pieces?.pieces ?? []).map((p) => {
+          const tile = byKey.get(squareKey(p.x, p.y));
+          const piece = p.piece === "pig" ? "pig" : "builder";
+          const kind = tile ? featureKind(tile.tile, p.spot) : null;
+          return (
+            <g
+              key={`${p.piece}-${p.seat}`}
+              transform={`translate(${left(p.x)} ${top(p.y)}) scale(${scale})`}
+            >
+              <Piece
+                piece={piece}
+                at={tile ? spotPoint(tile.tile, tile.rotation, p.spot) : [50, 50]}
+                seat={p.seat}
+                size={26}
+                testid="carc-piece"
+                title={`${whose(p.seat)} ${PIECE_WORDS[piece]} on a ${kind ?? "feature"}`}
+                data={{ "data-seat": String(p.seat), "data-x": String(p.x), "data-y": String(p.y) }}
+              />
             </g>
           );
         })}
@@ -563,19 +585,23 @@ function Board(props: BoardProps): JSX.Element {
               <rect width="100" height="100" fill="none" stroke="#ffeb3b" stroke-width="5" />
             </g>
             <g transform={`translate(${left(square.x)} ${top(square.y)}) scale(${scale})`}>
-              {props.spots.map((spot) => {
+              {[...new Set(props.choices.map((c) => c.spot))].map((spot) => {
                 const at = spotPoint(drawn, rotation, spot);
-                const on = props.follower === spot;
+                const on = props.choice?.spot === spot ? props.choice : null;
                 const label = spotLabel(drawn, rotation, spot);
+                const here = props.choices.filter((c) => c.spot === spot).map((c) => c.piece);
+                const next = nextChoice(props.choices, spot, on);
+                const then = next ? `your ${PIECE_WORDS[next.piece]} instead` : "take it back";
                 return on && you !== null ? (
-                  <Meeple
+                  <Piece
                     key={spot}
+                    piece={on.piece}
                     at={at}
                     seat={you}
                     size={26}
                     class="carc-spot carc-spot-chosen"
                     testid="carc-spot"
-                    title={`Your follower: ${label} (click to take it back)`}
+                    title={`Your ${PIECE_WORDS[on.piece]}: ${label} (click: ${then})`}
                     data={{ "data-spot": String(spot) }}
                     onClick={() => {
                       if (!busy) props.onSpot(spot);
@@ -594,7 +620,7 @@ function Board(props: BoardProps): JSX.Element {
                       if (!busy) props.onSpot(spot);
                     }}
                   >
-                    <title>{`A follower here: ${label}`}</title>
+                    <title>{`Here (${label}): your ${here.map((p) => PIECE_WORDS[p]).join(" or ")}`}</title>
                   </circle>
                 );
               })}
@@ -648,83 +674,27 @@ function Status(props: {
         </span>
       )}
       {you === null && <span class="carc-muted"> (watching)</span>}
+      {seat !== undefined && <BuilderTurn view={view} seat={seat} you={you} players={players} />}
     </div>
   );
 }
 
-function Scores(props: {
+/** Traders & Builders: the tile being placed is the builder's second of the turn, or the
+ * turn has earned one. */
+function BuilderTurn(props: {
   view: CarcassonneView;
-  players: string[];
+  seat: number;
   you: number | null;
-  toMove: number[];
-}): JSX.Element {
-  const { view, players, you, toMove } = props;
-  const m = view.messengers ?? null;
-  const figures = view.scores.map((score, seat) =>
-    m && !m.figures_summed ? (m.figures[seat] ?? [score]) : [score],
-  );
+  players: string[];
+}): JSX.Element | null {
+  const pieces = props.view.pieces;
+  if (!pieces?.builder_turn && !pieces?.builder_turns_owed) return null;
+  const whose = props.seat === props.you ? "Your" : `${seatName(props.players, props.seat)}'s`;
   return (
-    <div class="carc-scores">
-      <table class="carc-score-table" data-testid="carc-scores">
-        <thead>
-          <tr>
-            <th>Player</th>
-            <th>Score</th>
-            {m && !m.figures_summed && <th title="scoring figure / messenger">Figures</th>}
-            <th title="followers in the supply">Followers</th>
-          </tr>
-        </thead>
-        <tbody>
-          {view.scores.map((score, seat) => (
-            <tr
-              key={seat}
-              class={toMove.includes(seat) && !view.finished ? "carc-to-move" : ""}
-              data-seat={seat}
-            >
-              <td>
-                <span class="carc-dot" style={{ background: seatColour(seat) }} />{" "}
-                {seatName(players, seat)}
-                {seat === you ? " (you)" : ""}
-                {view.finished && view.winners.includes(seat) ? " ★ winner" : ""}
-              </td>
-              <td class="carc-num" data-testid="carc-score">
-                {score}
-              </td>
-              {m && !m.figures_summed && (
-                <td class="carc-num">
-                  {(m.figures[seat] ?? []).join(" / ")}
-                  {m.preferences[seat] !== null && m.preferences[seat] !== undefined ? (
-                    <span class="carc-muted" title="standing preference">
-                      {" "}
-                      ↦{figureName(m.preferences[seat] ?? 0, true)}
-                    </span>
-                  ) : null}
-                </td>
-              )}
-              <td>
-                <span
-                  class="carc-supply"
-                  data-testid="carc-supply"
-                  title={`${view.supply[seat] ?? 0} followers left`}
-                >
-                  <svg width="15" height="15" viewBox="-11 -11 22 22" aria-hidden="true">
-                    <Meeple at={[0, 0]} seat={seat} />
-                  </svg>
-                  ×{view.supply[seat] ?? 0}
-                </span>
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      <ScoreTrack figures={figures} players={players} />
-      <div class="carc-muted carc-small">
-        Each lap of the track is {TRACK_SPACES} points.
-        {m
-          ? ` Messages face down: ${m.messages_left} (${m.edition}${m.zmg_alone_rule ? ", ZMG reading" : ""}).`
-          : ""}
-        {` Tiles: ${view.board.length} placed, ${view.tiles_left} in the stack (${totalTiles(!!view.pieces?.inns_cathedrals, !!view.pieces?.traders_builders)} in the game).`}
-      </div>
+    <div class="carc-builder-turn" data-testid="carc-builder-turn">
+      {pieces.builder_turn
+        ? `${whose} builder: a second tile (this one earns no third).`
+        : `${whose} builder has earned a second tile this turn.`}
     </div>
   );
 }
@@ -742,14 +712,14 @@ interface ControlsProps {
   rotation: number | null;
   /** How the drawn tile is shown turned before a square is chosen. */
   preview: number;
-  /** The follower spots listed for the chosen square and rotation. */
-  spots: number[];
-  follower: number | null;
+  /** The pieces and spots listed for the chosen square and rotation. */
+  choices: Choice[];
+  choice: Choice | null;
   chosen: PlaceTile | null;
   targets: Map<string, CarryOut[]>;
   target: string | null;
   onTurn: (step: number) => void;
-  onFollower: (spot: number | null) => void;
+  onChoice: (choice: Choice | null) => void;
   onCancel: () => void;
   onTarget: (key: string | null) => void;
   send: (action: CarcassonneAction | null) => void;
@@ -873,7 +843,6 @@ function Controls(props: ControlsProps): JSX.Element {
         </p>,
       );
     } else if (rotation !== null) {
-      const spots = props.spots;
       parts.push(
         <div key="place">
           <div class="carc-small">
@@ -893,37 +862,45 @@ function Controls(props: ControlsProps): JSX.Element {
               </Chip>
             ))}
           </div>
-          <div class="carc-small">
-            Follower:{" "}
-            <Chip
-              on={props.follower === null}
-              testid="carc-follower-choice"
-              data={{ "data-spot": "" }}
-              busy={busy}
-              onClick={() => props.onFollower(null)}
-            >
-              none
-            </Chip>
-            {spots.map((spot) => (
-              <Chip
-                key={spot}
-                on={props.follower === spot}
-                testid="carc-follower-choice"
-                data={{ "data-spot": spot }}
-                busy={busy}
-                onClick={() => props.onFollower(spot)}
-              >
-                {drawn ? spotLabel(drawn, rotation, spot) : `spot ${spot}`}
-              </Chip>
-            ))}
-            {spots.length === 0 && (
-              <span class="carc-muted">
-                {props.you !== null && (view.supply[props.you] ?? 0) === 0
-                  ? " (no followers left)"
-                  : " (no free feature)"}
-              </span>
-            )}
-          </div>
+          {PIECES.map((piece) => {
+            const here = props.choices.filter((c) => c.piece === piece);
+            if (piece !== "follower" && here.length === 0) return null;
+            return (
+              <div class="carc-small" key={piece} data-testid="carc-piece-row" data-piece={piece}>
+                {capitalised(PIECE_WORDS[piece])}:{" "}
+                {piece === "follower" && (
+                  <Chip
+                    on={props.choice === null}
+                    testid="carc-follower-choice"
+                    data={{ "data-spot": "", "data-piece": "" }}
+                    busy={busy}
+                    onClick={() => props.onChoice(null)}
+                  >
+                    none
+                  </Chip>
+                )}
+                {here.map((c) => (
+                  <Chip
+                    key={c.spot}
+                    on={props.choice?.spot === c.spot && props.choice.piece === piece}
+                    testid="carc-follower-choice"
+                    data={{ "data-spot": c.spot, "data-piece": piece }}
+                    busy={busy}
+                    onClick={() => props.onChoice(c)}
+                  >
+                    {drawn ? spotLabel(drawn, rotation, c.spot) : `spot ${c.spot}`}
+                  </Chip>
+                ))}
+                {piece === "follower" && here.length === 0 && (
+                  <span class="carc-muted">
+                    {props.you !== null && (view.supply[props.you] ?? 0) === 0
+                      ? " (no followers left)"
+                      : " (no free feature)"}
+                  </span>
+                )}
+              </div>
+            );
+          })}
           <div class="carc-row">
             <button
               type="button"
@@ -933,7 +910,7 @@ function Controls(props: ControlsProps): JSX.Element {
               disabled={busy || !props.chosen}
               onClick={() => props.send(props.chosen)}
             >
-              Place tile{props.follower !== null ? " and follower" : ""}
+              Place tile{props.choice ? ` and ${PIECE_WORDS[props.choice.piece]}` : ""}
             </button>
             <button
               type="button"

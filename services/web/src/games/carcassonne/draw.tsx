@@ -1,6 +1,7 @@
 // SVG pieces of the Carcassonne table: tiles, followers, the scoring track.
 import type { JSX } from "preact";
 import { pathOf, tileShape, type Pt } from "./geometry";
+import { Cathedral, GoodsMark, Inn } from "./marks";
 import { isDark, TRACK_SPACES } from "./messages";
 
 /** Follower colours per seat (6 with The Messengers' sixth colour). */
@@ -87,8 +88,36 @@ export function TileArt(props: { letter: string; rotation: number }): JSX.Elemen
           <path d="M50,30v-10M45,24h10" stroke="#5a2316" stroke-width="2.5" />
         </g>
       ))}
+      {shape.features.map((f) => (
+        <g key={`m${f.index}`}>
+          {f.inn && <Upright at={f.inn} rotation={props.rotation} scale={1.3} mark={<Inn />} />}
+          {f.cathedral && (
+            <Upright at={f.cathedral} rotation={props.rotation} scale={1.5} mark={<Cathedral />} />
+          )}
+          {f.goods && (
+            <Upright
+              at={f.goods.at}
+              rotation={props.rotation}
+              scale={1.3}
+              mark={<GoodsMark good={f.goods.good} />}
+            />
+          )}
+        </g>
+      ))}
     </g>
   );
+}
+
+/** A mark at ``at`` of a tile turned ``rotation``, kept upright. */
+function Upright(props: {
+  at: Pt;
+  rotation: number;
+  scale: number;
+  mark: JSX.Element;
+}): JSX.Element {
+  const [x, y] = props.at;
+  const turn = `translate(${x} ${y}) rotate(${-props.rotation * 90}) scale(${props.scale})`;
+  return <g transform={turn}>{props.mark}</g>;
 }
 
 function Pennant(props: { at: Pt }): JSX.Element {

@@ -11,6 +11,9 @@
 // Fields are what is left; a small grid flood-fill (roads, cities and cloisters as walls,
 // every field growing from its own ports) finds each field's area, so that each feature gets a
 // follower spot that lies inside it ("anchor"), and each pennant a place inside its city.
+// A field with no ports (enclosed by cities) gets the open cells no other field reached. The
+// expansions' marks get places of their own: an inn beside its road, a cathedral and a goods
+// symbol inside their city, clear of the follower's spot.
 import innsJson from "../../../../../seeds/carcassonne/inns_cathedrals.json";
 import tilesJson from "../../../../../seeds/carcassonne/tiles.json";
 import tradersJson from "../../../../../seeds/carcassonne/traders_builders.json";
@@ -75,6 +78,12 @@ export interface FeatureShape {
   anchor: Pt;
   /** city with a pennant: where the pennant is drawn. */
   pennant?: Pt;
+  /** road with an inn: where the inn stands, beside the road. */
+  inn?: Pt;
+  /** city with a cathedral: where it stands. */
+  cathedral?: Pt;
+  /** city with goods: the good and where its symbol is drawn. */
+  goods?: { good: Good; at: Pt };
 }
 
 export interface TileShape {
@@ -260,12 +269,14 @@ function neighbours(i: number): number[] {
   return out;
 }
 
-/** The deepest cell of a region (ties: the one nearest ``prefer``), as a point. */
+/** The deepest cell of a region (ties: the one nearest ``prefer``), as a point: deep enough
+ * counts as ``enough`` cells from the region's edge. */
 function deepest(
   region: (i: number) => boolean,
   prefer: Pt,
   avoid: Pt[] = [],
   avoidWithin = 0,
+  enough = 6,
 ): Pt | null {
   const dist = depth(region);
   let best = -1;
@@ -275,7 +286,7 @@ function deepest(
     const c = cellCentre(i);
     if (avoid.some((a) => Math.hypot(a[0] - c[0], a[1] - c[1]) < avoidWithin)) continue;
     // Deep enough for a marker (about 12 units) counts fully; beyond that, stay near ``prefer``.
-    const d = Math.min(dist[i] as number, 6);
+    const d = Math.min(dist[i] as number, enough);
     const score = d * 100 - Math.hypot(c[0] - prefer[0], c[1] - prefer[1]);
     if (score > bestScore) {
       bestScore = score;
@@ -297,10 +308,18 @@ function buildShape(tile: TileData): TileShape {
   const cities: Pt[][] = [];
   const roads: Pt[][] = [];
   let cloister: Pt[] | null = null;
+  // A road that ends at a city (no cloister or junction in the middle) runs on to the city's
+  // edge nearest the middle, unless the middle is in a city already.
+  const cityOutlines = tile.features
+    .filter((f) => f.kind === "city")
+    .map((f) => cityPolygon(new Set(centreSidesOf(f))));
+  const cityEnd =
+    hasCloister || junction || cityOutlines.some((poly) => insidePolygon([50, 50], poly))
+      ? null
+      : nearestVertex(cityOutlines.flat(), [50, 50]);
 
   tile.features.forEach((feature, index) => {
-    const ports = (feature.ports ?? []).map(portIndex);
-    const centreSides = ports.filter((p) => p % 3 === 1).map((p) => (p - 1) / 3);
+    const centreSides = centreSidesOf(feature);
     if (feature.kind === "city") {
       const polygon = cityPolygon(new Set(centreSides));
       cities.push(polygon);
@@ -310,6 +329,8 @@ function buildShape(tile: TileData): TileShape {
       const [a, b] = centreSides;
       if (a === undefined) {
         line = [[50, 50]];
+      } else if (b === undefined && cityEnd) {
+        line = [SIDE_MID[a] as Pt, ...quad(SIDE_MID[a] as Pt, [50, 50], cityEnd)];
       } else if (b === undefined) {
         line = [SIDE_MID[a] as Pt, [50, 50]];
       } else if ((a + 2) % 4 === b) {
@@ -386,6 +407,14 @@ function buildShape(tile: TileData): TileShape {
     }
     frontier = next;
   }
+  // A field with no ports lies between cities: it is the open ground no other field reached.
+  const enclosed = features.find(
+    (f) => f.kind === "field" && !tile.features[f.index]?.ports?.length,
+  );
+  if (enclosed) {
+    for (let i = 0; i < GRID * GRID; i++)
+      if (!wall[i] && owner[i] === -1) owner[i] = enclosed.index;
+  }
 
   const taken: Pt[] = [];
   // Cloisters and roads first: their spots are fixed by the drawing.
@@ -416,9 +445,22 @@ function buildShape(tile: TileData): TileShape {
       const centre = areaCentre(mine);
       f.anchor = deepest(mine, centre, taken, 14) ?? deepest(mine, centre) ?? centre;
       taken.push(f.anchor);
-      if (tile.features[f.index]?.pennant) {
-        f.pennant = deepest(mine, centre, [f.anchor], 20) ?? f.anchor;
-      }
+      const data = tile.features[f.index];
+      const marks: Pt[] = [f.anchor];
+      const place = () => {
+        const at =
+          deepest(mine, centre, marks, 22, 8) ?? deepest(mine, centre, marks, 12) ?? f.anchor;
+        marks.push(at);
+        return at;
+      };
+      if (data?.cathedral) f.cathedral = place();
+      if (data?.pennant) f.pennant = place();
+      if (data?.goods) f.goods = { good: data.goods, at: place() };
+    }
+  }
+  for (const f of features) {
+    if (f.kind === "road" && f.line && tile.features[f.index]?.inn) {
+      f.inn = beside(f.line, (p) => !wall[cellAt(p)]);
     }
   }
   for (const f of features) {
@@ -430,6 +472,40 @@ function buildShape(tile: TileData): TileShape {
     }
   }
   return { features, junction };
+}
+
+/** The sides (N E S W = 0..3) whose centre port a feature owns. */
+function centreSidesOf(feature: FeatureData): number[] {
+  const ports = (feature.ports ?? []).map(portIndex);
+  return ports.filter((p) => p % 3 === 1).map((p) => (p - 1) / 3);
+}
+
+function nearestVertex(points: Pt[], to: Pt): Pt | null {
+  let best: Pt | null = null;
+  for (const p of points)
+    if (
+      !best ||
+      Math.hypot(p[0] - to[0], p[1] - to[1]) < Math.hypot(best[0] - to[0], best[1] - to[1])
+    )
+      best = p;
+  return best;
+}
+
+/** A place for an inn beside a road: a third of the way along it, 14 units to one side (the
+ * side that is ``open``, tried left first), kept inside the tile. */
+function beside(line: Pt[], open: (p: Pt) => boolean): Pt {
+  const i = Math.max(1, Math.round((line.length - 1) / 3));
+  const a = line[i - 1] as Pt;
+  const b = line[i] as Pt;
+  const length = Math.hypot(b[0] - a[0], b[1] - a[1]) || 1;
+  const normal: Pt = [-(b[1] - a[1]) / length, (b[0] - a[0]) / length];
+  const at = line.length === 2 ? [a[0] + (b[0] - a[0]) / 3, a[1] + (b[1] - a[1]) / 3] : a;
+  const clamp = (v: number) => Math.min(88, Math.max(12, v));
+  const sides = [1, -1].map((k): Pt => [
+    clamp(at[0] + k * 14 * normal[0]),
+    clamp(at[1] + k * 14 * normal[1]),
+  ]);
+  return sides.find(open) ?? (sides[0] as Pt);
 }
 
 /** The centre of a region's area (the tile's middle for an empty region). */

@@ -30,3 +30,12 @@ export function messageCard(number: number): MessageCard | null {
 export function isDark(points: number): boolean {
   return points % DARK_EVERY === 0;
 }
+
+const FIGURE_NAMES = ["scoring figure", "messenger"];
+
+/** A figure's name ("scoring figure", "messenger"); ``short``: its first word. */
+export function figureName(figure: number, short = false): string {
+  const name = FIGURE_NAMES[figure];
+  if (!name) return `figure ${figure}`;
+  return short ? (name.split(" ")[0] ?? name) : name;
+}
