@@ -10,4 +10,6 @@ bash "$here/ensure-prometheus.sh" || true  # without it, the observability test 
 cd "$here/.."
 # three workers, a test file's tests in one (its services start once): on two cores a third keeps
 # both busy while the others wait on their services. PLAYTABLE_TEST_WORKERS=0 runs in this one.
-exec .venv/bin/python -m pytest -n "${PLAYTABLE_TEST_WORKERS:-3}" --dist loadfile "$@"
+# The longest files go first (tests/durations.json), in that order: not xdist's most tests first.
+exec .venv/bin/python -m pytest -n "${PLAYTABLE_TEST_WORKERS:-3}" --dist loadfile \
+    --no-loadscope-reorder "$@"

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import socket
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import psycopg
@@ -37,6 +39,19 @@ LOCAL_REDIS = "redis://127.0.0.1:6379/15"
 SECRET_KEYS = os.environ.setdefault("PLAYTABLE_SECRET_KEYS", new_entry("tests"))
 """The keyring every service of the session seals with (made for it, unless the environment
 has one): every process the tests start inherits it, and the in-process ones are given it."""
+
+
+DURATIONS = Path(__file__).with_name("durations.json")
+"""Seconds each test file took in a whole run (``python -m tools.test_durations``)."""
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The longest files first, each file's tests in their order: the workers (``-n``, a file
+    to one worker) take files as they finish one, so a long file started last would hold the
+    whole run while the others idle. A file not measured yet counts as short."""
+    seconds = json.loads(DURATIONS.read_text())
+    root = config.rootpath
+    items.sort(key=lambda item: -seconds.get(item.path.relative_to(root).as_posix(), 0))
 
 
 def _answers(url: str, default_port: int) -> bool:
