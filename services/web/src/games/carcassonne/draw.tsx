@@ -36,6 +36,9 @@ export function TileArt(props: { letter: string; rotation: number }): JSX.Elemen
   return (
     <g transform={`rotate(${props.rotation * 90} 50 50)`}>
       <rect width="100" height="100" fill={FIELD} />
+      {shape.hedge && (
+        <path d={shape.hedge} stroke="#4f7a26" stroke-width="2.2" stroke-linecap="round" />
+      )}
       {roads.map((f) => (
         <path
           key={`re${f.index}`}

@@ -90,6 +90,9 @@ export interface TileShape {
   features: FeatureShape[];
   /** Three or more roads end in the middle: a junction (a small village) is drawn there. */
   junction: boolean;
+  /** Where two fields meet with no road or city between them (a few expansion tiles split a
+   * field so): the line drawn between them, as an SVG path. */
+  hedge: string;
 }
 
 // ------------------------------------------------------------------ ports and sides
@@ -471,7 +474,22 @@ function buildShape(tile: TileData): TileShape {
       taken.push(f.anchor);
     }
   }
-  return { features, junction };
+  return { features, junction, hedge: hedgeBetween(owner) };
+}
+
+/** The cell edges where two fields' cells meet, as one SVG path. */
+function hedgeBetween(owner: Int16Array): string {
+  let path = "";
+  for (let i = 0; i < GRID * GRID; i++) {
+    const mine = owner[i] as number;
+    if (mine < 0) continue;
+    const [x, y] = [(i % GRID) * CELL, Math.floor(i / GRID) * CELL];
+    const right = i % GRID < GRID - 1 ? (owner[i + 1] as number) : -1;
+    const below = i + GRID < GRID * GRID ? (owner[i + GRID] as number) : -1;
+    if (right >= 0 && right !== mine) path += `M${x + CELL},${y}v${CELL}`;
+    if (below >= 0 && below !== mine) path += `M${x},${y + CELL}h${CELL}`;
+  }
+  return path;
 }
 
 /** The sides (N E S W = 0..3) whose centre port a feature owns. */
