@@ -78,6 +78,7 @@ def test_a_short_match_with_both_expansions_by_clicking(
                 )
             screenshot(players[0].page, "carcassonne-expansions")
             screenshot(players[1].page, "carcassonne-expansions-phone")
+            assert players[1].page.evaluate("document.documentElement.scrollWidth <= innerWidth")
         place(page, x, y, rotation, spot, piece, on_board=move == 0)
         expect(page.get_by_test_id("version")).not_to_have_text(str(match["version"]))
         after = server_match(gateway, match_id)

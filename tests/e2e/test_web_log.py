@@ -245,7 +245,14 @@ def reseated(gateway: Gateway, match_id: str, seat: int, name: str) -> str:
 
 SKILLED: dict[str, set[str]] = {
     "hanabi": {"CardPlayed", "PlayerReseated"},
-    "carcassonne": {"FigureAdvanced", "MessageDrawn", "MessageResolved"},
+    "carcassonne": {
+        "FigureAdvanced",
+        "MessageDrawn",
+        "MessageResolved",
+        "BuilderTurn",
+        "GoodsTaken",
+        "BonusScored",
+    },
     "breaking_news": {
         "BreakingNewsCalled",
         "StoryInterrupted",
@@ -255,7 +262,8 @@ SKILLED: dict[str, set[str]] = {
     "breaking_news-vote": {"VotingOpened", "VoteCast"},
 }
 """The events random moves never bring, which matches played as the heuristic bots play
-(a story interrupted, a seat given to someone else, a tie voted on) do."""
+(a story interrupted, a seat given to someone else, a tie voted on, a builder's second tile,
+goods taken and their bonus) do."""
 SKILLED_SEED = 4
 """A deal whose Breaking News layout sets a starting card aside."""
 
@@ -273,7 +281,7 @@ def test_events_of_skilled_play_read_as_sentences_too(
     else:
         options = {
             "hanabi": {},
-            "carcassonne": {"messengers": True},
+            "carcassonne": {"messengers": True, "inns_cathedrals": True, "traders_builders": True},
             "breaking_news": {"mode": "advanced", "stopwatch": True},
         }[case]
         match_id, tokens = open_table(stack, case, 3, options, seed=SKILLED_SEED)

@@ -80,7 +80,7 @@ export function TileArt(props: { letter: string; rotation: number }): JSX.Elemen
       ))}
       {cities.map((f) => (f.pennant ? <Pennant key={`p${f.index}`} at={f.pennant} /> : null))}
       {cloisters.map((f) => (
-        <g key={`k${f.index}`}>
+        <g key={`k${f.index}`} transform={`rotate(${-props.rotation * 90} 50 50)`}>
           <path
             d={pathOf(f.polygon ?? [], true)}
             fill="#c0563b"
