@@ -1,6 +1,7 @@
 """Carcassonne with Inns & Cathedrals and Traders & Builders in the web client, in the OS's
 Chromium against ``playtable stack`` behind its gateway: the lobby's form offers both
-expansions by their catalogue titles and help; two people (one on a phone-sized screen) play a
+expansions by their catalogue titles and help, and a sixth seat without a sixth colour shows
+the server's refusal; two people (one on a phone-sized screen) play a
 short stacked match by clicking: a large follower (chosen on the board's spot), a city with
 wine completed, a builder, the builder's second tile and a pig, to the final scoring with the
 goods bonus. After every move both tables show the server's tiles, followers, builders and pigs
@@ -59,6 +60,12 @@ def test_a_short_match_with_both_expansions_by_clicking(
         expect(option.locator("label")).to_have_text(title)
         expect(option.locator(".help")).to_contain_text(help)
     expect(form).to_contain_text("2 to 6 players")
+    form.locator("input[name=seats]").fill("6")  # a sixth colour needs Inns & Cathedrals
+    form.locator("input[name=traders_builders]").check()
+    form.get_by_role("button", name="Create table").click()
+    expect(lobby.page.get_by_test_id("problem-detail")).to_contain_text(
+        "six players need a sixth colour: The Messengers or Inns & Cathedrals"
+    )
 
     players, match_id = seat_two(
         people, "carcassonne", SEED, checked=EXPANSIONS, filled={"tile_order": ",".join(ORDER)}
