@@ -34,8 +34,11 @@ pytestmark = pytest.mark.e2e
 WAIT_S = 60.0
 """A deadline for what must happen (a feed reopened, an event arrived), not a pause."""
 
-SERVICES = ("rules", "lobby", "match", "webhooks", "webhooks-api", "clocks", "bots")
-"""Every service of the stack, restarted in turn (the match service's two copies together)."""
+CARRYING_FEEDS = ("lobby", "match")
+"""Restarted in turn, each with the feeds it carries dropped (the match service's two copies
+together)."""
+CARRYING_NONE = ("rules", "webhooks", "webhooks-api", "clocks", "bots")
+"""Restarted together: no feed reconnects to them, only their logs are searched."""
 
 
 @dataclass
@@ -48,6 +51,10 @@ class Process:
     popen: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
+        self.launch()
+        self.wait_up()
+
+    def launch(self) -> None:
         with self.log.open("ab") as output:  # stdout and stderr, kept across restarts
             self.popen = subprocess.Popen(
                 [sys.executable, "-m", "services.operator.cli", self.service],
@@ -55,12 +62,22 @@ class Process:
                 stdout=output,
                 stderr=output,
             )
+
+    def wait_up(self) -> None:
+        assert self.popen is not None
         if self.health is not None:
             wait_answering(f"{self.health}/health", self.popen)
 
     def stop(self) -> None:
+        self.terminate()
+        self.wait_stopped()
+
+    def terminate(self) -> None:
         assert self.popen is not None
         self.popen.terminate()
+
+    def wait_stopped(self) -> None:
+        assert self.popen is not None
         try:
             self.popen.wait(timeout=15)
         except subprocess.TimeoutExpired:
@@ -88,12 +105,18 @@ class LoggedStack:
     logs: list[Path]
     """Every file a service or the gateway writes: their outputs, nginx's access log."""
 
-    def restart(self, service: str) -> None:
-        copies = [process for process in self.processes if process.service == service]
-        for process in copies:
-            process.stop()
-        for process in copies:
-            process.start()
+    def restart(self, *services: str) -> None:
+        """Stop every process of ``services`` at once, then start them all before waiting for
+        any to answer."""
+        restarted = [process for process in self.processes if process.service in services]
+        for process in restarted:
+            process.terminate()
+        for process in restarted:
+            process.wait_stopped()
+        for process in restarted:
+            process.launch()
+        for process in restarted:
+            process.wait_up()
 
 
 @pytest.fixture(scope="module")
@@ -140,7 +163,9 @@ def logged_stack(
     gateway = None
     try:
         for started in processes:
-            started.start()
+            started.launch()
+        for started in processes:
+            started.wait_up()
         upstreams = {
             "lobby": [ports["lobby"]],
             "match": [ports["match"], ports["match-2"]],
@@ -301,8 +326,9 @@ def test_no_seat_token_or_invitation_reaches_a_log_when_everything_restarts_unde
     for feed in feeds:
         feed.wait(lambda feed: feed.opened > 0)
 
-    for service in SERVICES:  # the feeds it carries reconnect while it is down, and after
-        dropped = {"match": match_feeds, "lobby": [table_feed]}.get(service, [])
+    logged_stack.restart(*CARRYING_NONE)
+    for service in CARRYING_FEEDS:  # the feeds it carries reconnect while it is down, and after
+        dropped = {"match": match_feeds, "lobby": [table_feed]}[service]
         reopened(dropped, partial(logged_stack.restart, service))
     # a reload's old workers close the feeds they carry
     reopened(feeds, partial(logged_stack.gateway.send_signal, signal.SIGHUP))

@@ -5,7 +5,7 @@ the published stream is complete from the fault's end on, and play resumes withi
 Sizes from the environment: PLAYTABLE_FAULT_SCALE (multiplies the durations),
 PLAYTABLE_FAULT_MATCHES (concurrent matches, 20), PLAYTABLE_FAULT_THINK_S (0.25: each
 match's wait after a move), PLAYTABLE_FAULT_WARMUP_S (2),
-PLAYTABLE_FAULT_AFTER_S (7: load kept running after the fault's end),
+PLAYTABLE_FAULT_AFTER_S (4: load kept running after the fault's end, and until every match moved),
 PLAYTABLE_FAULT_PAUSE_S (10: the rules worker's SIGSTOP).
 """
 
@@ -27,7 +27,7 @@ pytestmark = [pytest.mark.faults, pytest.mark.timeout(240)]
 
 MATCHES = env_int("PLAYTABLE_FAULT_MATCHES", 20)
 WARMUP_S = env_float("PLAYTABLE_FAULT_WARMUP_S", 2.0) * SCALE
-AFTER_S = env_float("PLAYTABLE_FAULT_AFTER_S", 7.0) * SCALE
+AFTER_S = env_float("PLAYTABLE_FAULT_AFTER_S", 4.0) * SCALE
 PAUSE_S = env_float("PLAYTABLE_FAULT_PAUSE_S", 10.0)
 DOWN_S = 1.0
 RECOVERY_LIMIT_S = 5.0
