@@ -84,8 +84,12 @@ def test_a_short_match_with_both_expansions_by_clicking(
                     f"{whose} builder: a second tile (this one earns no third)."
                 )
             screenshot(players[0].page, "carcassonne-expansions")
-            screenshot(players[1].page, "carcassonne-expansions-phone")
-            assert players[1].page.evaluate("document.documentElement.scrollWidth <= innerWidth")
+            phone = players[1].page
+            for width in (390, 240):  # the supplies and goods fit a phone, however narrow
+                phone.set_viewport_size({"width": width, "height": 844})
+                expect(phone.get_by_test_id("carc-goods").first).to_be_visible()
+                screenshot(phone, f"carcassonne-expansions-phone-{width}px")
+                assert phone.evaluate("document.documentElement.scrollWidth <= innerWidth")
         place(page, x, y, rotation, spot, piece, on_board=move == 0)
         expect(page.get_by_test_id("version")).not_to_have_text(str(match["version"]))
         after = server_match(gateway, match_id)

@@ -127,10 +127,11 @@ function Supply(props: { view: CarcassonneView; seat: number; players: string[] 
       aria-label={title}
       {...Object.fromEntries(played.map((p) => [`data-${p.replace("_", "-")}`, extra[p] ?? 0]))}
     >
-      <PieceIcon piece="follower" seat={seat} />×{followers}
+      <span class="carc-supply-piece">
+        <PieceIcon piece="follower" seat={seat} />×{followers}
+      </span>
       {played.map((piece) => (
         <span key={piece} class="carc-supply-piece">
-          {" "}
           <PieceIcon piece={piece} seat={seat} away={(extra[piece] ?? 0) === 0} />
         </span>
       ))}
