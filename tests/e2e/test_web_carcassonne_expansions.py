@@ -130,6 +130,7 @@ def place(
         marker.click()  # the next: the large follower
         expect(marker).to_have_attribute("data-piece", piece)
         expect(marker.locator("title")).to_contain_text(f"Your {piece.replace('_', ' ')}")
+        screenshot(page, "carcassonne-expansions-choosing")
     elif spot is not None:
         page.locator(
             f"[data-testid=carc-follower-choice][data-piece={piece}][data-spot='{spot}']"

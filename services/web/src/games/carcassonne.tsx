@@ -203,7 +203,8 @@ export function CarcassonneTable(props: Props): JSX.Element {
           +
         </button>
         <span class="carc-muted">
-          {view.board.length} tiles placed · {view.tiles_left} left
+          {view.board.length} {view.board.length === 1 ? "tile" : "tiles"} placed ·{" "}
+          {view.tiles_left} left
         </span>
       </div>
       <Status view={view} players={players} you={you} toMove={toMove} myTurn={myTurn} />

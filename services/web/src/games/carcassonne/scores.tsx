@@ -82,7 +82,7 @@ export function Scores(props: {
         {m
           ? ` Messages face down: ${m.messages_left} (${m.edition}${m.zmg_alone_rule ? ", ZMG reading" : ""}).`
           : ""}
-        {` Tiles: ${view.board.length} placed, ${view.tiles_left} in the stack (${totalTiles(!!pieces?.inns_cathedrals, !!pieces?.traders_builders)} in the game).`}
+        {` Tiles: ${view.board.length} placed, ${view.tiles_left} in the stack (${totalTiles(!!pieces?.inns_cathedrals, !!pieces?.traders_builders)} in the boxes played).`}
       </div>
     </div>
   );
