@@ -196,20 +196,38 @@ def occupied_ports(state: CarcassonneState, square: int) -> int:
 
 def placements(state: CarcassonneState, seat: int) -> list[Any]:
     """The placements of the drawn tile, picked out of memoised per-square action lists; with
-    Inns & Cathedrals or Traders & Builders also those with their pieces."""
+    Inns & Cathedrals or Traders & Builders also those with their pieces: the large
+    follower's beside each square's, then the builder's and pig's, square by square."""
+    bare = not state.supply[seat]
     extras = state.extras
     if extras is None:
-        return _tile_actions(state, not state.supply[seat])
-    large = extras.inns_cathedrals and extras.large[seat] == IN_SUPPLY
-    builder = extras.traders_builders and extras.builders[seat] == IN_SUPPLY
-    pig = extras.traders_builders and extras.pigs[seat] == IN_SUPPLY
-    if not (large or builder or pig):
-        return _tile_actions(state, not state.supply[seat])
-    owned: list[tuple[int, int, int]] | None = [] if builder or pig else None
-    actions = _expansion_tile_actions(state, seat, not state.supply[seat], large, owned)
-    if owned:
-        actions += _builder_pig_actions(state.tile, builder, pig, owned)
+        return _tile_actions(state, bare)
+    if extras.inns_cathedrals and extras.large[seat] == IN_SUPPLY:
+        actions = _large_tile_actions(state, bare)
+    else:
+        actions = _tile_actions(state, bare)
+    if extras.traders_builders:
+        builder = extras.builders[seat] == IN_SUPPLY
+        pig = extras.pigs[seat] == IN_SUPPLY
+        if builder or pig:
+            actions += _builder_pig_actions(state, seat, builder, pig)
     return actions
+
+
+def _own_roots(state: CarcassonneState, seat: int, builder: bool, pig: bool) -> set[int]:
+    """The roots of the features holding a follower of ``seat`` where its pieces may join:
+    roads and cities for the ``builder``, fields for the ``pig``."""
+    parent = state.parent
+    codes = state.codes
+    roots = set()
+    for held in filter(None, state.holders):
+        for holder in held:
+            if holder & 7 == seat:
+                node = holder >> 3
+                if pig if SEG_KIND[codes[node >> 3] >> 2][node & 7] == FIELD else builder:
+                    roots.add(parent[node])
+                break
+    return roots
 
 
 def _own_ports(state: CarcassonneState, square: int, seat: int) -> int:
@@ -224,17 +242,30 @@ def _own_ports(state: CarcassonneState, square: int, seat: int) -> int:
     return bits
 
 
-def _builder_pig_actions(
-    tile: int, builder: bool, pig: bool, owned: list[tuple[int, int, int]]
-) -> list[Any]:
-    """Placements of ``tile`` with the builder (on a road or city joining one holding a
-    follower of the player) or the pig (on a field joining one holding its farmer), on the
-    ``owned`` squares: ``(square, requirement key, ports joining such features)``."""
+def _builder_pig_actions(state: CarcassonneState, seat: int, builder: bool, pig: bool) -> list[Any]:
+    """Placements of the drawn tile with the builder (on a road or city joining one holding
+    a follower of ``seat``) or the pig (on a field joining one holding its farmer), square
+    by square, the builder's first."""
+    mine = _own_roots(state, seat, builder, pig)
+    if not mine:
+        return []
+    tile = state.tile
+    fits = FITS[tile]
+    parent = state.parent
+    links = state.links
     pickers = _piece_pickers
     builders, pigs = _piece_actions[BUILDER], _piece_actions[PIG]
     tile_key = tile << 22
     actions: list[Any] = []
-    for square, key, own in owned:
+    for square, key in state.open.items():
+        if not fits[key]:
+            continue
+        own = 0
+        for bits, _port, node in links[square]:
+            if parent[node] in mine:
+                own |= bits
+        if not own:
+            continue
         cache_key = tile_key | (key << 14) | (own << 1)
         if builder:
             picker = pickers.get(cache_key, _UNKNOWN)
@@ -289,25 +320,15 @@ def _tile_actions(state: CarcassonneState, bare: bool) -> list[Any]:
     return actions
 
 
-def _expansion_tile_actions(
-    state: CarcassonneState,
-    seat: int,
-    bare: bool,
-    large: bool,
-    owned: list[tuple[int, int, int]] | None,
-) -> list[Any]:
-    """``_tile_actions`` with the expansions' pieces in the same pass over the squares (the
-    base game's loop stays free of their tests): with ``large`` every placement also with the
-    large follower on each free spot (``bare``: no ordinary follower left), and the squares
-    whose ports join a feature holding a follower of ``seat`` go to ``owned`` as ``(square,
-    requirement key, those ports)`` for the builder and the pig."""
+def _large_tile_actions(state: CarcassonneState, bare: bool) -> list[Any]:
+    """``_tile_actions`` for a player holding the large follower: every placement also with
+    the large follower on each free spot, beside the square's others (``bare``: no ordinary
+    follower left)."""
     tile = state.tile
-    free = _free_large_pickers(tile) if large else _FREE_PICKERS[tile]
+    free = _free_large_pickers(tile)
     pickers = _pickers
-    flags = (_LARGE_PICKER if large else 0) | (tile << 21) | (_NO_FOLLOWER if bare else 0)
-    build = _large_picker if large else _picker
-    square_actions: dict[int, list[Any]] = _large_actions if large else _square_actions
-    make = _large_actions_at if large else _actions_at
+    flags = _LARGE_PICKER | (tile << 21) | (_NO_FOLLOWER if bare else 0)
+    square_actions = _large_actions
     parent = state.parent
     holders = state.holders
     links = state.links
@@ -316,22 +337,16 @@ def _expansion_tile_actions(
         picker = free[key]
         if picker is None:
             continue
-        occupied = own = 0
+        occupied = 0
         for bits, _port, node in links[square]:
-            held = holders[parent[node]]
-            if held:
+            if holders[parent[node]]:
                 occupied |= bits
-                if owned is not None:
-                    for holder in held:
-                        if holder & 7 == seat:
-                            own |= bits
-                            break
-        if own:
-            owned.append((square, key, own))  # type: ignore[union-attr]
         if occupied or bare:
             cache_key = flags | (key << 13) | occupied
-            picker = pickers.get(cache_key) or build(tile, key, cache_key & _PICKER_OCCUPIED)
-        actions += picker(square_actions.get(square) or make(square))
+            picker = pickers.get(cache_key) or _large_picker(
+                tile, key, cache_key & _PICKER_OCCUPIED
+            )
+        actions += picker(square_actions.get(square) or _large_actions_at(square))
     return actions
 
 
