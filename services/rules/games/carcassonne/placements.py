@@ -202,16 +202,19 @@ def placements(state: CarcassonneState, seat: int) -> list[Any]:
     extras = state.extras
     if extras is None:
         return _tile_actions(state, bare)
-    if extras.inns_cathedrals and extras.large[seat] == IN_SUPPLY:
+    large = extras.inns_cathedrals and extras.large[seat] == IN_SUPPLY
+    builder = extras.traders_builders and extras.builders[seat] == IN_SUPPLY
+    pig = extras.traders_builders and extras.pigs[seat] == IN_SUPPLY
+    mine = _own_roots(state, seat, builder, pig) if builder or pig else None
+    if not mine:
+        return _large_tile_actions(state, bare) if large else _tile_actions(state, bare)
+    owned: list[tuple[int, int, int]] = []
+    if large:
         actions = _large_tile_actions(state, bare)
+        owned = _owned_squares(state, mine)
     else:
-        actions = _tile_actions(state, bare)
-    if extras.traders_builders:
-        builder = extras.builders[seat] == IN_SUPPLY
-        pig = extras.pigs[seat] == IN_SUPPLY
-        if builder or pig:
-            actions += _builder_pig_actions(state, seat, builder, pig)
-    return actions
+        actions = _owned_tile_actions(state, bare, mine, owned)
+    return actions + _builder_pig_actions(state.tile, builder, pig, owned)
 
 
 def _own_roots(state: CarcassonneState, seat: int, builder: bool, pig: bool) -> set[int]:
@@ -242,21 +245,13 @@ def _own_ports(state: CarcassonneState, square: int, seat: int) -> int:
     return bits
 
 
-def _builder_pig_actions(state: CarcassonneState, seat: int, builder: bool, pig: bool) -> list[Any]:
-    """Placements of the drawn tile with the builder (on a road or city joining one holding
-    a follower of ``seat``) or the pig (on a field joining one holding its farmer), square
-    by square, the builder's first."""
-    mine = _own_roots(state, seat, builder, pig)
-    if not mine:
-        return []
-    tile = state.tile
-    fits = FITS[tile]
+def _owned_squares(state: CarcassonneState, mine: set[int]) -> list[tuple[int, int, int]]:
+    """The squares where the drawn tile fits and joins a feature of ``mine``, as ``(square,
+    requirement key, ports joining those features)``."""
+    fits = FITS[state.tile]
     parent = state.parent
     links = state.links
-    pickers = _piece_pickers
-    builders, pigs = _piece_actions[BUILDER], _piece_actions[PIG]
-    tile_key = tile << 22
-    actions: list[Any] = []
+    owned = []
     for square, key in state.open.items():
         if not fits[key]:
             continue
@@ -264,8 +259,22 @@ def _builder_pig_actions(state: CarcassonneState, seat: int, builder: bool, pig:
         for bits, _port, node in links[square]:
             if parent[node] in mine:
                 own |= bits
-        if not own:
-            continue
+        if own:
+            owned.append((square, key, own))
+    return owned
+
+
+def _builder_pig_actions(
+    tile: int, builder: bool, pig: bool, owned: list[tuple[int, int, int]]
+) -> list[Any]:
+    """Placements of ``tile`` with the builder (on a road or city) or the pig (on a field)
+    joining a feature of the player's on the ``owned`` squares (``_owned_squares``), square
+    by square, the builder's first."""
+    pickers = _piece_pickers
+    builders, pigs = _piece_actions[BUILDER], _piece_actions[PIG]
+    tile_key = tile << 22
+    actions: list[Any] = []
+    for square, key, own in owned:
         cache_key = tile_key | (key << 14) | (own << 1)
         if builder:
             picker = pickers.get(cache_key, _UNKNOWN)
@@ -317,6 +326,39 @@ def _tile_actions(state: CarcassonneState, bare: bool) -> list[Any]:
             actions += picker(square_actions[square])
         except KeyError:  # a square seen for the first time
             actions += picker(_actions_at(square))
+    return actions
+
+
+def _owned_tile_actions(
+    state: CarcassonneState, bare: bool, mine: set[int], owned: list[tuple[int, int, int]]
+) -> list[Any]:
+    """``_tile_actions``, in the same pass appending to ``owned`` the squares whose ports
+    join a feature of ``mine`` (as ``_owned_squares`` lists them)."""
+    tile = state.tile
+    free = (_BARE_PICKERS if bare else _FREE_PICKERS)[tile]
+    pickers = _pickers
+    tile_key = tile << 21
+    square_actions = _square_actions
+    parent = state.parent
+    holders = state.holders
+    links = state.links
+    actions: list[PlaceTile] = []
+    for square, key in state.open.items():
+        picker = free[key]
+        if picker is None:
+            continue
+        occupied = own = 0
+        for bits, _port, node in links[square]:
+            root = parent[node]
+            if holders[root]:
+                occupied |= bits
+                if root in mine:
+                    own |= bits
+        if own:
+            owned.append((square, key, own))
+        if occupied and not bare:
+            picker = pickers.get(tile_key | (key << 13) | occupied) or _picker(tile, key, occupied)
+        actions += picker(square_actions.get(square) or _actions_at(square))
     return actions
 
 
