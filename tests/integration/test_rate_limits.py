@@ -190,12 +190,15 @@ async def test_head_is_refused_without_a_body(limited_app: AppMaker) -> None:
 
 @pytest.mark.asyncio
 async def test_buckets_refill_at_their_rate(limited_app: AppMaker) -> None:
-    app = await limited_app(rate_limit_write_per_s=20, rate_limit_write_burst=2)
+    """A token every 0.5 s: a busy machine may overrun a wait by a few hundred ms, not by the
+    half second that would bring a second token (at 20 a second, a 60 ms wait overran by 50
+    ms brought two)."""
+    app = await limited_app(rate_limit_write_per_s=2, rate_limit_write_burst=2)
     async with client_of(app) as client:
         assert await post_statuses(client, 3) == [201, 201, 429]
-        await asyncio.sleep(0.06)  # one token back after 50 ms
+        await asyncio.sleep(0.55)  # one token back after 0.5 s
         assert await post_statuses(client, 2) == [201, 429]
-        await asyncio.sleep(0.12)  # full again after 100 ms
+        await asyncio.sleep(1.05)  # full again after 1 s
         assert await post_statuses(client, 3) == [201, 201, 429]
 
 

@@ -138,8 +138,11 @@ async def test_a_lone_call_costs_one_write_on_the_worker_and_two_on_the_caller(
         )
         worker_commands, worker_writes = working.traffic.taken()
         caller_commands, caller_writes = calling.traffic.taken()
-    assert worker_commands == {"XADD": calls, "XREADGROUP": calls}
-    assert worker_writes == [{"XADD": 1, "XREADGROUP": 1}] * calls
+    replies = [write for write in worker_writes if "XADD" in write]
+    assert replies == [{"XADD": 1, "XREADGROUP": 1}] * calls  # each reply rides on a read
+    # a read whose 100 ms block ran out between two calls (a busy machine) carries no reply
+    assert all(write == {"XREADGROUP": 1} for write in worker_writes if "XADD" not in write)
+    assert worker_commands["XADD"] == calls and set(worker_commands) == {"XADD", "XREADGROUP"}
     assert caller_commands == {"XADD": calls, "XREAD": calls}
     assert len(caller_writes) == 2 * calls
 
