@@ -74,12 +74,10 @@ class Standing(msgspec.Struct, frozen=True):
     cpu_s: float = 0.0
 
 
-def seat_rotation(job: tuple[str, str, str, int, range, dict[str, Any]]) -> Standing:
-    """``(game, bot, against, players, seeds, options)``: ``bot`` in one seat, ``against`` in
-    the others, the bot's seat rotating with the seed, at tables with ``options``. One
-    picklable job, for a process pool."""
-    name, bot, against, players, seeds, options = job
-    game, policy, spent = GAMES[name], POLICIES[bot], [0, 0.0]
+def timed_policy(policy: Policy) -> tuple[Policy, list[float]]:
+    """``policy``, counting its decisions and the CPU seconds they took (this process's, so
+    other load is left out) into the list returned beside it: ``[decisions, seconds]``."""
+    spent = [0.0, 0.0]
 
     def timed(view: dict[str, Any], actions: list[dict[str, Any]], rng: random.Random) -> Any:
         began = time.process_time()
@@ -87,6 +85,17 @@ def seat_rotation(job: tuple[str, str, str, int, range, dict[str, Any]]) -> Stan
         spent[0] += 1
         spent[1] += time.process_time() - began
         return choice
+
+    return timed, spent
+
+
+def seat_rotation(job: tuple[str, str, str, int, range, dict[str, Any]]) -> Standing:
+    """``(game, bot, against, players, seeds, options)``: ``bot`` in one seat, ``against`` in
+    the others, the bot's seat rotating with the seed, at tables with ``options``. One
+    picklable job, for a process pool."""
+    name, bot, against, players, seeds, options = job
+    game = GAMES[name]
+    timed, spent = timed_policy(POLICIES[bot])
 
     wins = scores = others = 0.0
     for seed in seeds:
@@ -99,7 +108,7 @@ def seat_rotation(job: tuple[str, str, str, int, range, dict[str, Any]]) -> Stan
         scores += outcome.scores[seat]
         others += sum(s for n, s in enumerate(outcome.scores) if n != seat) / (players - 1)
     count = len(seeds)
-    return Standing(count, wins / count, scores / count, others / count, spent[0], spent[1])
+    return Standing(count, wins / count, scores / count, others / count, int(spent[0]), spent[1])
 
 
 def self_play(job: tuple[str, str, int, range], policy: Policy | None = None) -> list[int]:

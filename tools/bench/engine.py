@@ -90,19 +90,11 @@ def timed_self_play(job: tuple[str, str, int, range]) -> tuple[list[int], int, f
     """``(game, bot, players, seeds)``: the scores of ``arena.self_play``, with the decisions
     the bot made and the CPU seconds they took (this process's, so other load is left out).
     One picklable job, for a process pool."""
-    from services.bots.arena import self_play
+    from services.bots.arena import self_play, timed_policy
     from services.bots.policies.registry import POLICIES
 
-    policy, spent = POLICIES[job[1]], [0, 0.0]
-
-    def timed(view: dict[str, Any], actions: list[dict[str, Any]], rng: random.Random) -> Any:
-        began = time.process_time()
-        choice = policy(view, actions, rng)
-        spent[0] += 1
-        spent[1] += time.process_time() - began
-        return choice
-
-    return self_play(job, timed), spent[0], spent[1]
+    timed, spent = timed_policy(POLICIES[job[1]])
+    return self_play(job, timed), int(spent[0]), spent[1]
 
 
 def _self_play_line(pool: Any, name: str, players: int, matches: int, chunks: list[range]) -> str:
