@@ -257,7 +257,10 @@ def extends_builder(state: CarcassonneState, seat: int, square: int) -> bool:
         return False
     parent = state.parent
     root = parent[node]
-    return any(parent[linked] == root for _bits, _port, linked in state.links[square])
+    for _bits, _port, linked in state.links[square]:
+        if parent[linked] == root:
+            return True
+    return False
 
 
 def _evolve_placed(state: CarcassonneState, event: TilePlaced) -> CarcassonneState:
