@@ -133,7 +133,7 @@ def add_completions(
     closes = CLOSES[tile]
     joined: dict[int, list[int]] | None = None
     new_node = -1 if spot is None else (ordinal << 3) + spot
-    large = large_nodes(state, new_node if piece == LARGE else -1)
+    new_large = new_node if piece == LARGE else -1
     for _bits, port, node in state.links[square]:
         seg = port_seg[port]
         if closes[seg]:
@@ -158,6 +158,7 @@ def add_completions(
                 nodes.extend((ordinal << 3) + seg for seg in segs)
             if held:
                 points = _feature_points(state, kinds[segs[0]], nodes, True, tile)
+                large = large_nodes(state, new_large)  # only where a scoring needs it
                 events.append(_score(state, kinds[segs[0]], points, held, square, False, large))
             if trading:
                 builder = new_node if piece == BUILDER and spot in segs else -1
@@ -166,6 +167,7 @@ def add_completions(
     if spot is not None and kinds[spot] == CLOISTER:
         if all(square + offset in board for offset in AROUND):
             holder = (((ordinal << 3) + spot) << 3) | seat
+            large = large_nodes(state, new_large)
             events.append(
                 _score(state, CLOISTER, CLOISTER_COMPLETE_POINTS, [holder], square, False, large)
             )
@@ -176,6 +178,7 @@ def add_completions(
             monk = monk_at(square + offset)
             if monk is not None and _neighbours(board, square + offset) == 7:
                 held = list(state.holders[monk] or ())
+                large = large_nodes(state, new_large)
                 events.append(
                     _score(state, CLOISTER, CLOISTER_COMPLETE_POINTS, held, square, False, large)
                 )
