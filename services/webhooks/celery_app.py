@@ -102,9 +102,14 @@ def queues(settings: Settings) -> tuple[str, str]:
 
 
 def configure(settings: Settings) -> Celery:
-    """Point the app at this deployment's Redis, under its key prefix, with its timeouts."""
+    """Point the app at this deployment's Redis, under its key prefix, with its timeouts. The
+    connections and producers of an earlier configuration are let go: Celery keeps its producer
+    pool across ``close()``, so tasks sent after pointing it elsewhere still went to the first
+    broker (a test's enqueue landed in another Redis database, without its prefix)."""
     global _settings
     _settings = settings
+    celery_app.close()
+    celery_app.amqp._producer_pool = None
     celery_app.conf.update(
         broker_url=settings.redis_url,
         task_default_queue=queues(settings)[0],

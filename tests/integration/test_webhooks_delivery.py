@@ -38,6 +38,10 @@ class Receiver(http.server.ThreadingHTTPServer):
     """A loopback receiver answering every delivery with ``status`` after ``delay_s``; it
     keeps what it received (``webhook-id``s, in order) and the most requests it had at once."""
 
+    request_queue_size = 128
+    """Connections waiting to be accepted: with socketserver's 5, forty at once overflowed it
+    on a busy machine, and a dropped connect waited for its retry past the delivery timeout."""
+
     def __init__(self) -> None:
         super().__init__(("127.0.0.1", 0), ReceiverHandler)
         self.status = 503

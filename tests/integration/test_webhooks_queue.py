@@ -17,7 +17,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from services.webhooks import delivery
 from services.webhooks import dispatcher as dispatcher_module
-from services.webhooks.celery_app import celery_app, configure
+from services.webhooks.celery_app import configure
 from services.webhooks.dispatcher import Dispatcher, QueueAge, QueueWatch
 from shared.infra.settings import Settings
 from shared.infra.streams import WEBHOOK_QUEUE_MARKER
@@ -44,17 +44,23 @@ async def queued_messages(redis: redis_async.Redis, key_prefix: str) -> dict[str
 
 
 async def test_the_task_message_is_the_one_every_release_sends_and_reads(
-    settings: Settings, redis: redis_async.Redis, key_prefix: str, monkeypatch: pytest.MonkeyPatch
+    settings: Settings,
+    redis: redis_async.Redis,
+    redis_url: str,
+    key_prefix: str,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The previous release's worker reads ``webhooks.deliver`` with a list of ids on the
     ``{webhooks}`` queue: fresh deliveries go so (the backlog's queue only new workers read).
     A worker handles the messages of the releases before batches (one id) and of a later one
-    (keyword fields added)."""
-    celery_app.close()  # a producer another test's configuration opened is not ours
+    (keyword fields added). The app sends where it was last configured, though it sent
+    elsewhere before (another test's configuration, in the same process)."""
+    configure(Settings(redis_url=redis_url, stream_prefix=f"{key_prefix}earlier"))
+    delivery.enqueue([99])
     configure(settings)
     delivery.enqueue([3, 1, 2])
     delivery.enqueue([4], backlog=True)
-    queued = await queued_messages(redis, key_prefix)
+    queued = await queued_messages(redis, f"{key_prefix}celery:")
     fresh = f"{key_prefix}celery:{settings.stream('webhooks')}"
     backlog = f"{key_prefix}celery:{settings.stream('webhooks:backlog')}"
     assert fresh.endswith(":{webhooks}") and set(queued) == {fresh, backlog}
