@@ -32,6 +32,9 @@ when), so every convention is a property of the table as it stands:
   the deck holds no more cards than there are seats (a clue, unlike a discard, draws no card,
   so the final round waits while the known plays go down); if it must, a bot discards the
   card whose loss costs the fewest points (a last 5 costs 1, a last 3 costs 3).
+
+This module decides (plays, clues, discards); how the table and each hand read under these
+conventions, the same for every decision, is ``hanabi_table``.
 """
 
 from __future__ import annotations
@@ -39,10 +42,9 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from services.rules.games.hanabi.public import COPIES_PER_RANK, MAX_CLUE_TOKENS, RANKS
+from services.bots.policies.hanabi_table import Hand, Table
+from services.rules.games.hanabi.public import MAX_CLUE_TOKENS
 
-COPIES = dict(zip(RANKS, COPIES_PER_RANK, strict=True))
-"""Copies of each rank in a suit."""
 MAX_TOKENS = MAX_CLUE_TOKENS
 FIX = 100.0
 PLAY = 10.0
@@ -60,97 +62,6 @@ GAMBLES = (0.0, 0.5)
 """Once the deck is out, play a card likelier than this to be playable (by fuses burned)."""
 
 
-class _Table:
-    """What one seat's view says, precomputed for the decisions of one turn."""
-
-    def __init__(self, view: dict[str, Any]) -> None:
-        self.seat: int = view["seat"]
-        self.seats: int = view["seats"]
-        self.suits: list[str] = view["suits"]
-        self.fw: dict[str, int] = view["fireworks"]
-        self.hands: list[list[dict[str, Any]]] = view["hands"]
-        self.tokens: int = view["clue_tokens"]
-        self.fuses: int = view["fuses_burned"]
-        self.deck_size: int = view["deck_size"]
-        self.turns_left: int | None = view["turns_left"]
-        """Moves left in the final round, this one included (``None`` while the deck lasts)."""
-        self.rainbow = len(self.suits) == 6 and "multicolour" not in view["clue_colours"]
-        in_hands = sum(len(hand) for hand in self.hands)
-        total = self.deck_size + in_hands + len(view["discards"]) + sum(self.fw.values())
-        short = len(self.suits) == 6 and total == 55
-        self.total: dict[tuple[str, int], int] = {
-            (suit, rank): 1 if short and suit == "multicolour" else COPIES[rank]
-            for suit in self.suits
-            for rank in COPIES
-        }
-        self.left = dict(self.total)
-        """Copies not discarded (played ones included)."""
-        for card in view["discards"]:
-            self.left[card["suit"], card["rank"]] -= 1
-        self.hidden = dict(self.left)
-        """Copies neither discarded, played nor in a hand other than this seat's."""
-        for suit, height in self.fw.items():
-            for rank in range(1, height + 1):
-                self.hidden[suit, rank] -= 1
-        self.common = dict(self.hidden)
-        """As ``hidden`` but counting only what every seat sees: no hand subtracted."""
-        for holder, hand in enumerate(self.hands):
-            if holder != self.seat:
-                for card in hand:
-                    self.hidden[card["suit"], card["rank"]] -= 1
-        self.trash = {ident: self._is_trash(ident) for ident in self.total}
-
-    def _is_trash(self, ident: tuple[str, int]) -> bool:
-        suit, rank = ident
-        height = self.fw[suit]
-        if rank <= height:
-            return True
-        return any(self.left[suit, below] == 0 for below in range(height + 1, rank))
-
-    def playable(self, ident: tuple[str, int]) -> bool:
-        return self.fw[ident[0]] + 1 == ident[1]
-
-    def critical(self, ident: tuple[str, int]) -> bool:
-        return not self.trash[ident] and self.left[ident] == 1
-
-    def touches(self, colour: str, suit: str) -> bool:
-        return suit == colour or (self.rainbow and suit == "multicolour")
-
-    def counts_for(self, holder: int) -> dict[tuple[str, int], int]:
-        """Unseen copies as ``holder`` counts them, estimated from what this seat also sees."""
-        if holder == self.seat:
-            return self.hidden
-        counts = dict(self.common)
-        for other, hand in enumerate(self.hands):
-            if other not in (holder, self.seat):
-                for card in hand:
-                    counts[card["suit"], card["rank"]] -= 1
-        return counts
-
-
-def _candidates(
-    knowledge: list[tuple[Any, Any]], counts: dict[tuple[str, int], int]
-) -> list[list[tuple[str, int]]]:
-    """Each card's possible identities, refined by the cards of the same hand already known."""
-    counts = dict(counts)
-    result: list[list[tuple[str, int]]] = [[] for _ in knowledge]
-    settled: set[int] = set()
-    while True:
-        changed = False
-        for index, (suits, ranks) in enumerate(knowledge):
-            if index in settled:
-                continue
-            result[index] = [
-                (suit, rank) for suit in suits for rank in ranks if counts[suit, rank] > 0
-            ]
-            if len(result[index]) == 1:
-                settled.add(index)
-                counts[result[index][0]] -= 1
-                changed = True
-        if not changed:
-            return result
-
-
 def _knowledge(hand: list[dict[str, Any]]) -> list[tuple[Any, Any]]:
     return [(card["possible_suits"], card["possible_ranks"]) for card in hand]
 
@@ -162,83 +73,6 @@ def _touched(card: dict[str, Any]) -> bool:
 def _marks(hand: list[dict[str, Any]]) -> list[tuple[bool, bool]]:
     """Per card: whether a colour clue touched it, whether a rank clue did."""
     return [(bool(card["clued_colours"]), bool(card["clued_ranks"])) for card in hand]
-
-
-def _chains(
-    table: _Table, knowledge: list[tuple[Any, Any]], marks: list[tuple[bool, bool]]
-) -> list[tuple[str, int] | None]:
-    """What the chain convention says each colour-only card of a known suit is.
-
-    A hand's colour-only cards of one suit, oldest first, are that firework's next cards in
-    order: the oldest is the playable one, the next follows it, and so on (a clue giver
-    touches them only so). ``None`` for the cards the convention says nothing about.
-    """
-    implied: list[tuple[str, int] | None] = [None] * len(knowledge)
-    seen: dict[str, int] = {}
-    for index, ((suits, _), (colour, rank)) in enumerate(zip(knowledge, marks, strict=True)):
-        if colour and not rank and len(suits) == 1:
-            suit = suits[0]
-            height = table.fw[suit] + 1 + seen.get(suit, 0)
-            seen[suit] = seen.get(suit, 0) + 1
-            if height <= 5:
-                implied[index] = (suit, height)
-    return implied
-
-
-def _told(knowledge: list[tuple[Any, Any]], marks: list[tuple[bool, bool]]) -> list[bool]:
-    """Which cards the conventions call playable (if any candidate is): a colour-only card,
-    and a rank-only card other than a 5 with an older untouched card beside it (it was not the
-    chop when clued, so the clue was no save; a discard can only turn this off, never on).
-    A 5 clue is always a save, wherever it lands: it keeps the 5s of one clue together."""
-    told, untouched_older = [], False
-    for (_, ranks), (colour, rank) in zip(knowledge, marks, strict=True):
-        rank_play = untouched_older and tuple(ranks) != (5,)
-        told.append(colour != rank and (colour or rank_play))
-        untouched_older = untouched_older or not (colour or rank)
-    return told
-
-
-def _plays(
-    table: _Table,
-    told: list[bool],
-    candidates: list[list[tuple[str, int]]],
-    implied: list[tuple[str, int] | None],
-) -> list[str | None]:
-    """Per card: ``"sure"`` (every candidate is playable), ``"told"`` (a convention says it
-    is playable now), ``"queued"`` (the chain says playable after the suit's older chained
-    cards) or ``None``."""
-    plays: list[str | None] = []
-    for says, cands, ident in zip(told, candidates, implied, strict=True):
-        if not cands:
-            play = None
-        elif all(table.playable(c) for c in cands):
-            play = "sure"
-        elif ident is not None:
-            play = None if ident not in cands else "told" if table.playable(ident) else "queued"
-        elif says and any(table.playable(c) for c in cands):
-            play = "told"
-        else:
-            play = None
-        plays.append(play)
-    return plays
-
-
-class _Hand:
-    """One hand as its holder reads it (estimated for a teammate), before or after a clue."""
-
-    def __init__(
-        self,
-        table: _Table,
-        hand: list[dict[str, Any]],
-        knowledge: list[tuple[Any, Any]],
-        marks: list[tuple[bool, bool]],
-        counts: dict[tuple[str, int], int],
-    ) -> None:
-        self.idents = [(card["suit"], card["rank"]) for card in hand]
-        self.candidates = _candidates(knowledge, counts)
-        self.implied = _chains(table, knowledge, marks)
-        self.told = _told(knowledge, marks)
-        self.plays = _plays(table, self.told, self.candidates, self.implied)
 
 
 def _key(clue: dict[str, Any]) -> tuple[Any, ...]:
@@ -256,11 +90,11 @@ class _Bot:
     def __init__(self, view: dict[str, Any], actions: list[dict[str, Any]]) -> None:
         self.view = view
         self.actions = actions
-        self.table = table = _Table(view)
+        self.table = table = Table(view)
         me = table.seat
         self.mine = table.hands[me]
         mine = self.mine
-        own = _Hand(table, mine, _knowledge(mine), _marks(mine), table.hidden)
+        own = Hand(table, mine, _knowledge(mine), _marks(mine), table.hidden)
         self.my_candidates, self.my_implied, self.my_plays = own.candidates, own.implied, own.plays
         self.saves: set[tuple[Any, ...]] = set()
         """The clues (by ``_key``) that save a critical card from their target's chop."""
@@ -268,7 +102,7 @@ class _Bot:
         """Every clue ``best_clue`` found safe, with its value."""
         self.teammates = [(me + step) % table.seats for step in range(1, table.seats)]
         self.read = {
-            holder: _Hand(
+            holder: Hand(
                 table,
                 table.hands[holder],
                 _knowledge(table.hands[holder]),
@@ -363,7 +197,7 @@ class _Bot:
 
     # --- Clues --------------------------------------------------------------------------
 
-    def _after(self, holder: int, clue: dict[str, Any]) -> tuple[_Hand, list[bool]]:
+    def _after(self, holder: int, clue: dict[str, Any]) -> tuple[Hand, list[bool]]:
         table = self.table
         hand = table.hands[holder]
         knowledge, marks, touched = [], [], []
@@ -382,7 +216,7 @@ class _Bot:
             knowledge.append((suits, ranks))
             marks.append((has_colour, has_rank))
             touched.append(hit)
-        after = _Hand(table, hand, knowledge, marks, table.counts_for(holder))
+        after = Hand(table, hand, knowledge, marks, table.counts_for(holder))
         return after, touched
 
     def clue_value(self, clue: dict[str, Any]) -> float | None:
@@ -476,7 +310,7 @@ class _Bot:
                     return True
         return False
 
-    def _misread(self, holder: int, hand: _Hand, index: int, seen: set[tuple[str, int]]) -> bool:
+    def _misread(self, holder: int, hand: Hand, index: int, seen: set[tuple[str, int]]) -> bool:
         """Whether the teammate's reading of this card as playable (or next) is wrong: not
         that card, or a copy someone else (or an earlier card of the clue) already claims."""
         play, ident = hand.plays[index], hand.idents[index]
@@ -492,7 +326,7 @@ class _Bot:
             return wrong
         return self._claimed_elsewhere(holder, ident)
 
-    def _safe_told(self, holder: int, hand: _Hand, index: int, seen: set[tuple[str, int]]) -> bool:
+    def _safe_told(self, holder: int, hand: Hand, index: int, seen: set[tuple[str, int]]) -> bool:
         """A card a clue leaves "told" (the convention calls it playable whenever a candidate
         is) must be playable now and the only copy on its way, even one I might hold, and a
         chained card must be what the chain says: else, once the reading turns playable
