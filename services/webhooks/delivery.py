@@ -62,7 +62,7 @@ FRESH = f"created_at > now() - make_interval(secs => {FRESH_S})"
 ``(id, subscription, stream)`` (``hand_over``)."""
 ENQUEUED_AT = "playtable_enqueued_at"
 """A task message's header: when it was enqueued (Unix seconds), which tells the dispatcher how
-long the oldest task of a queue has waited (``dispatcher.QueueAge``). Workers of any release
+long the oldest task of a queue has waited (``queue_watch.QueueAge``). Workers of any release
 ignore a header they do not know."""
 NOT_DUE_SLACK_S = 1.0
 """A task may run this much before its delivery's ``due_at`` (the broker's and Postgres's clocks
@@ -210,7 +210,7 @@ back, so they go now (a stale retry task finds them not due and does nothing).""
 
 ENQUEUE_FAILED = threading.Event()
 """Set when this process could not enqueue a task (Redis down): its dispatcher then re-drives
-what is due as soon as Redis answers (``dispatcher.QueueWatch``)."""
+what is due as soon as Redis answers (``queue_watch.QueueWatch``)."""
 
 
 @celery_app.task(name="webhooks.deliver")

@@ -12,10 +12,10 @@ table's filter must know): the others are acknowledged with their read and cost 
 longer before the next.
 Deliveries whose tasks Redis lost (a ``FLUSHALL``, a restart without persistence, a task that
 could not be enqueued while it was down) are enqueued again as soon as Redis answers
-(``QueueWatch``); any other whose task is lost (a worker killed mid-task, an enqueue that failed
-in the webhooks API, a crash between commit and enqueue) once it is overdue by
-``webhook_redrive_after_s`` more than the oldest task queued has waited (``QueueAge``): its
-task, if it had one, has left the queue, and no task holds its row. Delivered, failed and
+(``queue_watch.QueueWatch``); any other whose task is lost (a worker killed mid-task, an enqueue
+that failed in the webhooks API, a crash between commit and enqueue) once it is overdue by
+``webhook_redrive_after_s`` more than the oldest task queued has waited (``queue_watch.QueueAge``):
+its task, if it had one, has left the queue, and no task holds its row. Delivered, failed and
 missed deliveries are deleted once older than their retention (``prune``).
 
 Deliveries are sent in the order they were created, so they must be created in each stream's
@@ -24,63 +24,32 @@ streams, the holder of a Postgres session lock. The others sweep and wait; when 
 connection ends (its process killed, say), one of them takes the lock, first handles whatever
 the group still had pending, then reads on. Every batch checks in its transaction that its
 dispatcher still leads, so a leader that lost its lock without noticing writes nothing.
+
+This module says what a batch of events and each sweep write (``Dispatcher``); when and by whom,
+the leader's term and the sweep's timers, is ``dispatch_loop``, and what a receiver gets of an
+event is ``bodies``.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import json
 import logging
-import time
 from collections.abc import Callable
-from datetime import UTC, datetime
 from typing import Any
 
 import msgspec
-import psycopg
 from psycopg_pool import AsyncConnectionPool
 
-from services.webhooks.celery_app import queues
-from services.webhooks.delivery import (
-    ENQUEUE_FAILED,
-    ENQUEUED_AT,
-    FRESH,
-    hand_over,
-    in_stream_order,
-)
+from services.webhooks.bodies import event_key, webhook_body
+from services.webhooks.delivery import FRESH, hand_over, in_stream_order
 from shared.domain.messages import EventEnvelope
-from shared.edge.contract import Timestamp
 from shared.infra import tracing
-from shared.infra.bus import BACKING_SERVICE_OUTAGES, Bus, Consumer, OutageLog, redis_client
-from shared.infra.metrics import Metrics, pool_probe, serve_metrics, streams_probe
-from shared.infra.readiness import ReadyChecks, ready_checks
 from shared.infra.settings import Settings
-from shared.infra.streams import LOBBY_EVENTS_STREAM, MATCH_EVENTS_STREAM, WEBHOOK_QUEUE_MARKER
 
 log = logging.getLogger(__name__)
 
-GROUP = "webhooks"
 DISPATCH_LOCK = 0x776562686F6F6B  # "webhook": advisory lock key serialising dispatched batches
 LEADER_LOCK = DISPATCH_LOCK + 1
 """Session advisory lock of the one dispatcher that reads the streams."""
-LEADER_CHECK_S = 1.0
-"""How often a dispatcher waiting to lead tries the lock, and the leader checks it holds it."""
-BATCH_LINGER_S = 0.02
-"""How long the dispatcher lets events gather after a read that did not fill a batch: at a
-trickle of moves it handles a few per statement instead of one (webhooks wait that long more)."""
-IDLE_LINGER_S = 0.5
-"""How long the dispatcher lets events gather after a read none of whose events a subscription
-wanted: a steady flow of such events costs two reads a second per stream, each skipped with one
-look at Postgres and one acknowledgement (an event some subscription wants may wait that long
-more). Fed 232 such events a second, a ``playtable webhooks`` process spent 10.5 ms of CPU a
-second at 0.25 s, 6 at 0.5 and 5 at 1 (1 idle)."""
-QUEUE_WATCH_S = 1.0
-"""How often a dispatcher looks whether Redis lost delivery tasks (one SET NX) and for overdue
-deliveries whose task is lost (two LINDEX and one statement)."""
-READ_BATCH = 1000
-"""Entries per read: half a second's worth of a busy deployment's events."""
-SOURCE_STREAMS = (LOBBY_EVENTS_STREAM, MATCH_EVENTS_STREAM)
 
 _COLUMNS = "keys streams types bodies occurred apps matches tables started traces".split()
 """The parameters of ``_HANDLE_EVENTS``: one array each, an item per event of the batch."""
@@ -100,41 +69,6 @@ class _Routing(msgspec.Struct):
 
 
 _routing_decoder = msgspec.json.Decoder(_Routing)
-_json = msgspec.json.Encoder()
-
-
-class WebhookBody(msgspec.Struct):
-    """What a receiver gets: the Standard Webhooks ``type``/``timestamp``/``data`` layout plus
-    the event's place in its stream; ``data`` is the spectator's redaction, as published."""
-
-    type: str
-    timestamp: Timestamp
-    stream_id: str
-    version: int
-    game: str | None
-    """The game of the match whose event it is, which tells whose event ``data`` is (types such
-    as ``CardPlayed`` repeat across games); null for a table's events and a ping."""
-    data: msgspec.Raw
-
-
-def event_key(envelope: EventEnvelope) -> str:
-    """Unique per event (``MatchFinished`` shares the version of the match's last event); it
-    is the ``webhook-id`` receivers de-duplicate by."""
-    return f"{envelope.stream_id}:{envelope.version}:{envelope.type}"
-
-
-def webhook_body(envelope: EventEnvelope) -> bytes:
-    occurred = datetime.fromtimestamp(envelope.metadata.occurred_at_ms / 1000, UTC)
-    return _json.encode(
-        WebhookBody(
-            type=envelope.type,
-            timestamp=occurred.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
-            stream_id=envelope.stream_id,
-            version=envelope.version,
-            game=envelope.game,
-            data=envelope.data,
-        )
-    )
 
 
 _HANDLE_EVENTS = """
@@ -269,10 +203,6 @@ are kept, through ``webhook_deliveries_ended`` (status, created_at); rows anothe
 deleting are skipped."""
 
 PRUNE_BATCH = 1000
-PRUNE_EVERY_S = 60.0
-"""How often each dispatcher deletes a batch of each status that has outlived its retention;
-every second (``QUEUE_WATCH_S``) while batches come full, so a long-lived deployment's first
-prune catches up (3,000 rows a second at most) without holding up the look at Redis."""
 
 
 _SUBSCRIBED_APPS = """
@@ -455,168 +385,6 @@ class Dispatcher:
         return full
 
 
-class QueueWatch:
-    """Says when Redis may have lost queued delivery tasks: its marker key is gone (a
-    ``FLUSHALL``, a restart without persistence), Redis did not answer at the last look, or
-    this process could not enqueue a task (``ENQUEUE_FAILED``). The dispatcher then re-drives
-    every delivery that is due, first in its stream and held by no task, at once.
-
-    Re-driving one whose task was not lost sends nothing twice: a task holds a delivery's row
-    for its attempt and skips one another task holds, and sends only a pending delivery that
-    is due (one delivered meanwhile, or rescheduled for a retry, it leaves alone)."""
-
-    def __init__(self, redis: Any, settings: Settings) -> None:
-        self._redis = redis
-        self._marker = settings.stream(WEBHOOK_QUEUE_MARKER)
-        self._unanswered = False
-
-    async def lost(self) -> bool:
-        """Whether tasks may have been lost since the last look (and Redis answers now)."""
-        try:
-            created = await self._redis.set(self._marker, b"1", nx=True)
-        except BACKING_SERVICE_OUTAGES:
-            self._unanswered = True
-            return False
-        lost = bool(created) or self._unanswered or ENQUEUE_FAILED.is_set()
-        self._unanswered = False
-        ENQUEUE_FAILED.clear()
-        return lost
-
-
-class QueueAge:
-    """How long the oldest task waiting on either delivery queue has waited, from the header
-    every task message carries (``ENQUEUED_AT``). A delivery due longer ago than that (and a few
-    seconds more, for the enqueue after the commit) has left the queue if it was ever enqueued:
-    pending, first in its stream and held by no task, its task is lost. A long queue thus costs
-    no duplicate tasks, only a later look."""
-
-    def __init__(self, redis: Any, settings: Settings) -> None:
-        self._redis = redis
-        self._keys = [f"{settings.stream_prefix}:celery:{queue}" for queue in queues(settings)]
-
-    async def seconds(self) -> float | None:
-        """The oldest task's wait (0: none queued); None when unknown (Redis does not answer,
-        or a message of a release without the header is first in line)."""
-        waited = 0.0
-        for key in self._keys:
-            try:
-                oldest = await self._redis.lindex(key, -1)  # kombu pushes left, pops right
-            except BACKING_SERVICE_OUTAGES:
-                return None
-            if oldest is None:
-                continue
-            try:
-                enqueued_at = float(json.loads(oldest)["headers"][ENQUEUED_AT])
-            except (ValueError, KeyError, TypeError):
-                return None
-            waited = max(waited, time.time() - enqueued_at)
-        return waited
-
-
-async def _lead(
-    settings: Settings,
-    bus: Bus,
-    dispatcher: Dispatcher,
-    consumers: list[Consumer],
-    stop: asyncio.Event,
-) -> None:
-    """Wait for the leader lock, then read the streams until the lock is lost or ``stop``;
-    again and again. A term begins with everything the group still had pending. An outage
-    that ends terms is logged once, and its end once."""
-    outage = OutageLog(log, "webhook dispatch", "postgres or redis")
-    while not stop.is_set():
-        try:
-            conn = await psycopg.AsyncConnection.connect(settings.database_url, autocommit=True)
-        except psycopg.OperationalError as error:
-            outage.failed(error)
-            await _pause(stop, LEADER_CHECK_S)
-            continue
-        try:
-            async with conn:
-                if not await _take_lead(conn, stop):
-                    continue
-                ended = asyncio.Event()
-                watch = asyncio.create_task(_watch_lead(conn, stop, ended))
-                dispatcher.leader_pid = conn.info.backend_pid
-                log.info("this dispatcher leads: reading the published streams")
-                try:
-                    for consumer in consumers:
-                        await bus.ensure_group(consumer.stream, GROUP)
-                        await consumer.claim_all(ended)
-                    outage.succeeded()
-                    await asyncio.gather(*(consumer.run(ended) for consumer in consumers))
-                finally:
-                    ended.set()
-                    dispatcher.leader_pid = None
-                    watch.cancel()
-                    await asyncio.gather(watch, return_exceptions=True)
-        except NotLeading:
-            log.warning("leading the webhook dispatch ended: the lock was lost; trying again")
-            await _pause(stop, LEADER_CHECK_S)
-        except BACKING_SERVICE_OUTAGES as error:
-            outage.failed(error)
-            await _pause(stop, LEADER_CHECK_S)
-
-
-async def _take_lead(conn: psycopg.AsyncConnection, stop: asyncio.Event) -> bool:
-    """Try the leader lock until it is ours (True) or ``stop`` (False)."""
-    while not stop.is_set():
-        cursor = await conn.execute("SELECT pg_try_advisory_lock(%s)", (LEADER_LOCK,))
-        taken = await cursor.fetchone()
-        if taken and taken[0]:
-            return True
-        await _pause(stop, LEADER_CHECK_S)
-    return False
-
-
-async def _watch_lead(
-    conn: psycopg.AsyncConnection, stop: asyncio.Event, ended: asyncio.Event
-) -> None:
-    """End the term when ``stop`` is set or the lock's connection fails."""
-    try:
-        while not stop.is_set():
-            await conn.execute("SELECT 1")
-            await _pause(stop, LEADER_CHECK_S)
-    except (*BACKING_SERVICE_OUTAGES,):
-        log.warning("lost the webhook dispatch leader lock's connection")
-    finally:
-        ended.set()
-
-
-async def _sweep(
-    settings: Settings,
-    dispatcher: Dispatcher,
-    watch: QueueWatch,
-    queue_age: QueueAge,
-    stop: asyncio.Event,
-) -> None:
-    """Every second, re-drive every due delivery if Redis may have lost tasks, else those
-    overdue beyond the queue's age; now and then, probe failing receivers and prune old
-    deliveries."""
-    loop = asyncio.get_running_loop()
-    probed, prune_at = float("-inf"), loop.time()
-    while not stop.is_set():
-        try:
-            if await watch.lost():
-                await dispatcher.redrive(0.0)
-            elif (waited := await queue_age.seconds()) is not None:
-                await dispatcher.redrive(settings.webhook_redrive_after_s + waited)
-            if loop.time() - probed >= settings.webhook_probe_every_s:
-                probed = loop.time()
-                await dispatcher.probe(settings.webhook_probe_every_s)
-            if loop.time() >= prune_at:
-                more = await dispatcher.prune(settings)
-                prune_at = loop.time() + (QUEUE_WATCH_S if more else PRUNE_EVERY_S)
-        except Exception:
-            log.exception("webhook redrive look failed; trying again later")
-        await _pause(stop, QUEUE_WATCH_S)
-
-
-async def _pause(stop: asyncio.Event, seconds: float) -> None:
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(stop.wait(), timeout=seconds)
-
-
 def _may_concern(route: _Routing, apps: frozenset[str] | None) -> bool:
     """Whether an event may concern a subscription of ``apps`` (None: of anyone's)."""
     return (
@@ -631,65 +399,3 @@ def _started_match(envelope: EventEnvelope) -> str | None:
     if envelope.type != "TableStarted":
         return None
     return msgspec.json.decode(envelope.data).get("match_id")
-
-
-async def dispatch(
-    settings: Settings,
-    pool: AsyncConnectionPool,
-    enqueue: Callable[..., None],
-    stop: asyncio.Event,
-) -> None:
-    """Consume both published streams, sweep for lost deliveries and probe failing receivers
-    until ``stop`` is set."""
-    dispatcher = Dispatcher(pool, enqueue)
-
-    async def handle_read(entries: list[tuple[str, bytes]]) -> None:
-        if not await dispatcher.handle_batch(entries):
-            await _pause(stop, IDLE_LINGER_S)
-
-    redis = redis_client(settings)
-    bus = Bus(redis)
-    exporter = None
-    if settings.metrics_port:  # the Celery worker's deliveries are counted in this process too
-        groups = [(name, GROUP) for name in SOURCE_STREAMS]
-        metrics = Metrics(
-            {
-                "pool": pool_probe(lambda: pool),
-                "streams": streams_probe(lambda: redis, settings.stream_prefix, groups),
-            }
-        )
-        ready = ReadyChecks(ready_checks(lambda: pool, lambda: redis))
-        exporter = await serve_metrics(metrics, settings.host, settings.metrics_port, ready.failed)
-    try:
-        consumers = [
-            Consumer(
-                redis,
-                settings.stream(name),
-                GROUP,
-                settings.instance_id,
-                dispatcher.handle,
-                batch=READ_BATCH,
-                batch_handler=handle_read,
-                linger_s=BATCH_LINGER_S,
-                dead_after_ms=settings.dead_consumer_after_ms,
-                outages=(*BACKING_SERVICE_OUTAGES, NotLeading),
-            )
-            for name in SOURCE_STREAMS
-        ]
-        jobs = [
-            asyncio.create_task(_lead(settings, bus, dispatcher, consumers, stop)),
-            asyncio.create_task(
-                _sweep(
-                    settings,
-                    dispatcher,
-                    QueueWatch(redis, settings),
-                    QueueAge(redis, settings),
-                    stop,
-                )
-            ),
-        ]
-        await asyncio.gather(*jobs, return_exceptions=True)
-    finally:
-        if exporter is not None:
-            await exporter.cleanup()
-        await redis.aclose()

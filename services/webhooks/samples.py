@@ -7,7 +7,7 @@ from __future__ import annotations
 import msgspec
 
 from services.webhooks import schemas as s
-from services.webhooks.dispatcher import webhook_body
+from services.webhooks.bodies import webhook_body
 from shared.domain.hosting import (
     BotTookOver,
     ClockUpdated,

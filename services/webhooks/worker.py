@@ -14,7 +14,7 @@ import threading
 
 from services.webhooks.celery_app import configure, queues
 from services.webhooks.delivery import enqueue
-from services.webhooks.dispatcher import dispatch
+from services.webhooks.dispatch_loop import dispatch
 from shared.infra import tracing
 from shared.infra.db import new_pool, open_when_reachable
 from shared.infra.sealed import WEBHOOK_COLUMNS, seal_rows

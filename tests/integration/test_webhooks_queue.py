@@ -18,7 +18,8 @@ from psycopg_pool import AsyncConnectionPool
 from services.webhooks import delivery
 from services.webhooks import dispatcher as dispatcher_module
 from services.webhooks.celery_app import configure
-from services.webhooks.dispatcher import Dispatcher, QueueAge, QueueWatch
+from services.webhooks.dispatcher import Dispatcher
+from services.webhooks.queue_watch import QueueAge, QueueWatch
 from shared.infra.settings import Settings
 from shared.infra.streams import WEBHOOK_QUEUE_MARKER
 

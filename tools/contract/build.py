@@ -33,7 +33,7 @@ def build_contract() -> dict[str, Any]:
     from services.rules.engine import RulesEngine
     from services.rules.games.registry import GAMES
     from services.webhooks.app import create_app as create_webhooks
-    from services.webhooks.dispatcher import WebhookBody
+    from services.webhooks.bodies import WebhookBody
     from services.webhooks.schemas import WebhookPing
     from tools.contract.examples import add_examples
 

@@ -11,7 +11,7 @@ from services.lobby import schemas as lobby_api
 from services.match import schemas as match_api
 from services.webhooks import samples as webhook_samples
 from services.webhooks import schemas as webhooks_api
-from services.webhooks.dispatcher import event_key
+from services.webhooks.bodies import event_key
 from shared.domain.messages import EventEnvelope
 from shared.edge import apps
 from shared.infra.settings import Settings

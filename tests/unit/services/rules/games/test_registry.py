@@ -28,7 +28,7 @@ def test_the_services_without_an_engine_import_no_game_and_no_bot() -> None:
     code = (
         "import json, sys\n"
         "import services.lobby.app, services.match.app, services.clocks.worker\n"
-        "import services.webhooks.dispatcher, services.operator.cli\n"
+        "import services.webhooks.dispatch_loop, services.operator.cli\n"
         "print(json.dumps(sorted(m for m in sys.modules"
         " if m.startswith(('services.rules', 'services.bots')))))\n"
     )
