@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 from services.operator.gateway import ROOT, WEB_DIR
 from tests.clients.typescript_client import node_missing, node_version, run
-from tests.waiting import TIMEOUT_S, busy_factor
+from tests.waiting import TIMEOUT_S, busy_factor, wait_until
 
 if TYPE_CHECKING:
     from playwright.sync_api import Locator, Page, ViewportSize
@@ -230,7 +230,14 @@ def seat_two(
 
 
 def server_match(gateway: Gateway, match_id: str) -> dict[str, Any]:
-    """The match as the server has it (a spectator's view)."""
-    answer = gateway.client.get(f"/matches/{match_id}")
-    assert answer.status_code == 200, answer.text
-    return answer.json()
+    """The match as the server has it (a spectator's view), once created: a page goes to a
+    match as soon as it is started, which on a busy machine may be before the match service
+    recorded its first event (``creating``: no seat to move yet)."""
+
+    def created() -> dict[str, Any] | None:
+        answer = gateway.client.get(f"/matches/{match_id}")
+        assert answer.status_code == 200, answer.text
+        match: dict[str, Any] = answer.json()
+        return match if match["status"] != "creating" else None
+
+    return wait_until(created, what=f"match {match_id} created")
