@@ -50,7 +50,9 @@ TIME_CONTROL_SHAPES: list[dict[str, Any]] = [
         "properties": {
             "per_move_s": {"type": "integer"},
             "bank_s": {"type": "null"},
-            "increment_s": {"const": 0},
+            # 0 as a range, not a const: openapi-python-client writes a numeric const's check
+            # as "!= 0and", which Python warns of (and will refuse) in the generated client
+            "increment_s": {"type": "integer", "minimum": 0, "maximum": 0},
         },
     },
     {
