@@ -274,20 +274,11 @@ def _evolve_placed(state: CarcassonneState, event: TilePlaced) -> CarcassonneSta
         extras.owed += 1
     base = _place(state, square, (tile << 2) + rotation)
     spot = event.follower
-    if spot is not None and event.piece != FOLLOWER:
-        _place_piece(state, event, base + spot, square)
-    elif spot is not None:
-        node = base + spot
-        root = state.parent[node]
-        holders = state.holders
-        held = holders[root]
-        if not held:
-            holders[root] = [(node << 3) | event.seat]
-        else:
-            held.append((node << 3) | event.seat)
+    if spot is not None and event.piece == FOLLOWER:
+        _stand(state, base + spot, event.seat, square)
         state.supply[event.seat] -= 1
-        if SEG_KIND[tile][spot] == CLOISTER:
-            state.cloisters[square] = node
+    elif spot is not None:
+        _place_piece(state, event, base + spot, square)
     state.tile = -1
     if state.messengers is not None:
         state.messengers.moved = 0
@@ -297,14 +288,19 @@ def _evolve_placed(state: CarcassonneState, event: TilePlaced) -> CarcassonneSta
 def _place_piece(state: CarcassonneState, event: TilePlaced, node: int, square: int) -> None:
     """An expansion's piece: the large follower is a follower too, builder and pig are not."""
     expansions.nodes_of(extras_of(state), event.piece)[event.seat] = node
-    if event.piece != LARGE:
-        return
+    if event.piece == LARGE:
+        _stand(state, node, event.seat, square)
+
+
+def _stand(state: CarcassonneState, node: int, seat: int, square: int) -> None:
+    """A follower of ``seat`` (ordinary or large) holds the feature of ``node``, on the tile
+    just placed at ``square``; on a cloister it is that cloister's monk."""
     root = state.parent[node]
     held = state.holders[root]
     if not held:
-        state.holders[root] = [(node << 3) | event.seat]
+        state.holders[root] = [(node << 3) | seat]
     else:
-        held.append((node << 3) | event.seat)
+        held.append((node << 3) | seat)
     if SEG_KIND[state.codes[node >> 3] >> 2][node & 7] == CLOISTER:
         state.cloisters[square] = node
 
