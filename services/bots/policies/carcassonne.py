@@ -17,7 +17,8 @@ the value is the change, over the features the tile touches, of an *expected* wo
   Inns & Cathedrals, a road with an inn or a city with a cathedral: 2 or 3 completed, nothing
   unfinished);
 - cloister: 1 + neighbours + the expected neighbours to come; farm: 3 per completed city it
-  touches (an unfinished one counts its ``p``, discounted);
+  touches, 4 with the pig of a seat with the majority (an unfinished one counts its ``p``,
+  discounted);
 
 counted plus for this seat and minus for the others (so joining an opponent's feature to give
 them points is a loss, sharing one in a two-player game is neutral), less a cost for each of
@@ -32,7 +33,8 @@ the bot holds a farm with cities; a completed city's goods count for the seat co
 With The Messengers: ``ChooseFigure`` picks the figure(s) that make a moved figure stop on a
 dark space (a multiple of 5, so a message is drawn), else the one behind; a message is carried
 out when that is worth at least the 2 points of ``TakeMessagePoints`` (message 4, an extra turn,
-always); ``SetScoringPreference`` is never sent, since points outside one's turn draw nothing.
+always; message 8 scores a farm with our pig at 4 per city, as the engine does);
+``SetScoringPreference`` is never sent, since points outside one's turn draw nothing.
 
 The board model is ``carcassonne_board`` (its features ``carcassonne_feature``), the figures
 on the scoring track ``carcassonne_track``.
@@ -51,7 +53,7 @@ from services.bots.policies.carcassonne_board import (
     square_of,
 )
 from services.bots.policies.carcassonne_feature import feature_points
-from services.bots.policies.carcassonne_pieces import FOLLOWER
+from services.bots.policies.carcassonne_pieces import FOLLOWER, farm_points
 from services.bots.policies.carcassonne_track import best_assignment, points_figure
 from services.rules.games.carcassonne.public import (
     CITY,
@@ -193,8 +195,8 @@ def _without(board: Board, top: int, owners: list[int]) -> float:
 
 
 def _final_points(board: Board, top: int) -> int:
-    """A feature's points as at final scoring (a road with an inn, a city with a cathedral:
-    nothing)."""
+    """A feature's points for this seat as at final scoring (a road with an inn, a city with a
+    cathedral: nothing; a farm with this seat's pig: 4 per completed city)."""
     feature = board.feats[top]
     kind = feature.kind
     if kind in (ROAD, CITY):
@@ -202,7 +204,8 @@ def _final_points(board: Board, top: int) -> int:
     if kind == CLOISTER:
         square = board.order[top >> 3][0]
         return 1 + sum(1 for step in AROUND if square + step in board.codes)
-    return 3 * sum(1 for town in feature.links if not board.feats[town].ends)
+    cities = sum(1 for town in feature.links if not board.feats[town].ends)
+    return farm_points(cities, board.me in feature.pigs)
 
 
 def heuristic(view: View, actions: list[Action], rng: random.Random) -> Action:

@@ -19,9 +19,11 @@ from services.bots.policies.carcassonne_feature import (
 )
 from services.bots.policies.carcassonne_pieces import (
     BUILDER,
+    FARM_PER_CITY,
     FOLLOWER,
     LARGE,
     PIG,
+    PIG_PER_CITY,
     TURN_WORTH,
     Extras,
     builder_value,
@@ -317,11 +319,11 @@ class Board:
     ) -> float:
         """A farm's worth: 3 per city to the seats with the most farmers, 1 more to each of
         them with a pig there."""
-        worth = 3.0 * cities * self._share(owners)
+        worth = FARM_PER_CITY * cities * self._share(owners)
         most = max(owners)
         for seat in pigs:
             if most and owners[seat] == most:
-                worth += cities * self.weights[seat]
+                worth += PIG_PER_CITY * cities * self.weights[seat]
         return worth - self.follower_worth * (owners[self.me] - large)
 
     def cloister_value(
@@ -546,7 +548,7 @@ class Board:
                     worth = self.farm_value(cities, owners, pigs, large + extra - 1) - after
                     owners[me] -= extra
                     if piece == LARGE:
-                        worth += large_bonus(self, 3.0 * cities)
+                        worth += large_bonus(self, FARM_PER_CITY * cities)
                     variants[spot, piece] = worth
 
         # cloisters around the square

@@ -9,7 +9,9 @@
   most), less a reserve; extending the road or city our builder stands on, outside a builder
   turn, is worth that second tile now;
 - the pig: 1 per city (completed, or its discounted chance) of a farm where we hold the
-  majority (a little where we do not), less a reserve;
+  majority (a little where we do not), less a reserve; a farm's points (``farm_points``: 3 per
+  completed city, 4 with the seat's pig, as the engine scores it at the end and for The
+  Messengers' message 8) count it wherever the bot values a farm;
 - goods: the tokens of a city the placement completes (ours whoever scores it), worth a point
   each and part of the change they make to the end-game majorities (10 per good).
 
@@ -36,6 +38,10 @@ BUILDER_EXTENSIONS = 3.0
 BUILDER_USE = 0.6
 """Chance that we extend the builder's feature when a drawn tile could."""
 BUILDER_RESERVE = 1.0
+FARM_PER_CITY = 3
+"""A farm's points per completed city for the seats with the most farmers."""
+PIG_PER_CITY = 1
+"""What a seat's pig adds per completed city of a farm it scores (4 a city instead of 3)."""
 PIG_RESERVE = 2.0
 PIG_NO_MAJORITY = 0.3
 """The pig's worth, per city, in a farm where another seat has more farmers."""
@@ -87,7 +93,13 @@ def pig_value(board: Any, cities: float, owners: list[int]) -> float:
     farmers (ours not yet counting the pig, which is no farmer)."""
     mine = owners[board.me]
     share = 1.0 if mine and mine == max(owners) else PIG_NO_MAJORITY
-    return cities * share - _reserve(board, PIG_RESERVE)
+    return PIG_PER_CITY * cities * share - _reserve(board, PIG_RESERVE)
+
+
+def farm_points(cities: int, pig: bool) -> int:
+    """A farm's points for a seat with the majority there at final scoring (and so for message
+    8): per completed city 3, and 1 more with the seat's pig in it."""
+    return (FARM_PER_CITY + PIG_PER_CITY * pig) * cities
 
 
 def goods_gain(board: Any, tokens: list[int]) -> float:

@@ -16,7 +16,13 @@ from services.bots.policies.carcassonne import heuristic
 from services.rules.games.carcassonne import GAME
 from services.rules.games.carcassonne.expansions import BuilderTurn
 from services.rules.games.carcassonne.state import PlaceTile, TilePlaced
-from tests.unit.services.bots.policies.test_carcassonne import Checked, placed_at, play, seen
+from tests.unit.services.bots.policies.test_carcassonne import (
+    Checked,
+    messengers_view,
+    placed_at,
+    play,
+    seen,
+)
 
 BOTH = {"inns_cathedrals": True, "traders_builders": True}
 DECODER = msgspec.json.Decoder(GAME.action_type)
@@ -187,3 +193,34 @@ def _farmers(state, root: int) -> list[int]:
     for holder in state.holders[root] or ():
         counts[holder & 7] += 2 if holder >> 3 in state.extras.large else 1
     return counts
+
+
+# ---------------------------------------------------------------------------- with The Messengers
+
+FARMER = {"x": 0, "y": 1, "spot": 1}
+"""The bot's farmer of ``PIG_FARM``, in a field with two completed cities."""
+
+
+def message_8_view(pig: bool) -> tuple[dict, list[dict]]:
+    """The bot (figures on 2 and 1) drew message 8 with ``PIG_FARM``'s farmer its only follower
+    (``pig``: its pig in that field, placed with V), and the actions it may answer."""
+    state = play(start(["D", "E", "U", "E", "U", "E", "U", "V", *MORE]), *PIG_FARM)
+    state = play(state, PlaceTile(-1, 1, 1, 1, "pig") if pig else PlaceTile(-1, 1, 1))
+    _view, actions = seen(state)
+    state = play(state, DECODER.decode(msgspec.json.encode(actions[0])))  # no follower
+    view, _actions = seen(state)
+    drawn = {"phase": "resolve_message", "message": 8, "figures": [[2, 1], [0, 0]]}
+    view["messengers"] = messengers_view(**drawn)[0]["messengers"]
+    carry = [{"type": "CarryOutMessage", "figure": f, "follower": FARMER} for f in (0, 1)]
+    take = [{"type": "TakeMessagePoints", "figure": f} for f in (0, 1)]
+    return view, carry + take
+
+
+def test_message_8_scores_the_farm_with_its_pig_at_4_a_city():
+    """The engine gives 8 for the farm with the pig (3 + 1 per city): figure 2 stops on 10, a
+    dark space, so the bot carries the message out there; without the pig 6 points stop
+    nowhere dark."""
+    view, actions = message_8_view(pig=True)
+    assert heuristic(view, actions, random.Random(0)) == actions[0]
+    view, actions = message_8_view(pig=False)
+    assert heuristic(view, actions, random.Random(0)) != actions[0]
