@@ -24,7 +24,7 @@ from services.rules.games.carcassonne.versions import (
     FiguresSummedHoldingMessage,
     MessageResolvedAtOnce,
 )
-from tests.unit.services.rules.games.carcassonne.test_messengers import (
+from tests.unit.services.rules.games.carcassonne.messengers_boards import (
     CLOSE_BOTH_CITIES,
     CLOSE_START_CITY,
     act,

@@ -34,15 +34,15 @@ from services.rules.games.carcassonne.state import (
     TilePlaced,
 )
 from services.rules.games.contract import SEEDS_DIR
-from tests.unit.services.rules.games.carcassonne.test_messengers import (
+from tests.unit.services.rules.games.carcassonne.messengers_boards import (
     IN_ORDER,
     act,
     figures,
     of_type,
     put_figures,
 )
-from tests.unit.services.rules.games.carcassonne.test_messengers import play as play_actions
-from tests.unit.services.rules.games.carcassonne.test_messengers import start as start_messengers
+from tests.unit.services.rules.games.carcassonne.messengers_boards import play as play_actions
+from tests.unit.services.rules.games.carcassonne.messengers_boards import start as start_messengers
 from tests.unit.services.rules.games.carcassonne.test_rules import play, scorings
 
 # ---------------------------------------------------------------------------- tile edges
