@@ -9,7 +9,7 @@ import msgspec
 
 from shared.domain.hosting import NO_HOSTING, BotInfo, BotName, Hosting, PolicyInfo
 from shared.domain.messages import MAX_SEATS, Visibility
-from shared.domain.rules_api import OptionType
+from shared.domain.rules_api import OptionType, PlayersRequirement
 from shared.edge.contract import Timestamp, documented_as
 from shared.edge.guard import PG_BIGINT_MAX
 
@@ -56,6 +56,12 @@ class GameInfo(msgspec.Struct):
     this game (``pass`` only for a game whose rules have a pass)."""
     leave_policies: list[PolicyInfo]
     """The ``hosting.on_leave`` policies, each with what it does."""
+    players_requirements: list[PlayersRequirement] = []
+    """The numbers of players taken only with some options, each with the option values any
+    one of which allows it (Carcassonne: 6 players need ``messengers`` or
+    ``inns_cathedrals`` true): offer that many only then; a table without them gets 422
+    ``bad-seat-count`` naming them. Empty for a game that takes every number between its
+    ``min_players`` and ``max_players`` with any options."""
 
 
 SeatNumber = Annotated[int, msgspec.Meta(ge=0, le=MAX_SEATS - 1)]

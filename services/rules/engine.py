@@ -187,6 +187,7 @@ class RulesEngine:
                 "description": codec.game.description,
                 "min_players": codec.game.min_players,
                 "max_players": codec.game.max_players,
+                "players_requirements": msgspec.to_builtins(list(codec.game.players_requirements)),
                 "options": msgspec.to_builtins(list(codec.game.options)),
                 "action_schema": msgspec.json.schema(codec.game.action_type),
                 "event_types": event_types(codec.game),

@@ -15,6 +15,17 @@ OptionType = Literal["bool", "int", "enum", "list[int]", "list[str]"]
 """What a table option holds: ``enum`` is one of its ``choices``."""
 
 
+class PlayersRequirement(msgspec.Struct, frozen=True):
+    """A number of players a game takes only with some options (Carcassonne's sixth seat
+    needs a sixth colour): the game's definition holds it, its catalogue entry shows it and
+    resolving a table's options refuses that many players without it."""
+
+    players: int
+    requires_any: list[dict[str, Any]]
+    """Option values any one of which allows ``players``: each maps option names to the value
+    each must have (all of them, as an option's ``requires``)."""
+
+
 class EncodedEvent(msgspec.Struct, frozen=True):
     """One game event: its type name and its JSON (which carries the same ``type`` tag)."""
 

@@ -203,6 +203,29 @@ def test_a_dependent_option_without_its_requirement_creates_nothing(stack: Stack
     assert created.json()["options"]["zmg_alone_rule"] is True
 
 
+def test_a_sixth_seat_without_a_sixth_colour_creates_nothing(stack: Stack) -> None:
+    """The catalogue says which options a sixth Carcassonne seat needs, and the lobby's refusal
+    names each of them; any one of them is enough."""
+    games = {game["name"]: game for game in stack.lobby.get("/games").json()}
+    (sixth,) = games["carcassonne"]["players_requirements"]
+    assert sixth == {
+        "players": 6,
+        "requires_any": [{"messengers": True}, {"inns_cathedrals": True}],
+    }
+    assert all(games[name]["players_requirements"] == [] for name in games if name != "carcassonne")
+    body = {"game": "carcassonne", "seats": 6, "name": f"six-{uuid.uuid4().hex[:8]}"}
+    detail = _refused_creating_nothing(
+        stack, {**body, "options": {"traders_builders": True}}, "bad-seat-count"
+    )
+    assert "6 players need" in detail
+    assert "'messengers' (The Messengers) set to true" in detail
+    assert "'inns_cathedrals' (Inns & Cathedrals) set to true" in detail
+    for settings in sixth["requires_any"]:
+        created = stack.lobby.post("/tables", json={**body, "options": settings})
+        assert created.status_code == 201, created.text
+        assert len(created.json()["seats"]) == 6
+
+
 def test_pass_on_timeout_is_refused_for_a_game_without_a_pass(stack: Stack) -> None:
     hosting = {"clock": {"per_move_s": 30}, "on_timeout": "pass"}
     for game in ("hanabi", "carcassonne", "dingo"):

@@ -1,9 +1,10 @@
 """The lobby a person enjoys (issue 34), in the OS's Chromium behind the gateway: the create form
 speaks the catalogue (option titles and help, a dependent option disabled until its requirement,
-seats bounded by the game, the hosting policies in the game's words), the creator names the table
-and sits in the seat they pick, a joiner picks a free seat, the creator closes the table they
-wait at alone, and the lobby remembers this browser's tables and lists running matches to watch.
-Each step is checked against the server too."""
+seats bounded by the game and its options (Carcassonne's sixth only with a sixth colour), the
+hosting policies in the game's words), the creator names the table and sits in the seat they
+pick, a joiner picks a free seat, the creator closes the table they wait at alone, and the
+lobby remembers this browser's tables and lists running matches to watch. Each step is checked
+against the server too."""
 
 from __future__ import annotations
 
@@ -58,6 +59,24 @@ def test_seats_are_bounded_by_the_game_and_the_policies_are_the_games(
     ada = people()
     ada.open()
     form = ada.page.get_by_test_id("create-table")
+    seats, bounds = form.locator("input[name=seats]"), form.get_by_test_id("seat-bounds")
+    form.locator("select[name=game]").select_option("carcassonne")
+    (sixth,) = catalogue(gateway, "carcassonne")["players_requirements"]
+    assert sixth["players"] == 6
+    seats.fill("6")
+    expect(seats).to_have_value("5")  # no sixth colour chosen
+    expect(bounds).to_have_text("2 to 5 players (6 with The Messengers or Inns & Cathedrals)")
+    form.locator("input[name=inns_cathedrals]").check()
+    seats.fill("6")
+    expect(seats).to_have_value("6")
+    expect(bounds).to_have_text("2 to 6 players")
+    expect(form.locator("select[name^=bot-]")).to_have_count(6)
+    form.locator("input[name=inns_cathedrals]").uncheck()
+    expect(seats).to_have_value("5")
+    form.locator("input[name=messengers]").check()
+    seats.fill("6")
+    expect(seats).to_have_value("6")
+
     form.locator("select[name=game]").select_option("hanabi")
     hanabi = catalogue(gateway, "hanabi")
     form.locator("input[name=seats]").fill("9")

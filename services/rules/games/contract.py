@@ -36,7 +36,7 @@ from typing import Any
 
 import msgspec
 
-from shared.domain.rules_api import OptionType
+from shared.domain.rules_api import OptionType, PlayersRequirement
 
 SEEDS_DIR = Path(__file__).resolve().parents[3] / "seeds"
 """Where authored game data lives (tile lists, card lists)."""
@@ -164,6 +164,9 @@ class Game:
     """Every code the game's own rules refuse with (beyond ``COMMON_REFUSALS``) and when, with
     what to do instead: the API contract lists each one as a problem type."""
     validate_options: Callable[[dict[str, Any], int], dict[str, Any] | Rejection] | None = None
+    players_requirements: tuple[PlayersRequirement, ...] = ()
+    """The numbers of players between ``min_players`` and ``max_players`` taken only with some
+    options: the catalogue shows them and ``resolve_options`` refuses them without."""
     description: str = ""
     cooperative: bool = False
     """The seats win or lose together: a seat that forfeits loses the match for all."""
@@ -235,6 +238,9 @@ class Game:
             problem = _requirement_problem(specs, specs[name], given[name], resolved)
             if problem:
                 return Rejection("bad_option", problem)
+        problem = _players_problem(specs, self.players_requirements, seats, resolved)
+        if problem:
+            return Rejection("bad_seat_count", problem)
         if self.validate_options is not None:
             return self.validate_options(resolved, seats)
         return resolved
@@ -285,11 +291,37 @@ def _requirement_problem(
     missing = {name: wanted for name, wanted in spec.requires.items() if resolved[name] != wanted}
     if not missing:
         return None
-    needs = " and ".join(
-        f"option {name!r} ({specs[name].title}) set to {msgspec.json.encode(wanted).decode()}"
-        for name, wanted in missing.items()
-    )
+    needs = _settings_text(specs, missing)
     return f"option {spec.name!r} ({spec.title}) needs {needs}: set that too, or leave it out"
+
+
+def _players_problem(
+    specs: Mapping[str, OptionSpec],
+    requirements: Sequence[PlayersRequirement],
+    seats: int,
+    resolved: dict[str, Any],
+) -> str | None:
+    """Why ``seats`` players may not play with the ``resolved`` options: a requirement for
+    that many players none of whose settings the options all have."""
+    for requirement in requirements:
+        if requirement.players != seats or any(
+            all(resolved[name] == wanted for name, wanted in settings.items())
+            for settings in requirement.requires_any
+        ):
+            continue
+        needs = " or ".join(
+            _settings_text(specs, settings) for settings in requirement.requires_any
+        )
+        return f"{seats} players need {needs}: set one, or seat fewer players"
+    return None
+
+
+def _settings_text(specs: Mapping[str, OptionSpec], settings: Mapping[str, Any]) -> str:
+    """Options at values, as a refusal names them: their names, titles and JSON values."""
+    return " and ".join(
+        f"option {name!r} ({specs[name].title}) set to {msgspec.json.encode(wanted).decode()}"
+        for name, wanted in settings.items()
+    )
 
 
 def _option_problem(spec: OptionSpec, value: Any) -> str | None:

@@ -34,8 +34,6 @@ CATHEDRAL_POINTS_PER_ITEM = 3
 PIG_POINTS_PER_CITY = 1
 """The pig's farm: 4 points per completed city instead of 3 (the farm's 3, and this)."""
 MOST_GOODS_POINTS = 10
-SIX_PLAYERS = 6
-"""Inns & Cathedrals' sixth colour allows a sixth player, as The Messengers' does."""
 
 
 class ExpansionsInPlay(msgspec.Struct, frozen=True, tag_field="type"):
@@ -128,11 +126,6 @@ class PiecesView(msgspec.Struct, frozen=True):
 def chosen(options: dict[str, Any]) -> tuple[str, ...]:
     """The expansions the options play, in ``tiles.EXPANSIONS`` order."""
     return tuple(name for name in (INNS_CATHEDRALS, TRADERS_BUILDERS) if options.get(name))
-
-
-def allows_six(options: dict[str, Any]) -> bool:
-    """A sixth colour comes with The Messengers or Inns & Cathedrals."""
-    return bool(options.get("messengers") or options.get(INNS_CATHEDRALS))
 
 
 def in_play(options: dict[str, Any]) -> ExpansionsInPlay | None:

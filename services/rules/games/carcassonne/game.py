@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from services.rules.games.carcassonne import expansions, messengers
+from services.rules.games.carcassonne import messengers
 from services.rules.games.carcassonne.evolve import evolve
 from services.rules.games.carcassonne.options import setup, validate_options
 from services.rules.games.carcassonne.rules import decide, legal_actions, to_move
 from services.rules.games.carcassonne.state import Action, CarcassonneState, CarcassonneView, Event
 from services.rules.games.carcassonne.versions import RULES, readings
 from services.rules.games.carcassonne.views import redact, result, view
-from services.rules.games.contract import Game, OptionSpec
+from services.rules.games.contract import Game, OptionSpec, PlayersRequirement
 
 REFUSALS = {
     "bad_square": (
@@ -67,12 +67,19 @@ REFUSALS = {
 """When the rules of Carcassonne refuse a move, beyond ``COMMON_REFUSALS`` (see
 ``Game.refusals``)."""
 
+SIXTH_SEAT = PlayersRequirement(
+    players=6,
+    requires_any=[{"messengers": True}, {"inns_cathedrals": True}],
+)
+"""The Messengers' and Inns & Cathedrals' sixth colour each allow a sixth player."""
+
 
 GAME = Game(
     name="carcassonne",
     title="Carcassonne",
     min_players=2,
-    max_players=max(messengers.SIX_PLAYERS, expansions.SIX_PLAYERS),
+    max_players=SIXTH_SEAT.players,
+    players_requirements=(SIXTH_SEAT,),
     options=(
         OptionSpec(
             name="tile_order",

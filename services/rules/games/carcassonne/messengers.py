@@ -28,8 +28,6 @@ FIGURES = (SCORING_FIGURE, MESSENGER)
 BEHIND = -1
 """Stored preference: advance whichever figure is further behind (the default)."""
 EDITIONS = ("C2", "C3")
-SIX_PLAYERS = 6
-"""The expansion's sixth colour allows a sixth player."""
 
 MESSAGE_FILE = SEEDS_DIR / "carcassonne" / "messages.json"
 
@@ -201,17 +199,12 @@ class MessengersView(msgspec.Struct, frozen=True):
 # ---------------------------------------------------------------------------- options and setup
 
 
-def validate_options(options: dict[str, Any], seats: int) -> Rejection | None:
-    """Six players need a sixth colour (The Messengers' or Inns & Cathedrals'); a message
-    order lists every message once. (That the
-    expansion's options need the expansion, and the ZMG reading C2, the catalogue's
-    ``requires`` says: ``Game.resolve_options`` checks it first.)"""
+def validate_options(options: dict[str, Any]) -> Rejection | None:
+    """A message order lists every message once. (That the expansion's options need the
+    expansion, and the ZMG reading C2, the catalogue's ``requires`` says, and that a sixth
+    player needs a sixth colour its ``players_requirements``: ``Game.resolve_options`` checks
+    both first.)"""
     order = options.get("message_order")
-    if seats == SIX_PLAYERS and not (options.get("messengers") or options.get("inns_cathedrals")):
-        return Rejection(
-            "bad_seat_count",
-            "six players need a sixth colour: The Messengers or Inns & Cathedrals",
-        )
     if order is not None and sorted(order) != list(MESSAGE_NUMBERS):
         numbers = ", ".join(map(str, MESSAGE_NUMBERS))
         return Rejection("bad_option", f"message_order must list the messages {numbers} once each")

@@ -24,7 +24,7 @@ def validate_options(options: dict[str, Any], seats: int) -> dict[str, Any] | Re
     """A given tile order must use the letters of the tiles played (the base game's and the
     chosen expansions'), no more of each than the boxes hold; The Messengers' options follow
     ``messengers.validate_options``."""
-    problem = messengers.validate_options(options, seats)
+    problem = messengers.validate_options(options)
     if problem is not None:
         return problem
     order = options["tile_order"]

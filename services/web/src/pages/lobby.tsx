@@ -28,6 +28,15 @@ import {
 import { ProblemBox, StackedWarning, useCommands } from "../components";
 import { links } from "../router";
 import { gameTitle, MatchesToWatch, YourTables } from "./lobby-yours";
+import {
+  boundSeats,
+  type Chosen,
+  maxSeats,
+  optionsToSend,
+  requirementsMet,
+  requirementText,
+  seatBoundsText,
+} from "./lobby-options";
 
 const TABLES_PER_PAGE = 50;
 
@@ -124,37 +133,10 @@ function TableList({ tables, games }: { tables: TableInfo[]; games: GameInfo[] }
   );
 }
 
-/** An option's value as its field holds it: absent means the game's default. */
-type Chosen = NonNullable<CreateTable["options"]>;
 /** A bot's name as the contract spells it (the catalogue lists them as plain strings). */
 type BotName = BotSeat["bot"];
 type TimeoutPolicy = NonNullable<Hosting["on_timeout"]>;
 type LeavePolicy = NonNullable<Hosting["on_leave"]>;
-
-/** A seat count the game takes: `wanted` brought within its player counts. */
-export function boundSeats(game: GameInfo, wanted: number): number {
-  if (!Number.isFinite(wanted)) return game.min_players;
-  return Math.min(game.max_players, Math.max(game.min_players, Math.round(wanted)));
-}
-
-/** Whether every option `option` requires has its value (chosen, else the default). */
-function requirementsMet(option: GameOption, game: GameInfo, chosen: Chosen): boolean {
-  return Object.entries(option.requires ?? {}).every(([name, wanted]) => {
-    const other = game.options.find((candidate) => candidate.name === name);
-    return (chosen[name] ?? other?.default) === wanted;
-  });
-}
-
-/** The options to send: those chosen whose requirements hold (an option whose requirement was
- * turned off again is not sent, as the form disables it). */
-function optionsToSend(game: GameInfo, chosen: Chosen): Chosen {
-  return Object.fromEntries(
-    Object.entries(chosen).filter(([name]) => {
-      const option = game.options.find((candidate) => candidate.name === name);
-      return option !== undefined && requirementsMet(option, game, chosen);
-    }),
-  );
-}
 
 /** The table's name when none is typed: the creator's and the game's ("Ada's Hanabi"). */
 function defaultTableName(player: string, game: GameInfo): string {
@@ -177,7 +159,7 @@ function CreateTableForm(props: { games: GameInfo[] }) {
   const [bots, setBots] = useState<Record<number, BotName | "">>({});
   const { busy, refused, run } = useCommands();
   if (game === undefined) return null;
-  const seats = boundSeats(game, seatsWanted);
+  const seats = boundSeats(game, options, seatsWanted);
   const mySeat = player.trim() ? Math.min(playerSeat, seats - 1) : null;
 
   const choose = (option: string, value: unknown) =>
@@ -267,14 +249,14 @@ function CreateTableForm(props: { games: GameInfo[] }) {
             name="seats"
             type="number"
             min={game.min_players}
-            max={game.max_players}
+            max={maxSeats(game, options)}
             value={seats}
-            onInput={(event) => setSeats(boundSeats(game, Number(event.currentTarget.value)))}
+            onInput={(event) =>
+              setSeats(boundSeats(game, options, Number(event.currentTarget.value)))
+            }
           />{" "}
           <small class="help" data-testid="seat-bounds">
-            {game.min_players === game.max_players
-              ? `${game.min_players} players`
-              : `${game.min_players} to ${game.max_players} players`}
+            {seatBoundsText(game, options)}
           </small>
         </label>
         <label>
@@ -430,16 +412,6 @@ async function sitDown(tableId: string, invitation: string | null, name: string,
     }),
   );
   credentials.keepSeat(tableId, { seat: joined.data.seat, token: joined.data.token, name });
-}
-
-/** What a dependent option waits for, in the titles a person reads. */
-function requirementText(option: GameOption, game: GameInfo): string {
-  const needs = Object.entries(option.requires ?? {}).map(([name, wanted]) => {
-    const other = game.options.find((candidate) => candidate.name === name);
-    const title = other?.title ?? name;
-    return typeof wanted === "boolean" ? (wanted ? title : `no ${title}`) : `${title} ${wanted}`;
-  });
-  return `needs ${needs.join(" and ")}`;
 }
 
 /** A hosting policy to choose, each said in the catalogue's words for this game. */

@@ -1,21 +1,33 @@
 """The catalogue a setup screen is built from: every option has a person's title and help, its
 dependencies name real options and values, and a table setting a dependent option without
-what it requires is refused (the lobby answers 422 ``bad-option``); the hosting policies it
-offers are the ones each game's rules can honour."""
+what it requires is refused (the lobby answers 422 ``bad-option``); a number of players taken
+only with some options says which, and is refused without them (422 ``bad-seat-count``); the
+hosting policies it offers are the ones each game's rules can honour."""
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 
+from services.lobby.schemas import GameInfo
 from services.rules.engine import RulesEngine
 from services.rules.games import load_games
-from services.rules.games.contract import Game, OptionSpec, Rejection, struct_tags
+from services.rules.games.contract import (
+    Game,
+    OptionSpec,
+    PlayersRequirement,
+    Rejection,
+    struct_tags,
+)
 from shared.domain.hosting import PASS_ACTIONS, Hosting, TimeControl, timeout_problem
 
 GAMES = load_games()
 ENGINE = RulesEngine(GAMES)
 OPTIONS = [(game, spec) for game in GAMES.values() for spec in game.options]
 DEPENDENT = [(game, spec) for game, spec in OPTIONS if spec.requires]
+PLAYERS_REQUIREMENTS = [
+    (game, requirement) for game in GAMES.values() for requirement in game.players_requirements
+]
 
 
 def _label(case: tuple[Game, OptionSpec]) -> str:
@@ -84,6 +96,62 @@ def test_a_message_order_needs_the_messengers() -> None:
     assert isinstance(refused, Rejection) and "'messengers'" in refused.detail
     accepted = game.resolve_options({"messengers": True, "message_order": order}, 2)
     assert not isinstance(accepted, Rejection), accepted
+
+
+@pytest.mark.parametrize(
+    "case",
+    PLAYERS_REQUIREMENTS,
+    ids=[f"{game.name}.{needs.players}" for game, needs in PLAYERS_REQUIREMENTS],
+)
+def test_a_number_of_players_is_taken_with_any_of_its_options_and_refused_without(
+    case: tuple[Game, PlayersRequirement],
+) -> None:
+    game, needs = case
+    assert game.min_players <= needs.players <= game.max_players
+    assert needs.requires_any, "a requirement offers at least one way to meet it"
+    specs = {spec.name: spec for spec in game.options}
+    for settings in needs.requires_any:
+        resolved = game.resolve_options(dict(settings), needs.players)
+        assert not isinstance(resolved, Rejection), (settings, resolved)
+        assert all(specs[name].default != wanted for name, wanted in settings.items())
+    refused = game.resolve_options({}, needs.players)
+    assert isinstance(refused, Rejection) and refused.code == "bad_seat_count"
+    for settings in needs.requires_any:
+        for name in settings:
+            assert repr(name) in refused.detail and specs[name].title in refused.detail
+    fewer = game.resolve_options({}, needs.players - 1)
+    assert not isinstance(fewer, Rejection), "the requirement is for that many players only"
+
+
+def test_carcassonne_says_a_sixth_seat_needs_a_sixth_colour_and_the_others_need_nothing() -> None:
+    entries = {entry["name"]: entry for entry in ENGINE.catalogue}
+    assert entries["carcassonne"]["players_requirements"] == [
+        {"players": 6, "requires_any": [{"messengers": True}, {"inns_cathedrals": True}]}
+    ]
+    assert all(
+        entry["players_requirements"] == []
+        for name, entry in entries.items()
+        if name != "carcassonne"
+    )
+    sixth = GAMES["carcassonne"].resolve_options({"traders_builders": True}, 6)
+    assert sixth == Rejection(
+        "bad_seat_count",
+        "6 players need option 'messengers' (The Messengers) set to true or option"
+        " 'inns_cathedrals' (Inns & Cathedrals) set to true: set one, or seat fewer players",
+    )
+
+
+def test_the_lobby_reads_the_requirements_from_the_rules_catalogue() -> None:
+    """The lobby's ``GameInfo`` decodes the rules service's entries, requirements and all, and
+    an entry from a rules worker without them (a rolling upgrade) as requiring nothing."""
+    wire = msgspec.json.encode(ENGINE.catalogue)
+    games = {game.name: game for game in msgspec.json.decode(wire, type=list[GameInfo])}
+    assert games["carcassonne"].players_requirements == list(
+        GAMES["carcassonne"].players_requirements
+    )
+    older = {key: value for key, value in ENGINE.catalogue[0].items()}
+    del older["players_requirements"]
+    assert msgspec.convert(older, GameInfo).players_requirements == []
 
 
 def test_the_catalogue_serves_titles_requirements_and_policies() -> None:
