@@ -1,7 +1,7 @@
 """Carcassonne with Inns & Cathedrals and Traders & Builders in the web client, in the OS's
 Chromium against ``playtable stack`` behind its gateway: the lobby's form offers both
-expansions by their catalogue titles and help, and a sixth seat without a sixth colour shows
-the server's refusal; two people (one on a phone-sized screen) play a
+expansions by their catalogue titles and help, and a sixth seat only with Inns & Cathedrals
+(a sixth colour), not Traders & Builders; two people (one on a phone-sized screen) play a
 short stacked match by clicking: a large follower (chosen on the board's spot), a city with
 wine completed, a builder, the builder's second tile and a pig, to the final scoring with the
 goods bonus. After every move both tables show the server's tiles, followers, builders and pigs
@@ -15,10 +15,10 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Locator, Page, expect
 
 from tests.e2e.conftest import Gateway
-from tests.e2e.test_web_carcassonne import assert_board_shows, wait_until_shown
+from tests.e2e.test_web_carcassonne import assert_board_shows, play, wait_until_shown
 from tests.e2e.web import Player, screenshot, seat_two, server_match
 
 pytestmark = [pytest.mark.e2e, pytest.mark.shares_gateway]
@@ -59,13 +59,12 @@ def test_a_short_match_with_both_expansions_by_clicking(
         option = form.locator(f"[data-option={name}]")
         expect(option.locator("label")).to_have_text(title)
         expect(option.locator(".help")).to_contain_text(help)
-    expect(form).to_contain_text("2 to 6 players")
-    form.locator("input[name=seats]").fill("6")  # a sixth colour needs Inns & Cathedrals
-    form.locator("input[name=traders_builders]").check()
-    form.get_by_role("button", name="Create table").click()
-    expect(lobby.page.get_by_test_id("problem-detail")).to_contain_text(
-        "six players need a sixth colour: The Messengers or Inns & Cathedrals"
-    )
+    bounds = form.get_by_test_id("seat-bounds")
+    expect(bounds).to_have_text("2 to 5 players (6 with The Messengers or Inns & Cathedrals)")
+    form.locator("input[name=traders_builders]").check()  # no sixth colour
+    expect(bounds).to_have_text("2 to 5 players (6 with The Messengers or Inns & Cathedrals)")
+    form.locator("input[name=inns_cathedrals]").check()
+    expect(bounds).to_have_text("2 to 6 players")
 
     players, match_id = seat_two(
         people, "carcassonne", SEED, checked=EXPANSIONS, filled={"tile_order": ",".join(ORDER)}
@@ -161,3 +160,56 @@ def assert_pieces_shown(page: Page, view: dict[str, Any]) -> None:
             expect(supply).to_have_attribute(f"data-{piece.replace('_', '-')}", str(count))
         for good, count in view["pieces"]["goods"][seat].items():
             expect(goods.nth(seat)).to_have_attribute(f"data-{good}", str(count))
+
+
+MARKS_ORDER = ["IO", "TS", "TC", "TQ", "IB", "IL"]
+"""A start tile with an inn, then tiles with wine, cloth and grain, a cathedral and an inn."""
+MARKS = {"inn": 2, "wine": 1, "cloth": 1, "grain": 1, "cathedral": 1}
+"""The marks those tiles carry, by name."""
+SMALLEST_MARK_PX = 14
+"""The least a mark measures on screen either way, at every zoom: the board's smallest tiles
+(36 px) would draw the goods at 9 px, too small to tell wine from cloth."""
+
+
+def test_the_marks_are_legible_and_named_at_every_zoom(
+    gateway: Gateway, people: Callable[..., Player]
+) -> None:
+    """Tiles with every mark, placed by clicking (the first square listed, a follower now and
+    then); on Ada's board each mark is named and at least ``SMALLEST_MARK_PX`` across, from
+    the default zoom down to the smallest."""
+    players, match_id = seat_two(
+        people,
+        "carcassonne",
+        SEED,
+        checked=EXPANSIONS,
+        filled={"tile_order": ",".join(MARKS_ORDER)},
+    )
+    final, _ = play(gateway, players, match_id, len(MARKS_ORDER))
+    assert final["status"] == "finished", final["status"]
+    assert len(final["view"]["board"]) == len(MARKS_ORDER)
+    ada = players[0].page
+    marks = ada.get_by_test_id("carc-board").locator(".carc-tile [data-testid=carc-mark]")
+    zoom_out = ada.get_by_test_id("carc-zoom-out")
+    while True:
+        size = ada.get_by_test_id("carc-board").get_attribute("data-tile-px")
+        screenshot(ada, f"carcassonne-marks-{size}px")
+        assert_marks_legible(marks)
+        if zoom_out.is_disabled():
+            break
+        zoom_out.click()
+        expect(ada.get_by_test_id("carc-board")).not_to_have_attribute("data-tile-px", size or "")
+
+
+def assert_marks_legible(marks: Locator) -> None:
+    """``MARKS`` are all there, each named by its aria-label and at least
+    ``SMALLEST_MARK_PX`` wide and high."""
+    expect(marks).to_have_count(sum(MARKS.values()))
+    shown: dict[str, int] = {}
+    for mark in marks.all():
+        name = mark.get_attribute("data-mark") or ""
+        shown[name] = shown.get(name, 0) + 1
+        expect(mark).to_have_attribute("aria-label", re.compile(f"^{name.capitalize()}\\b"))
+        box = mark.bounding_box()
+        assert box is not None, name
+        assert min(box["width"], box["height"]) >= SMALLEST_MARK_PX, (name, box)
+    assert shown == MARKS

@@ -209,6 +209,7 @@ export function Board(props: BoardProps): JSX.Element {
         class="carc-board"
         data-testid="carc-board"
         data-placed={tiles.length}
+        data-tile-px={size}
         width={width}
         height={height}
         viewBox={`0 0 ${width} ${height}`}
@@ -239,7 +240,7 @@ export function Board(props: BoardProps): JSX.Element {
             transform={`translate(${left(t.x)} ${top(t.y)}) scale(${scale})`}
           >
             <title>{`${t.tile} (${t.x}, ${t.y}) turned ${t.rotation * 90}°: ${TILES.get(t.tile)?.description ?? ""}`}</title>
-            <TileArt letter={t.tile} rotation={t.rotation} />
+            <TileArt letter={t.tile} rotation={t.rotation} px={size} />
           </g>
         ))}
         {last && (
@@ -364,7 +365,7 @@ export function Board(props: BoardProps): JSX.Element {
                   : "The only way this tile fits here"}
               </title>
               <g opacity="0.9">
-                <TileArt letter={drawn} rotation={rotation} />
+                <TileArt letter={drawn} rotation={rotation} px={size} />
               </g>
               <rect width="100" height="100" fill="none" stroke="#ffeb3b" stroke-width="5" />
             </g>

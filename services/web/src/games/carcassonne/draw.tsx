@@ -1,7 +1,7 @@
 // SVG pieces of the Carcassonne table: tiles, followers, the scoring track.
 import type { JSX } from "preact";
 import { pathOf, tileShape, type Pt } from "./geometry";
-import { Cathedral, GoodsMark, Inn } from "./marks";
+import { TileMark } from "./marks";
 import { isDark, TRACK_SPACES } from "./messages";
 
 /** Follower colours per seat (6 with The Messengers' sixth colour). */
@@ -17,8 +17,10 @@ const CITY_EDGE = "#7a4f24";
 const ROAD = "#f4ecd6";
 const ROAD_EDGE = "#6f6149";
 
-/** One tile in a 100 x 100 box, turned ``rotation`` clockwise quarter turns. */
-export function TileArt(props: { letter: string; rotation: number }): JSX.Element {
+/** One tile in a 100 x 100 box, turned ``rotation`` clockwise quarter turns, drawn ``px``
+ * across on screen (100 unless told: its marks grow on smaller tiles). */
+export function TileArt(props: { letter: string; rotation: number; px?: number }): JSX.Element {
+  const tilePx = props.px ?? 100;
   const shape = tileShape(props.letter);
   if (!shape) {
     return (
@@ -93,34 +95,22 @@ export function TileArt(props: { letter: string; rotation: number }): JSX.Elemen
       ))}
       {shape.features.map((f) => (
         <g key={`m${f.index}`}>
-          {f.inn && <Upright at={f.inn} rotation={props.rotation} scale={1.3} mark={<Inn />} />}
+          {f.inn && <TileMark name="inn" at={f.inn} rotation={props.rotation} tilePx={tilePx} />}
           {f.cathedral && (
-            <Upright at={f.cathedral} rotation={props.rotation} scale={1.5} mark={<Cathedral />} />
+            <TileMark name="cathedral" at={f.cathedral} rotation={props.rotation} tilePx={tilePx} />
           )}
           {f.goods && (
-            <Upright
+            <TileMark
+              name={f.goods.good}
               at={f.goods.at}
               rotation={props.rotation}
-              scale={1.3}
-              mark={<GoodsMark good={f.goods.good} />}
+              tilePx={tilePx}
             />
           )}
         </g>
       ))}
     </g>
   );
-}
-
-/** A mark at ``at`` of a tile turned ``rotation``, kept upright. */
-function Upright(props: {
-  at: Pt;
-  rotation: number;
-  scale: number;
-  mark: JSX.Element;
-}): JSX.Element {
-  const [x, y] = props.at;
-  const turn = `translate(${x} ${y}) rotate(${-props.rotation * 90}) scale(${props.scale})`;
-  return <g transform={turn}>{props.mark}</g>;
 }
 
 function Pennant(props: { at: Pt }): JSX.Element {

@@ -450,15 +450,19 @@ function buildShape(tile: TileData): TileShape {
       taken.push(f.anchor);
       const data = tile.features[f.index];
       const marks: Pt[] = [f.anchor];
-      const place = () => {
+      // a cathedral or goods keeps 30 units clear of a follower on the city's spot if it can
+      const place = (clear = 22) => {
         const at =
-          deepest(mine, centre, marks, 22, 8) ?? deepest(mine, centre, marks, 12) ?? f.anchor;
+          deepest(mine, centre, marks, clear, 8) ??
+          deepest(mine, centre, marks, 22, 8) ??
+          deepest(mine, centre, marks, 12) ??
+          f.anchor;
         marks.push(at);
         return at;
       };
-      if (data?.cathedral) f.cathedral = place();
+      if (data?.cathedral) f.cathedral = place(30);
       if (data?.pennant) f.pennant = place();
-      if (data?.goods) f.goods = { good: data.goods, at: place() };
+      if (data?.goods) f.goods = { good: data.goods, at: place(30) };
     }
   }
   for (const f of features) {

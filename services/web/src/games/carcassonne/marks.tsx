@@ -1,10 +1,74 @@
 // The marks the expansions' tiles carry: Inns & Cathedrals' inn and cathedral, Traders &
 // Builders' goods symbols. Each is drawn upright about (0, 0) in tile units (a tile is 100 x
-// 100), so the caller places and turns it.
+// 100); ``TileMark`` places one on a tile, named, and big enough to tell apart however small
+// the board draws its tiles.
 import type { JSX } from "preact";
-import type { Good } from "./geometry";
+import type { Good, Pt } from "./geometry";
 
 const INK = "#3c2a1c";
+
+export type MarkName = "inn" | "cathedral" | Good;
+
+/** A mark's name and what it changes, for screen readers and as its tooltip. */
+const MARK_WORDS: Record<MarkName, string> = {
+  inn: "Inn: its road scores 2 a tile when completed, nothing if not",
+  cathedral: "Cathedral: its city scores 3 a tile and pennant when completed, nothing if not",
+  wine: "Wine: a token for whoever completes this city",
+  grain: "Grain: a token for whoever completes this city",
+  cloth: "Cloth: a token for whoever completes this city",
+};
+
+/** How big each mark is drawn on a large tile: scale and the widest side at that scale (tile
+ * units, strokes included). */
+const MARK_SIZE: Record<MarkName, { scale: number; span: number }> = {
+  inn: { scale: 1.3, span: 21.4 },
+  cathedral: { scale: 1.5, span: 35.4 },
+  wine: { scale: 1.3, span: 21.3 },
+  grain: { scale: 1.3, span: 21.3 },
+  cloth: { scale: 1.3, span: 21.3 },
+};
+
+/** The least a mark measures on screen: at 36 px tiles the goods would be 10 px across, too
+ * small to tell wine from cloth. */
+export const SMALLEST_MARK_PX = 15;
+
+/** The scale of a mark on a tile drawn ``tilePx`` across: its own, or more on a tile so small
+ * that it would measure under ``SMALLEST_MARK_PX``. */
+export function markScale(name: MarkName, tilePx: number): number {
+  const { scale, span } = MARK_SIZE[name];
+  return Math.max(scale, (SMALLEST_MARK_PX * 100) / (span * tilePx));
+}
+
+/** A mark at ``at`` of a tile turned ``rotation`` and drawn ``tilePx`` across, kept upright,
+ * named, and moved in to keep clear of the tile's edge (a neighbour drawn later would cover
+ * it). */
+export function TileMark(props: {
+  name: MarkName;
+  at: Pt;
+  rotation: number;
+  tilePx: number;
+}): JSX.Element {
+  const scale = markScale(props.name, props.tilePx);
+  const half = (MARK_SIZE[props.name].span * scale) / 2;
+  const inside = (v: number) => Math.min(98 - half, Math.max(2 + half, v));
+  const [x, y] = props.at.map(inside) as [number, number];
+  const words = MARK_WORDS[props.name];
+  return (
+    <g
+      transform={`translate(${x} ${y}) rotate(${-props.rotation * 90}) scale(${scale})`}
+      data-testid="carc-mark"
+      data-mark={props.name}
+      role="img"
+      aria-label={words}
+      pointer-events="visiblePainted"
+    >
+      <title>{words}</title>
+      {props.name === "inn" && <Inn />}
+      {props.name === "cathedral" && <Cathedral />}
+      {props.name !== "inn" && props.name !== "cathedral" && <GoodsMark good={props.name} />}
+    </g>
+  );
+}
 
 /** An inn: a small house with a red roof and a hanging sign. */
 export function Inn(): JSX.Element {
