@@ -15,7 +15,7 @@ from shared.edge.apps import API_KEY_HEADER
 from tests.conftest import new_app_key
 from tests.e2e.conftest import Stack, wait_healthy
 from tests.e2e.play import auth, open_table
-from tests.e2e.test_webhooks import Hooks, eventually, running_webhooks
+from tests.e2e.webhooks.service import Hooks, eventually, running_webhooks
 from tests.waiting import wait_until
 
 pytestmark = pytest.mark.e2e

@@ -23,7 +23,7 @@ from tests.conftest import fresh_database
 from tests.e2e.conftest import free_port, running_stack, wait_healthy
 from tests.e2e.play import auth, open_table, random_move
 from tests.e2e.test_feeds import Follower
-from tests.e2e.test_webhooks import WEBHOOK_ENV, eventually, serve_receiver
+from tests.e2e.webhooks.service import WEBHOOK_ENV, eventually, serve_receiver
 
 pytestmark = pytest.mark.e2e
 

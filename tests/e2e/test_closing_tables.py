@@ -19,7 +19,7 @@ from tests.e2e.conftest import Stack, free_port, wait_healthy
 from tests.e2e.play import auth
 from tests.e2e.test_feeds import Follower
 from tests.e2e.test_private_tables import assert_problem
-from tests.e2e.test_webhooks import Hooks, eventually, running_webhooks
+from tests.e2e.webhooks.service import Hooks, eventually, running_webhooks
 
 pytestmark = pytest.mark.e2e
 

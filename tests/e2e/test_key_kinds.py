@@ -15,7 +15,7 @@ from shared.edge.apps import API_KEY_HEADER
 from tests.conftest import new_app_key
 from tests.e2e.conftest import Stack
 from tests.e2e.play import auth, open_table, random_move
-from tests.e2e.test_webhooks import Hooks, running_webhooks
+from tests.e2e.webhooks.service import Hooks, running_webhooks
 
 pytestmark = [pytest.mark.e2e, pytest.mark.shares_stack]
 

@@ -36,7 +36,7 @@ from tests.e2e.test_bot_service import (
     play_person,
     with_a_bot,
 )
-from tests.e2e.test_webhooks import Hooks, eventually, running_webhooks
+from tests.e2e.webhooks.service import Hooks, eventually, running_webhooks
 
 pytestmark = pytest.mark.e2e
 

@@ -19,7 +19,7 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 
 from tests.e2e.conftest import Stack, free_port, running_stack
 from tests.e2e.play import auth, open_table
-from tests.e2e.test_webhooks import Hooks, eventually, running_webhooks
+from tests.e2e.webhooks.service import Hooks, eventually, running_webhooks
 
 pytestmark = pytest.mark.e2e
 
