@@ -5,8 +5,9 @@ expansions by their catalogue titles and help, and a sixth seat only with Inns &
 short stacked match by clicking: a large follower (chosen on the board's spot), a city with
 wine completed, a builder, the builder's second tile and a pig, to the final scoring with the
 goods bonus. After every move both tables show the server's tiles, followers, builders and pigs
-and each seat's supply and goods; screenshots of the table are kept (tests/e2e/web.py:
-``ARTIFACTS``)."""
+and each seat's supply and goods. Tiles with every inn, cathedral and goods mark show each
+named and big enough to tell apart, from the default zoom to the smallest. Screenshots of the
+table are kept (tests/e2e/web.py: ``ARTIFACTS``)."""
 
 from __future__ import annotations
 
@@ -167,8 +168,9 @@ MARKS_ORDER = ["IO", "TS", "TC", "TQ", "IB", "IL"]
 MARKS = {"inn": 2, "wine": 1, "cloth": 1, "grain": 1, "cathedral": 1}
 """The marks those tiles carry, by name."""
 SMALLEST_MARK_PX = 14
-"""The least a mark measures on screen either way, at every zoom: the board's smallest tiles
-(36 px) would draw the goods at 9 px, too small to tell wine from cloth."""
+"""The least a mark measures on screen either way, at every zoom: drawn to scale, the board's
+smallest tiles (36 px) had goods 10 px across, too small to tell wine from cloth (the client
+draws them at least 15)."""
 
 
 def test_the_marks_are_legible_and_named_at_every_zoom(
@@ -201,14 +203,14 @@ def test_the_marks_are_legible_and_named_at_every_zoom(
 
 
 def assert_marks_legible(marks: Locator) -> None:
-    """``MARKS`` are all there, each named by its aria-label and at least
-    ``SMALLEST_MARK_PX`` wide and high."""
+    """``MARKS`` are all there, each with an accessible name that starts with what it is, and
+    at least ``SMALLEST_MARK_PX`` wide and high."""
     expect(marks).to_have_count(sum(MARKS.values()))
     shown: dict[str, int] = {}
     for mark in marks.all():
         name = mark.get_attribute("data-mark") or ""
         shown[name] = shown.get(name, 0) + 1
-        expect(mark).to_have_attribute("aria-label", re.compile(f"^{name.capitalize()}\\b"))
+        expect(mark).to_have_accessible_name(re.compile(f"^{name.capitalize()}\\b"))
         box = mark.bounding_box()
         assert box is not None, name
         assert min(box["width"], box["height"]) >= SMALLEST_MARK_PX, (name, box)
