@@ -26,10 +26,13 @@ LimiterMaker = Callable[..., Awaitable[RateLimiter]]
 
 @pytest_asyncio.fixture
 async def limiters(
-    redis_url: str, key_prefix: str, redis: redis_async.Redis
+    redis_url: str, key_prefix: str, redis: redis_async.Redis, monkeypatch: pytest.MonkeyPatch
 ) -> AsyncIterator[LimiterMaker]:
     """Makes started limiters with the limits given, as separate processes of one deployment
-    would have: they share the buckets in Redis (under the test's prefix), nothing else."""
+    would have: they share the buckets in Redis (under the test's prefix), nothing else.
+    Their Redis timeout is long: these tests count tokens, and on a busy machine a reply
+    later than the served 0.25 s let requests pass unchecked (the outage tests judge that)."""
+    monkeypatch.setattr("shared.edge.ratelimit.REDIS_TIMEOUT_S", 30.0)
     started: list[RateLimiter] = []
 
     async def make(**limits: Any) -> RateLimiter:
