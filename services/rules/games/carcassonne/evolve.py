@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from services.rules.games.carcassonne import expansions, messengers
+from services.rules.games.carcassonne import expansions, messengers, standing
 from services.rules.games.carcassonne.expansions import (
     FOLLOWER,
     IN_SUPPLY,
@@ -301,6 +301,7 @@ def _stand(state: CarcassonneState, node: int, seat: int, square: int) -> None:
         state.holders[root] = [(node << 3) | seat]
     else:
         held.append((node << 3) | seat)
+    standing.stood(state, seat, node)
     if SEG_KIND[state.codes[node >> 3] >> 2][node & 7] == CLOISTER:
         state.cloisters[square] = node
 
@@ -318,6 +319,7 @@ def _evolve_scored(state: CarcassonneState, event: FeatureScored) -> Carcassonne
             square = square_of(follower.x, follower.y)
             node = (state.board[square] << 3) + follower.spot
             state.holders[state.parent[node]] = None
+            standing.left(state, follower.seat, node)
             _follower_home(state, follower.seat, follower.large)
             if follower.feature == "cloister":
                 del state.cloisters[square]
@@ -406,6 +408,7 @@ def _evolve_message_resolved(state: CarcassonneState, event: MessageResolved) ->
         held.remove((node << 3) | event.seat)
         if not held:
             state.holders[root] = None
+        standing.left(state, event.seat, node)
         if state.cloisters.get(square) == node:
             del state.cloisters[square]
         extras = state.extras

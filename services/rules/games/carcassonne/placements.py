@@ -21,6 +21,7 @@ from services.rules.games.carcassonne.expansions import (
     PIG,
     piece_problem,
 )
+from services.rules.games.carcassonne.standing import standing_of
 from services.rules.games.carcassonne.state import (
     NODE_SLOTS,
     CarcassonneState,
@@ -223,13 +224,9 @@ def _own_roots(state: CarcassonneState, seat: int, builder: bool, pig: bool) -> 
     parent = state.parent
     codes = state.codes
     roots = set()
-    for held in filter(None, state.holders):
-        for holder in held:
-            if holder & 7 == seat:
-                node = holder >> 3
-                if pig if SEG_KIND[codes[node >> 3] >> 2][node & 7] == FIELD else builder:
-                    roots.add(parent[node])
-                break
+    for node in standing_of(state)[seat]:
+        if pig if SEG_KIND[codes[node >> 3] >> 2][node & 7] == FIELD else builder:
+            roots.add(parent[node])
     return roots
 
 

@@ -168,7 +168,8 @@ Event = (
 Action = PlaceTile | SetScoringPreference | ChooseFigure | CarryOutMessage | TakeMessagePoints
 
 
-class CarcassonneState(msgspec.Struct, tag_field="type"):
+# dict=True: a state may carry an index that msgspec neither encodes nor copies (``standing``).
+class CarcassonneState(msgspec.Struct, tag_field="type", dict=True):
     """The fold of the events, compact for speed (see the module docstring for the codes).
 
     Features form a union-find over nodes ``ordinal * 8 + spot``; every node points straight at
