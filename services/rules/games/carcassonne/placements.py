@@ -215,7 +215,7 @@ def placements(state: CarcassonneState, seat: int) -> list[Any]:
         owned = _owned_squares(state, mine)
     else:
         actions = _owned_tile_actions(state, bare, mine, owned)
-    return actions + _builder_pig_actions(state.tile, builder, pig, owned)
+    return _add_builder_pig_actions(actions, state.tile, builder, pig, owned)
 
 
 def _own_roots(state: CarcassonneState, seat: int, builder: bool, pig: bool) -> set[int]:
@@ -261,16 +261,15 @@ def _owned_squares(state: CarcassonneState, mine: set[int]) -> list[tuple[int, i
     return owned
 
 
-def _builder_pig_actions(
-    tile: int, builder: bool, pig: bool, owned: list[tuple[int, int, int]]
+def _add_builder_pig_actions(
+    actions: list[Any], tile: int, builder: bool, pig: bool, owned: list[tuple[int, int, int]]
 ) -> list[Any]:
-    """Placements of ``tile`` with the builder (on a road or city) or the pig (on a field)
-    joining a feature of the player's on the ``owned`` squares (``_owned_squares``), square
-    by square, the builder's first."""
+    """``actions`` extended by the placements of ``tile`` with the builder (on a road or
+    city) or the pig (on a field) joining a feature of the player's on the ``owned`` squares
+    (``_owned_squares``), square by square, the builder's first."""
     pickers = _piece_pickers
     builders, pigs = _piece_actions[BUILDER], _piece_actions[PIG]
     tile_key = tile << 22
-    actions: list[Any] = []
     for square, key, own in owned:
         cache_key = tile_key | (key << 14) | (own << 1)
         if builder:
