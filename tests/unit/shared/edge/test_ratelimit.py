@@ -2,7 +2,8 @@
 (``shared/edge/ratelimit.py``),
 against an in-memory stand-in for the token script: requests waiting for a call that is
 cancelled or fails, how many tokens the next call asks for, and a bounded memory of clients.
-With the real Redis: ``tests/integration/test_rate_limits.py``."""
+With the real Redis: ``tests/integration/test_rate_limit_allowances.py`` (and the other
+``test_rate_limit*.py`` and ``test_feed_limits.py`` beside it)."""
 
 from __future__ import annotations
 
