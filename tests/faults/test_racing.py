@@ -4,7 +4,7 @@
 (b) one key and body (a retry storm): every answer the first's 201, one commit;
 Breaking News with the stopwatch, during a story (every seat may act): different seats race,
 exactly one 201. With one and with two match processes. Rounds from PLAYTABLE_FAULT_RACE_ROUNDS
-(30 per configuration; Breaking News: PLAYTABLE_FAULT_RACE_STORIES, 10).
+(20 per configuration; Breaking News: PLAYTABLE_FAULT_RACE_STORIES, 10).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from tools.traffic import TRANSPORT_ERRORS, Ack, Endpoints, GaveUp, Load, new_se
 
 pytestmark = [pytest.mark.faults, pytest.mark.timeout(240)]
 
-ROUNDS = env_int("PLAYTABLE_FAULT_RACE_ROUNDS", 30)
+ROUNDS = env_int("PLAYTABLE_FAULT_RACE_ROUNDS", 20)
 STORIES = env_int("PLAYTABLE_FAULT_RACE_STORIES", 10)
 CLIENTS = 20
 

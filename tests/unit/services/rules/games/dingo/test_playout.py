@@ -29,7 +29,7 @@ from services.rules.games.dingo.state import (
 )
 from services.rules.games.playout import random_playout
 
-GAMES_PER_SEAT_COUNT = 1000
+GAMES_PER_SEAT_COUNT = 500
 THOROUGH_EVERY = 25
 """One game in this many also checks every seat's view and redacted events as JSON."""
 TARGET_SCORES = (15, 6, 3)
