@@ -5,6 +5,7 @@ its strength against the random bot."""
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 
 import msgspec
 import pytest
@@ -50,6 +51,20 @@ def placed_at(chosen: dict) -> tuple[int, int, int]:
     return chosen["x"], chosen["y"], chosen["rotation"]
 
 
+def against_random(options: dict, seed: int) -> Iterator[tuple[object, int, list]]:
+    """A 2-player match of the bot (seat 0) against the random bot: after every move, the
+    state, the seat that moved and the events of its move."""
+    state = GAME.fold(GAME.setup(GAME.resolve_options(options, 2), 2, random.Random(seed)))
+    rng = random.Random(seed)
+    while GAME.result(state) is None:
+        seat = GAME.to_move(state)[0]
+        view, actions = seen(state, seat)
+        chosen = heuristic(view, actions, rng) if seat == 0 else rng.choice(actions)
+        events = GAME.decide(state, seat, DECODER.decode(msgspec.json.encode(chosen)))
+        state = GAME.fold(events, state)
+        yield state, seat, events
+
+
 # Tiles (seeds/carcassonne/tiles.json): D = city N (spot 0), road W-E (spot 1), the start tile
 # at (0, 0); E = city N (spot 0); G = city W-E (spot 0), turned 1: N-S; U = road N-S, turned 1:
 # W-E; V = road S-W.
@@ -89,14 +104,7 @@ def test_heuristic_always_answers_a_legal_action(seats, messengers):
 def test_followers_go_only_on_free_features():
     """Replaying a bot's own moves: every follower it lays is alone on its feature."""
     for seed in range(3):
-        state = GAME.fold(GAME.setup(GAME.resolve_options({}, 2), 2, random.Random(seed)))
-        rng = random.Random(seed)
-        while GAME.result(state) is None:
-            seat = GAME.to_move(state)[0]
-            view, actions = seen(state, seat)
-            chosen = heuristic(view, actions, rng) if seat == 0 else rng.choice(actions)
-            events = GAME.decide(state, seat, DECODER.decode(msgspec.json.encode(chosen)))
-            state = GAME.fold(events, state)
+        for state, seat, events in against_random({}, seed):
             placed = events[0]
             if seat == 0 and isinstance(placed, TilePlaced) and placed.follower is not None:
                 scored = any(type(event).__name__ == "FeatureScored" for event in events)

@@ -17,7 +17,9 @@ from services.rules.games.carcassonne import GAME
 from services.rules.games.carcassonne.expansions import BuilderTurn
 from services.rules.games.carcassonne.state import PlaceTile, TilePlaced
 from tests.unit.services.bots.policies.test_carcassonne import (
+    DECODER,
     Checked,
+    against_random,
     messengers_view,
     placed_at,
     play,
@@ -25,7 +27,6 @@ from tests.unit.services.bots.policies.test_carcassonne import (
 )
 
 BOTH = {"inns_cathedrals": True, "traders_builders": True}
-DECODER = msgspec.json.Decoder(GAME.action_type)
 MORE = ["V", "U", "K", "J", "B", "W", "L", "H", "I", "N", "P"] * 2
 """Tiles left after a scenario's, so that the game goes on (none of them is drawn)."""
 
@@ -164,14 +165,7 @@ def test_pigs_where_it_holds_the_farm_and_builders_that_earn_tiles():
     builders earn second tiles."""
     pigs = builders = builder_turns = 0
     for seed in range(4):
-        state = GAME.fold(GAME.setup(GAME.resolve_options(BOTH, 2), 2, random.Random(seed)))
-        rng = random.Random(seed)
-        while GAME.result(state) is None:
-            seat = GAME.to_move(state)[0]
-            view, actions = seen(state, seat)
-            chosen = heuristic(view, actions, rng) if seat == 0 else rng.choice(actions)
-            events = GAME.decide(state, seat, DECODER.decode(msgspec.json.encode(chosen)))
-            state = GAME.fold(events, state)
+        for state, seat, events in against_random(BOTH, seed):
             builder_turns += sum(type(e) is BuilderTurn and e.seat == 0 for e in events)
             placed = events[0]
             if seat or type(placed) is not TilePlaced or placed.piece not in ("pig", "builder"):
