@@ -93,6 +93,15 @@ def played_events(
             raise AssertionError(f"{game.name}: legal action rejected: {events}")
 
 
+def random_game(
+    game: Game, seats: int, rng: random.Random, options: dict[str, Any] | None = None
+) -> tuple[list[Any], Any]:
+    """The events of one seeded random game to its end (set-up first) and the state they fold
+    to: a match to export, verify or re-encode whole."""
+    played = list(played_events(game, seats, rng, options))
+    return [event for event, _ in played], played[-1][1]
+
+
 def option_variants(game: Game) -> list[dict[str, Any]]:
     """The default options, then each switch flipped and each other choice of an enum, one at
     a time: the tables a game's rarer events need (The Messengers, a stopwatch)."""

@@ -9,7 +9,7 @@ import msgspec
 
 from services.rules.engine import RulesEngine
 from services.rules.games import load_games
-from services.rules.games.playout import random_playout
+from services.rules.games.playout import random_game, random_playout
 from shared.domain import rules_api as api
 
 ENGINE = RulesEngine(load_games())
@@ -97,14 +97,7 @@ def test_fold_of_stored_events_equals_the_state_reached_in_play() -> None:
 
 def test_export_and_import_round_trip() -> None:
     game = load_games()["hanabi"]
-    rng = random.Random(5)
-    events = game.setup(game.resolve_options({}, 3), 3, rng)
-    state = game.fold(events)
-    while game.result(state) is None:
-        seat = game.to_move(state)[0]
-        decided = game.decide(state, seat, rng.choice(game.legal_actions(state, seat)))
-        events += decided
-        state = game.fold(decided, state)
+    events, state = random_game(game, 3, random.Random(5))
     raws = [msgspec.Raw(msgspec.json.encode(event)) for event in events]
     document = ENGINE.handle(api.ExportMatch(game="hanabi", events=raws, players=["a", "b", "c"]))
     imported = ENGINE.handle(
@@ -138,14 +131,7 @@ def exported_carcassonne(seed: int) -> tuple[dict[str, Any], Any]:
     """A random two-player Carcassonne match played to the end and exported as its turn list
     by the engine, with its result."""
     game = load_games()["carcassonne"]
-    events = game.setup(game.resolve_options({}, 2), 2, random.Random(seed))
-    state = game.fold(events)
-    rng = random.Random(seed)
-    while game.result(state) is None:
-        seat = game.to_move(state)[0]
-        decided = game.decide(state, seat, rng.choice(game.legal_actions(state, seat)))
-        events += decided
-        state = game.fold(decided, state)
+    events, state = random_game(game, 2, random.Random(seed))
     raws = [msgspec.Raw(msgspec.json.encode(event)) for event in events]
     document = ENGINE.handle(api.ExportMatch(game="carcassonne", events=raws, players=["a", "b"]))
     return document, msgspec.to_builtins(game.result(state))

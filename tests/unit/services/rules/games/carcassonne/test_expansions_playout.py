@@ -35,7 +35,7 @@ from services.rules.games.carcassonne.state import (
     TileDrawn,
     TilePlaced,
 )
-from services.rules.games.playout import random_playout
+from services.rules.games.playout import random_game, random_playout
 from services.rules.games.registry import GAMES
 from shared.domain import rules_api as api
 
@@ -151,14 +151,7 @@ def test_an_expansions_match_verifies_and_imports_as_a_match_file():
     """The stored rows of a match with all three expansions are the fold of its events (as
     ``playtable verify`` checks them), and its playtable match file imports to the same end."""
     options = GAME.resolve_options({**COMBINATIONS[-1]}, 3)
-    rng = random.Random(8)
-    events = GAME.setup(options, 3, rng)
-    state = GAME.fold(events)
-    while GAME.result(state) is None:
-        seat = GAME.to_move(state)[0]
-        new = GAME.decide(state, seat, rng.choice(GAME.legal_actions(state, seat)))
-        events += new
-        state = GAME.fold(new, state)
+    events, state = random_game(GAME, 3, random.Random(8), options)
     codec = ENGINE.codec("carcassonne")
     progress = codec.progress(state, events)
     players = ["Ann", "Bo", "Cy"]

@@ -37,7 +37,7 @@ from services.rules.games.carcassonne.state import (
     GameOver,
     TilePlaced,
 )
-from services.rules.games.playout import random_playout
+from services.rules.games.playout import random_game, random_playout
 
 OPTIONS = {"messengers": True}
 
@@ -195,14 +195,7 @@ def test_playouts_seeking_scorings_draw_every_message_and_keep_the_invariants():
 
 @pytest.mark.parametrize("seats", [2, 6])
 def test_state_and_events_survive_encoding_and_redaction(seats):
-    rng = random.Random(seats)
-    events = GAME.setup(GAME.resolve_options(OPTIONS, seats), seats, rng)
-    state = GAME.fold(events)
-    while GAME.result(state) is None:
-        seat = GAME.to_move(state)[0]
-        new = GAME.decide(state, seat, rng.choice(GAME.legal_actions(state, seat)))
-        events += new
-        state = GAME.fold(new, state)
+    events, state = random_game(GAME, seats, random.Random(seats), OPTIONS)
     decoder = msgspec.json.Decoder(GAME.event_type)
     assert [decoder.decode(msgspec.json.encode(event)) for event in events] == events
     assert GAME.fold(events) == state
